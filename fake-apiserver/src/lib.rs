@@ -9,3 +9,5 @@ pub mod resource;
 pub mod schema;
 pub mod selector;
 pub mod validation;
+pub mod error;
+pub mod store;

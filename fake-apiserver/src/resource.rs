@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 /// Everything the server needs to know about one served resource type (one group/version/plural).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceInfo {
     /// API group; empty for the core group.
     pub group: String,
@@ -29,8 +29,10 @@ pub struct ResourceInfo {
     pub custom: bool,
     /// For custom resources: the `openAPIV3Schema` of this version, used for defaults and pruning.
     pub schema: Option<Value>,
-    /// For custom resources: `x-kubernetes-preserve-unknown-fields` at the root turns pruning off.
+    /// For custom resources: the CRD's `additionalPrinterColumns` for this version.
     pub additional_printer_columns: Vec<Value>,
+    /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
+    pub tracks_generation: bool,
 }
 
 impl ResourceInfo {
@@ -60,5 +62,224 @@ impl ResourceInfo {
             "update",
             "watch",
         ]
+    }
+}
+
+/// One row of the built-in table: (group, version, kind, plural, namespaced, status, generation, short names, categories).
+type BuiltinRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    bool,
+    bool,
+    bool,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const BUILTINS: &[BuiltinRow] = &[
+    (
+        "",
+        "v1",
+        "Namespace",
+        "namespaces",
+        false,
+        true,
+        false,
+        &["ns"],
+        &[],
+    ),
+    ("", "v1", "Pod", "pods", true, true, true, &["po"], &["all"]),
+    ("", "v1", "Node", "nodes", false, true, false, &["no"], &[]),
+    (
+        "",
+        "v1",
+        "ConfigMap",
+        "configmaps",
+        true,
+        false,
+        false,
+        &["cm"],
+        &[],
+    ),
+    ("", "v1", "Secret", "secrets", true, false, false, &[], &[]),
+    (
+        "",
+        "v1",
+        "Event",
+        "events",
+        true,
+        false,
+        false,
+        &["ev"],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        true,
+        false,
+        false,
+        &["sa"],
+        &[],
+    ),
+    (
+        "",
+        "v1",
+        "Service",
+        "services",
+        true,
+        true,
+        false,
+        &["svc"],
+        &["all"],
+    ),
+    (
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "leases",
+        true,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        true,
+        true,
+        true,
+        &["deploy"],
+        &["all"],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "Role",
+        "roles",
+        true,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        true,
+        false,
+        false,
+        &["ev"],
+        &[],
+    ),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+        true,
+        true,
+        &["crd", "crds"],
+        &["api-extensions"],
+    ),
+];
+
+/// The built-in resource types every server serves, in discovery order.
+pub fn builtin_resources() -> Vec<ResourceInfo> {
+    BUILTINS
+        .iter()
+        .map(
+            |&(
+                group,
+                version,
+                kind,
+                plural,
+                namespaced,
+                has_status,
+                tracks_generation,
+                short,
+                cats,
+            )| {
+                ResourceInfo {
+                    group: group.into(),
+                    version: version.into(),
+                    kind: kind.into(),
+                    plural: plural.into(),
+                    singular: kind.to_lowercase(),
+                    namespaced,
+                    has_status,
+                    short_names: short.iter().map(|s| s.to_string()).collect(),
+                    categories: cats.iter().map(|s| s.to_string()).collect(),
+                    // Every built-in kind served here allows an update without a resourceVersion.
+                    allow_unconditional_update: true,
+                    custom: false,
+                    schema: None,
+                    additional_printer_columns: Vec::new(),
+                    tracks_generation,
+                }
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_cover_the_served_kinds() {
+        let all = builtin_resources();
+        let pods = all.iter().find(|r| r.plural == "pods").unwrap();
+        assert!(pods.namespaced && pods.has_status && pods.tracks_generation);
+        assert_eq!(pods.api_version(), "v1");
+        let leases = all.iter().find(|r| r.plural == "leases").unwrap();
+        assert_eq!(leases.api_version(), "coordination.k8s.io/v1");
+        assert_eq!(leases.list_kind(), "LeaseList");
+        assert!(all
+            .iter()
+            .any(|r| r.plural == "customresourcedefinitions" && !r.namespaced));
     }
 }

@@ -1,0 +1,291 @@
+//! API errors and their `metav1.Status` bodies.
+//!
+//! Every failure the server reports leaves as a `Status` object with the code, reason and message a
+//! real kube-apiserver gives for the same request, so kube-rs and kubectl report it the same way.
+
+use serde_json::{json, Value};
+
+/// A `metav1.StatusCause`: one field-level reason inside an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCause {
+    /// Machine-readable reason, e.g. `FieldValueInvalid`.
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+    /// The field path, e.g. `metadata.name`.
+    pub field: String,
+}
+
+/// An error answered to a client as a `metav1.Status`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code} {reason}: {message}")]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// `metav1.StatusReason`; empty for errors a real server reports without one (e.g. some 500s).
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+    /// `details.name`.
+    pub name: Option<String>,
+    /// `details.group`.
+    pub group: Option<String>,
+    /// `details.kind`.
+    pub kind: Option<String>,
+    /// `details.causes`.
+    pub causes: Vec<StatusCause>,
+    /// `details.retryAfterSeconds`.
+    pub retry_after_seconds: Option<u32>,
+}
+
+impl ApiError {
+    /// An error with a code, a reason and a message and no details.
+    pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.to_string(),
+            message: message.into(),
+            name: None,
+            group: None,
+            kind: None,
+            causes: Vec::new(),
+            retry_after_seconds: None,
+        }
+    }
+
+    /// Sets `details` to name the object (group, kind — which is the resource's plural for most
+    /// errors, as the real server does — and name).
+    pub fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
+        self.group = Some(group.to_string());
+        self.kind = Some(kind.to_string());
+        self.name = Some(name.to_string());
+        self
+    }
+
+    /// `404 NotFound` for an object: `configmaps "x" not found`.
+    pub fn not_found(group: &str, plural: &str, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(group, plural)),
+        )
+        .with_details(group, plural, name)
+    }
+
+    /// `404 NotFound` for a path the server does not serve.
+    pub fn no_such_resource() -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// `409 AlreadyExists`.
+    pub fn already_exists(group: &str, plural: &str, name: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(group, plural)),
+        )
+        .with_details(group, plural, name)
+    }
+
+    /// `409 Conflict` with the message a stale resourceVersion gets.
+    pub fn conflict_modified(group: &str, plural: &str, name: &str) -> Self {
+        Self::conflict(
+            group,
+            plural,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// `409 Conflict`: `Operation cannot be fulfilled on <resource> "<name>": <why>`.
+    pub fn conflict(group: &str, plural: &str, name: &str, why: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(group, plural)
+            ),
+        )
+        .with_details(group, plural, name)
+    }
+
+    /// `400 BadRequest`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// `405 MethodNotAllowed`.
+    pub fn method_not_allowed(method: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({method})"),
+        )
+    }
+
+    /// `410 Expired` (`too old resource version`), as sent for stale watches and continue tokens.
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message)
+    }
+
+    /// `413 RequestEntityTooLarge`.
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
+    }
+
+    /// `415 UnsupportedMediaType`.
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::new(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf ({content_type})"),
+        )
+    }
+
+    /// `422 Invalid` for an object, rendered as `<Kind> "<name>" is invalid: <causes>`.
+    pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
+        let qualified_kind = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let rendered: Vec<String> = causes
+            .iter()
+            .map(|c| {
+                if c.field.is_empty() {
+                    c.message.clone()
+                } else {
+                    format!("{}: {}", c.field, c.message)
+                }
+            })
+            .collect();
+        let body = match rendered.len() {
+            0 => String::new(),
+            1 => rendered[0].clone(),
+            _ => format!("[{}]", rendered.join(", ")),
+        };
+        let mut err = Self::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{name}\" is invalid: {body}"),
+        )
+        .with_details(group, kind, name);
+        err.causes = causes;
+        err
+    }
+
+    /// `500 InternalError`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+    }
+
+    /// A 500 with no reason, as the real server answers some malformed requests.
+    pub fn plain_500(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
+    /// The `metav1.Status` body.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "code": self.code,
+        });
+        if !self.reason.is_empty() {
+            status["reason"] = json!(self.reason);
+        }
+        let mut details = serde_json::Map::new();
+        if let Some(name) = &self.name {
+            details.insert("name".into(), json!(name));
+        }
+        if let Some(group) = self.group.as_ref().filter(|g| !g.is_empty()) {
+            details.insert("group".into(), json!(group));
+        }
+        if let Some(kind) = &self.kind {
+            details.insert("kind".into(), json!(kind));
+        }
+        if !self.causes.is_empty() {
+            let causes: Vec<Value> = self
+                .causes
+                .iter()
+                .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                .collect();
+            details.insert("causes".into(), Value::Array(causes));
+        }
+        if let Some(secs) = self.retry_after_seconds {
+            details.insert("retryAfterSeconds".into(), json!(secs));
+        }
+        if !details.is_empty() {
+            status["details"] = Value::Object(details);
+        }
+        status
+    }
+}
+
+/// `plural` or `plural.group`, as resources are named in messages.
+pub fn qualified(group: &str, plural: &str) -> String {
+    if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_renders_like_the_real_server() {
+        let status = ApiError::not_found("", "configmaps", "nope").to_status();
+        assert_eq!(status["message"], "configmaps \"nope\" not found");
+        assert_eq!(status["reason"], "NotFound");
+        assert_eq!(status["code"], 404);
+        assert_eq!(status["details"]["kind"], "configmaps");
+        assert!(status["details"].get("group").is_none());
+        assert_eq!(status["metadata"], json!({}));
+    }
+
+    #[test]
+    fn conflict_message_is_exact() {
+        let err = ApiError::conflict_modified("", "configmaps", "cm");
+        assert_eq!(err.message, "Operation cannot be fulfilled on configmaps \"cm\": the object has been modified; please apply your changes to the latest version and try again");
+    }
+
+    #[test]
+    fn invalid_joins_causes() {
+        let cause = |f: &str| StatusCause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: x".into(),
+            field: f.into(),
+        };
+        let one = ApiError::invalid("example.com", "Widget", "w", vec![cause("a")]);
+        assert_eq!(
+            one.message,
+            "Widget.example.com \"w\" is invalid: a: Forbidden: x"
+        );
+        let two = ApiError::invalid("", "ConfigMap", "c", vec![cause("a"), cause("b")]);
+        assert_eq!(
+            two.message,
+            "ConfigMap \"c\" is invalid: [a: Forbidden: x, b: Forbidden: x]"
+        );
+        assert_eq!(two.to_status()["details"]["causes"][1]["field"], "b");
+    }
+}

@@ -1,0 +1,584 @@
+//! The object store: one global revision, objects kept as serialized JSON, and a bounded history of
+//! events that feeds watches and consistent paged lists.
+//!
+//! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion`: callers
+//! compute the next state of an object inside [`Store::mutate`], which runs under the store's lock so
+//! that read-check-write is atomic, as an etcd transaction is for a real server.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::ApiError;
+
+/// Default number of events kept for watches and paged lists.
+pub const DEFAULT_HISTORY: usize = 100_000;
+
+/// Capacity of the live event channel; a watcher that falls this far behind is expired (410).
+const LIVE_CHANNEL_CAPACITY: usize = 65_536;
+
+/// What happened to an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EventType {
+    /// The object was created.
+    Added,
+    /// The object changed.
+    Modified,
+    /// The object is gone.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One write, as recorded in the history and sent to watchers.
+#[derive(Debug, Clone)]
+pub struct StoreEvent {
+    /// The revision this write created.
+    pub revision: u64,
+    /// What happened.
+    pub event_type: EventType,
+    /// The resource key, `group/plural` (`/pods` for the core group).
+    pub resource: Arc<str>,
+    /// Namespace (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+    /// The object after the write (for a deletion: its last state, with the deletion's revision).
+    pub object: Bytes,
+    /// The object before the write (none for a creation).
+    pub previous: Option<Bytes>,
+}
+
+impl StoreEvent {
+    /// Parses the object (the store only ever holds valid JSON).
+    pub fn object_value(&self) -> Value {
+        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
+    }
+}
+
+/// The key of a resource type in the store: `group/plural`.
+pub fn resource_key(group: &str, plural: &str) -> String {
+    format!("{group}/{plural}")
+}
+
+/// What a [`Store::mutate`] closure decides.
+#[derive(Debug)]
+pub enum Mutation {
+    /// Write this object (create or update); the store stamps the new resourceVersion.
+    Put(Value),
+    /// Remove the object; the value is its last state, sent in the DELETED event.
+    Delete(Value),
+    /// Nothing changes; the value is returned to the caller as is.
+    Unchanged(Value),
+}
+
+/// The result of a [`Store::mutate`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The object as stored (or as last seen, for a deletion), with its resourceVersion.
+    pub object: Value,
+    /// The event the write produced, if it changed anything.
+    pub event: Option<EventType>,
+}
+
+/// A stored object: its serialized JSON.
+pub type StoredObject = Bytes;
+
+type Objects = BTreeMap<(String, String), StoredObject>;
+
+struct Inner {
+    revision: u64,
+    /// resource key → (namespace, name) → object.
+    objects: BTreeMap<String, Objects>,
+    history: VecDeque<Arc<StoreEvent>>,
+    history_limit: usize,
+    /// Revisions at or below this are no longer in the history.
+    compacted: u64,
+}
+
+/// The store. Cheap to share behind an `Arc`.
+pub struct Store {
+    inner: Mutex<Inner>,
+    live: broadcast::Sender<Arc<StoreEvent>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("revision", &self.revision())
+            .finish()
+    }
+}
+
+/// A consistent read of one resource type.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The revision the read reflects.
+    pub revision: u64,
+    /// `((namespace, name), object)` in key order.
+    pub items: Vec<((String, String), StoredObject)>,
+}
+
+impl Store {
+    /// An empty store that keeps `history_limit` events.
+    pub fn new(history_limit: usize) -> Self {
+        let (live, _) = broadcast::channel(LIVE_CHANNEL_CAPACITY);
+        Self {
+            inner: Mutex::new(Inner {
+                revision: 0,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                history_limit: history_limit.max(1),
+                compacted: 0,
+            }),
+            live,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the maps half-written (every write is a
+        // single insert/remove), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.lock().revision
+    }
+
+    /// The oldest revision a watch may still start from.
+    pub fn compacted_revision(&self) -> u64 {
+        self.lock().compacted
+    }
+
+    /// Forgets every event so far: watches and continue tokens from before now expire (410).
+    pub fn compact(&self) {
+        let mut inner = self.lock();
+        inner.history.clear();
+        inner.compacted = inner.revision;
+    }
+
+    /// One object's serialized JSON.
+    pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<StoredObject> {
+        let inner = self.lock();
+        inner
+            .objects
+            .get(resource)?
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// One object, parsed.
+    pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
+        self.get(resource, namespace, name)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    /// How many objects of one resource type are stored.
+    pub fn count(&self, resource: &str) -> usize {
+        self.lock().objects.get(resource).map_or(0, |m| m.len())
+    }
+
+    /// Every resource key that has objects.
+    pub fn resources(&self) -> Vec<String> {
+        self.lock()
+            .objects
+            .iter()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Atomically reads an object, lets `decide` compute its next state, and writes that.
+    ///
+    /// `decide` receives the current object (parsed) or `None`, and the revision the write will
+    /// get if it changes something. A `Put` whose content equals the current object (ignoring
+    /// `metadata.resourceVersion`) is a no-op: no new revision, no event.
+    pub fn mutate<F>(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        decide: F,
+    ) -> Result<Outcome, ApiError>
+    where
+        F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+    {
+        let mut inner = self.lock();
+        let key = (namespace.to_string(), name.to_string());
+        let current_bytes = inner
+            .objects
+            .get(resource)
+            .and_then(|m| m.get(&key))
+            .cloned();
+        let current: Option<Value> = match &current_bytes {
+            Some(b) => Some(
+                serde_json::from_slice(b)
+                    .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?,
+            ),
+            None => None,
+        };
+        let current_rv = current.as_ref().map(resource_version_of);
+        match decide(current.clone())? {
+            Mutation::Unchanged(object) => Ok(Outcome {
+                object,
+                event: None,
+            }),
+            Mutation::Put(mut object) => {
+                if let (Some(old), Some(rv)) = (&current, &current_rv) {
+                    set_resource_version(&mut object, rv);
+                    if &object == old {
+                        return Ok(Outcome {
+                            object,
+                            event: None,
+                        });
+                    }
+                }
+                let revision = inner.revision + 1;
+                set_resource_version(&mut object, &revision.to_string());
+                let bytes = Bytes::from(
+                    serde_json::to_vec(&object)
+                        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?,
+                );
+                inner.revision = revision;
+                inner
+                    .objects
+                    .entry(resource.to_string())
+                    .or_default()
+                    .insert(key, bytes.clone());
+                let event_type = if current.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                self.record(
+                    &mut inner,
+                    StoreEvent {
+                        revision,
+                        event_type,
+                        resource: Arc::from(resource),
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        object: bytes,
+                        previous: current_bytes,
+                    },
+                );
+                Ok(Outcome {
+                    object,
+                    event: Some(event_type),
+                })
+            }
+            Mutation::Delete(mut last) => {
+                if current.is_none() {
+                    return Err(ApiError::internal("delete of an object that is not stored"));
+                }
+                let revision = inner.revision + 1;
+                set_resource_version(&mut last, &revision.to_string());
+                let bytes = Bytes::from(
+                    serde_json::to_vec(&last)
+                        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?,
+                );
+                inner.revision = revision;
+                if let Some(m) = inner.objects.get_mut(resource) {
+                    m.remove(&key);
+                }
+                self.record(
+                    &mut inner,
+                    StoreEvent {
+                        revision,
+                        event_type: EventType::Deleted,
+                        resource: Arc::from(resource),
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        object: bytes,
+                        previous: current_bytes,
+                    },
+                );
+                Ok(Outcome {
+                    object: last,
+                    event: Some(EventType::Deleted),
+                })
+            }
+        }
+    }
+
+    fn record(&self, inner: &mut Inner, event: StoreEvent) {
+        let event = Arc::new(event);
+        inner.history.push_back(event.clone());
+        while inner.history.len() > inner.history_limit {
+            if let Some(dropped) = inner.history.pop_front() {
+                inner.compacted = dropped.revision;
+            }
+        }
+        // Sent under the lock so that every receiver sees events in revision order.
+        let _ = self.live.send(event);
+    }
+
+    /// The current state of one resource type (optionally one namespace).
+    pub fn snapshot(&self, resource: &str, namespace: Option<&str>) -> Snapshot {
+        let inner = self.lock();
+        Snapshot {
+            revision: inner.revision,
+            items: collect(inner.objects.get(resource), namespace),
+        }
+    }
+
+    /// The state of one resource type as it was at `revision`, rebuilt from the history.
+    ///
+    /// Fails with 410 Expired when that revision has been compacted away.
+    pub fn snapshot_at(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        revision: u64,
+    ) -> Result<Snapshot, ApiError> {
+        let inner = self.lock();
+        if revision > inner.revision {
+            return Err(too_large_rv(revision, inner.revision));
+        }
+        if revision < inner.compacted {
+            return Err(ApiError::expired(format!(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list. (revision {revision} has been compacted)"
+            )));
+        }
+        let mut state: Objects = inner.objects.get(resource).cloned().unwrap_or_default();
+        for event in inner.history.iter().rev() {
+            if event.revision <= revision {
+                break;
+            }
+            if &*event.resource != resource {
+                continue;
+            }
+            let key = (event.namespace.clone(), event.name.clone());
+            match &event.previous {
+                Some(prev) => {
+                    state.insert(key, prev.clone());
+                }
+                None => {
+                    state.remove(&key);
+                }
+            }
+        }
+        Ok(Snapshot {
+            revision,
+            items: collect(Some(&state), namespace),
+        })
+    }
+
+    /// Starts a watch: the events after `revision` still in the history, and a receiver for
+    /// every later one, taken atomically so nothing is missed or repeated.
+    pub fn watch_from(
+        &self,
+        revision: u64,
+    ) -> Result<(Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>), ApiError> {
+        let inner = self.lock();
+        if revision < inner.compacted {
+            return Err(ApiError::expired(format!(
+                "too old resource version: {revision} ({})",
+                inner.compacted + 1
+            )));
+        }
+        let backlog = inner
+            .history
+            .iter()
+            .filter(|e| e.revision > revision)
+            .cloned()
+            .collect();
+        Ok((backlog, self.live.subscribe()))
+    }
+
+    /// The current state of one resource type and a receiver for every later event, atomically.
+    pub fn snapshot_and_subscribe(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> (Snapshot, broadcast::Receiver<Arc<StoreEvent>>) {
+        let inner = self.lock();
+        let snapshot = Snapshot {
+            revision: inner.revision,
+            items: collect(inner.objects.get(resource), namespace),
+        };
+        (snapshot, self.live.subscribe())
+    }
+
+    /// A receiver for every event from now on (the harness's view of the event log).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+        self.live.subscribe()
+    }
+
+    /// Every stored object, for saving state.
+    pub fn dump(&self) -> (u64, Vec<(String, StoredObject)>) {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for (resource, objects) in &inner.objects {
+            for bytes in objects.values() {
+                out.push((resource.clone(), bytes.clone()));
+            }
+        }
+        (inner.revision, out)
+    }
+
+    /// Replaces everything with saved state; history starts empty at `revision`.
+    pub fn load(&self, revision: u64, objects: Vec<(String, String, String, StoredObject)>) {
+        let mut inner = self.lock();
+        inner.objects.clear();
+        for (resource, namespace, name, bytes) in objects {
+            inner
+                .objects
+                .entry(resource)
+                .or_default()
+                .insert((namespace, name), bytes);
+        }
+        inner.revision = revision.max(inner.revision);
+        inner.history.clear();
+        inner.compacted = inner.revision;
+    }
+}
+
+/// `504 Timeout` for a read at a revision the store has not reached.
+pub fn too_large_rv(asked: u64, current: u64) -> ApiError {
+    let mut err = ApiError::new(
+        504,
+        "Timeout",
+        format!("Too large resource version: {asked}, current: {current}"),
+    );
+    err.retry_after_seconds = Some(1);
+    err
+}
+
+fn collect(objects: Option<&Objects>, namespace: Option<&str>) -> Vec<((String, String), Bytes)> {
+    let Some(objects) = objects else {
+        return Vec::new();
+    };
+    match namespace {
+        Some(ns) => objects
+            .range((ns.to_string(), String::new())..)
+            .take_while(|((n, _), _)| n == ns)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        None => objects
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+/// `metadata.resourceVersion` of an object, or empty.
+pub fn resource_version_of(object: &Value) -> String {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn set_resource_version(object: &mut Value, rv: &str) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn put(store: &Store, name: &str, data: &str) -> Outcome {
+        store
+            .mutate("/configmaps", "ns", name, |_| {
+                Ok(Mutation::Put(
+                    json!({"metadata": {"name": name, "namespace": "ns"}, "data": {"a": data}}),
+                ))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn every_write_takes_the_next_revision() {
+        let store = Store::new(10);
+        assert_eq!(resource_version_of(&put(&store, "a", "1").object), "1");
+        assert_eq!(resource_version_of(&put(&store, "b", "1").object), "2");
+        let again = put(&store, "a", "2");
+        assert_eq!(again.event, Some(EventType::Modified));
+        assert_eq!(resource_version_of(&again.object), "3");
+        assert_eq!(store.revision(), 3);
+    }
+
+    #[test]
+    fn a_write_that_changes_nothing_keeps_the_revision() {
+        let store = Store::new(10);
+        put(&store, "a", "1");
+        let same = put(&store, "a", "1");
+        assert_eq!(same.event, None);
+        assert_eq!(resource_version_of(&same.object), "1");
+        assert_eq!(store.revision(), 1);
+    }
+
+    #[test]
+    fn snapshot_at_rebuilds_the_past() {
+        let store = Store::new(100);
+        put(&store, "a", "1");
+        put(&store, "b", "1");
+        put(&store, "a", "2");
+        store
+            .mutate("/configmaps", "ns", "b", |cur| {
+                Ok(Mutation::Delete(cur.unwrap()))
+            })
+            .unwrap();
+        let past = store.snapshot_at("/configmaps", Some("ns"), 2).unwrap();
+        assert_eq!(past.items.len(), 2);
+        let a: Value = serde_json::from_slice(&past.items[0].1).unwrap();
+        assert_eq!(a["data"]["a"], "1");
+        let now = store.snapshot("/configmaps", Some("ns"));
+        assert_eq!(now.items.len(), 1);
+    }
+
+    #[test]
+    fn old_revisions_expire() {
+        let store = Store::new(2);
+        for i in 0..5 {
+            put(&store, "a", &i.to_string());
+        }
+        assert_eq!(store.watch_from(1).unwrap_err().code, 410);
+        let (backlog, _) = store.watch_from(3).unwrap();
+        assert_eq!(
+            backlog.iter().map(|e| e.revision).collect::<Vec<_>>(),
+            vec![4, 5]
+        );
+        assert_eq!(
+            store.snapshot_at("/configmaps", None, 1).unwrap_err().code,
+            410
+        );
+        assert_eq!(
+            store.snapshot_at("/configmaps", None, 9).unwrap_err().code,
+            504
+        );
+    }
+
+    #[test]
+    fn namespace_scoping_is_exact() {
+        let store = Store::new(10);
+        for ns in ["a", "ab", "b"] {
+            store
+                .mutate("/configmaps", ns, "x", |_| {
+                    Ok(Mutation::Put(json!({"metadata": {"name": "x"}})))
+                })
+                .unwrap();
+        }
+        assert_eq!(store.snapshot("/configmaps", Some("a")).items.len(), 1);
+        assert_eq!(store.snapshot("/configmaps", None).items.len(), 3);
+    }
+}
