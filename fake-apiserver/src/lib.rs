@@ -4,6 +4,9 @@
 //! loopback TCP port for `kubectl`.
 
 pub mod discovery;
+pub mod kubeconfig;
+pub mod manifest;
+pub mod openapi;
 pub mod patch;
 pub mod resource;
 pub mod schema;

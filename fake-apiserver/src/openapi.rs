@@ -1,0 +1,1185 @@
+//! OpenAPI documents for kubectl: `/openapi/v2` (Swagger 2.0 JSON), the `/openapi/v3` index and the
+//! per group-version `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}` documents.
+//!
+//! What kubectl 1.32 reads from them (client-go `openapi3`, cli-runtime
+//! `query_param_verifier_v3.go`, kubectl `apply/patcher.go`, `explain`):
+//!
+//! - **Validation** (`--validate=strict`, the default, for `create`, `apply`, `replace`): kubectl
+//!   looks in the group-version's v3 document for the `PATCH` operation carrying the kind's
+//!   `x-kubernetes-group-version-kind` and a `fieldValidation` parameter. Found: it sends
+//!   `?fieldValidation=Strict` and lets the server validate. Not found: it validates client-side
+//!   against `/openapi/v2` fetched as *protobuf*, which this server does not speak, and fails. So
+//!   every served kind, CRD kinds included, gets that operation here.
+//! - **Client-side apply** (`apply/patcher.go`): if the `PATCH` operation lists
+//!   `application/strategic-merge-patch+json`, kubectl computes the three-way strategic merge patch
+//!   from the v3 *schemas*, which then need `x-kubernetes-patch-merge-key`/`-strategy` on every
+//!   list. The schemas here come from k8s-openapi, which carries no patch metadata, so built-in
+//!   `PATCH` operations do not list the strategic type: kubectl then computes the strategic merge
+//!   patch from its compiled-in Go types (which have the metadata) and still sends it as a
+//!   strategic merge patch. Custom resources never support strategic merge patch (as on a real
+//!   server), so kubectl sends a JSON merge patch for them.
+//! - **`kubectl explain`**: the kind's schema in `components.schemas`, found by its
+//!   `x-kubernetes-group-version-kind`, with `$ref`s resolvable in the same document.
+//!
+//! Built-in kinds' schemas are generated once from k8s-openapi's `schemars` implementations (the
+//! real Kubernetes schemas, under their real names such as `io.k8s.api.core.v1.Pod`); each document
+//! carries only the definitions its kinds reach. Custom resources get their CRD's
+//! `openAPIV3Schema` with `apiVersion`, `kind` and `metadata` added, as kube-apiserver does. Kinds
+//! with neither get an object schema that keeps unknown fields.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
+use k8s_openapi::schemars::JsonSchema;
+use serde_json::{json, Map, Value};
+
+use crate::discovery::{compare_kube_versions, GIT_VERSION};
+use crate::resource::ResourceInfo;
+
+/// Where definitions live in an OpenAPI v3 document.
+const V3_REF_PREFIX: &str = "#/components/schemas/";
+/// Where definitions live in a Swagger 2.0 document.
+const V2_REF_PREFIX: &str = "#/definitions/";
+
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+const LIST_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
+const STATUS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Status";
+const DELETE_OPTIONS: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions";
+const PATCH: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch";
+
+/// Content types a `PATCH` accepts on every kind.
+const PATCH_TYPES: [&str; 3] = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+/// Content types responses come in.
+const RESPONSE_TYPES: [&str; 2] = ["application/json", "application/yaml"];
+
+/// Which OpenAPI dialect a document is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// Swagger 2.0 (`/openapi/v2`).
+    V2,
+    /// OpenAPI 3.0 (`/openapi/v3/...`).
+    V3,
+}
+
+/// Whether an `Accept` header for `/openapi/v2` can be answered with JSON (the only encoding this
+/// server produces). When it cannot (client-go asks for protobuf only), answer `406 Not
+/// Acceptable`; kubectl then falls back to what it needs without the v2 document.
+pub fn v2_accepts_json(accept: &str) -> bool {
+    let accept = accept.trim();
+    accept.is_empty()
+        || accept.split(',').any(|range| {
+            let media_type = range.split(';').next().unwrap_or_default().trim();
+            ["application/json", "application/*", "*/*"]
+                .iter()
+                .any(|ok| media_type.eq_ignore_ascii_case(ok))
+        })
+}
+
+/// The `/openapi/v2` document: every served kind with its paths and definitions.
+pub fn v2_document(resources: &[ResourceInfo]) -> Value {
+    let served: Vec<&ResourceInfo> = sorted_resources(resources.iter());
+    let (paths, definitions) = paths_and_definitions(&served, Dialect::V2);
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "paths": paths,
+        "definitions": definitions,
+    })
+}
+
+/// The `/openapi/v3` index: one entry per served group version (`api/v1`, `apis/apps/v1`), each
+/// pointing at its document with a hash of the content, as kube-apiserver's `OpenAPIV3Discovery`.
+pub fn v3_index(resources: &[ResourceInfo]) -> Value {
+    let mut paths = Map::new();
+    for path in group_version_paths(resources) {
+        if let Some(document) = v3_document(resources, &path) {
+            let hash = fnv1a_hex(document.to_string().as_bytes());
+            paths.insert(
+                path.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}")}),
+            );
+        }
+    }
+    json!({"paths": paths})
+}
+
+/// The OpenAPI v3 document of one group version. `path` is what follows `/openapi/v3/`:
+/// `api/v1` for the core group, `apis/{group}/{version}` otherwise (a leading `/` and a query
+/// string are ignored). `None` when that group version is not served.
+pub fn v3_document(resources: &[ResourceInfo], path: &str) -> Option<Value> {
+    let path = path.split('?').next().unwrap_or_default().trim_matches('/');
+    let (group, version) = match path.split('/').collect::<Vec<_>>().as_slice() {
+        ["api", version] => ("", *version),
+        ["apis", group, version] if !group.is_empty() => (*group, *version),
+        _ => return None,
+    };
+    let served = sorted_resources(
+        resources
+            .iter()
+            .filter(|r| r.group == group && r.version == version),
+    );
+    if served.is_empty() {
+        return None;
+    }
+    let (paths, schemas) = paths_and_definitions(&served, Dialect::V3);
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
+/// Served group versions as v3 index keys, core first, then groups by name and versions by
+/// preference.
+fn group_version_paths(resources: &[ResourceInfo]) -> Vec<String> {
+    let mut pairs: Vec<(&str, &str)> = resources
+        .iter()
+        .map(|r| (r.group.as_str(), r.version.as_str()))
+        .collect();
+    pairs.sort_by(|a, b| a.0.cmp(b.0).then_with(|| compare_kube_versions(a.1, b.1)));
+    pairs.dedup();
+    pairs
+        .into_iter()
+        .map(|(group, version)| {
+            if group.is_empty() {
+                format!("api/{version}")
+            } else {
+                format!("apis/{group}/{version}")
+            }
+        })
+        .collect()
+}
+
+/// Resources ordered by group, version and plural, without duplicates.
+fn sorted_resources<'a>(
+    resources: impl Iterator<Item = &'a ResourceInfo>,
+) -> Vec<&'a ResourceInfo> {
+    let mut served: Vec<&ResourceInfo> = resources.collect();
+    served.sort_by(|a, b| {
+        (a.group.as_str(), a.version.as_str(), a.plural.as_str()).cmp(&(
+            b.group.as_str(),
+            b.version.as_str(),
+            b.plural.as_str(),
+        ))
+    });
+    served.dedup_by(|a, b| a.group == b.group && a.version == b.version && a.plural == b.plural);
+    served
+}
+
+/// The paths of the given resources and the definitions they reach, in one dialect.
+fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, Value) {
+    let library = builtin_library();
+    let mut extra = Map::new();
+    let mut paths = Map::new();
+    let mut roots: BTreeSet<String> = [STATUS, DELETE_OPTIONS, PATCH]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for info in served {
+        let kind_name = definition_name(info);
+        let list_name = format!("{kind_name}List");
+        let gvk = json!([{"group": info.group, "kind": info.kind, "version": info.version}]);
+        let list_gvk =
+            json!([{"group": info.group, "kind": info.list_kind(), "version": info.version}]);
+        let mut kind_schema = match library.definitions.get(&kind_name) {
+            Some(schema) if !info.custom => schema.clone(),
+            _ => custom_kind_schema(info),
+        };
+        if let Value::Object(map) = &mut kind_schema {
+            map.insert("x-kubernetes-group-version-kind".into(), gvk);
+        }
+        let mut list_schema = list_kind_schema(info, &kind_name);
+        if let Value::Object(map) = &mut list_schema {
+            map.insert("x-kubernetes-group-version-kind".into(), list_gvk);
+        }
+        extra.insert(kind_name.clone(), kind_schema);
+        extra.insert(list_name.clone(), list_schema);
+        roots.insert(kind_name.clone());
+        roots.insert(list_name.clone());
+        for (path, item) in resource_paths(info, &kind_name, &list_name, dialect) {
+            paths.insert(path, item);
+        }
+    }
+    let mut definitions = Map::new();
+    let mut pending: Vec<String> = roots.into_iter().collect();
+    while let Some(name) = pending.pop() {
+        if definitions.contains_key(&name) {
+            continue;
+        }
+        let Some(schema) = extra.get(&name).or_else(|| library.definitions.get(&name)) else {
+            continue;
+        };
+        collect_refs(schema, &mut pending);
+        definitions.insert(name, schema.clone());
+    }
+    definitions.sort_keys();
+    let (mut paths, mut definitions) = (Value::Object(paths), Value::Object(definitions));
+    if dialect == Dialect::V2 {
+        rewrite_refs(&mut paths, V3_REF_PREFIX, V2_REF_PREFIX);
+        rewrite_refs(&mut definitions, V3_REF_PREFIX, V2_REF_PREFIX);
+    }
+    (paths, definitions)
+}
+
+/// The definition name of a kind: the real one for built-ins (`io.k8s.api.core.v1.Pod`), the
+/// reversed group for custom resources (`com.example.v1.Widget`) as kube-apiserver names them.
+fn definition_name(info: &ResourceInfo) -> String {
+    if !info.custom {
+        if let Some(name) = builtin_library()
+            .kinds
+            .iter()
+            .find(|k| k.group == info.group && k.version == info.version && k.kind == info.kind)
+            .map(|k| k.definition.clone())
+        {
+            return name;
+        }
+        let short_group = if info.group.is_empty() {
+            "core"
+        } else {
+            info.group.split('.').next().unwrap_or("core")
+        };
+        return format!("io.k8s.api.{short_group}.{}.{}", info.version, info.kind);
+    }
+    let reversed: Vec<&str> = info.group.split('.').rev().collect();
+    format!("{}.{}.{}", reversed.join("."), info.version, info.kind)
+}
+
+/// The schema of a custom (or otherwise untyped) kind: the CRD's schema, or an object keeping
+/// unknown fields, with `apiVersion`, `kind` and `metadata` set as kube-apiserver adds them.
+fn custom_kind_schema(info: &ResourceInfo) -> Value {
+    let mut schema = match &info.schema {
+        Some(Value::Object(map)) => map.clone(),
+        _ => {
+            let mut map = Map::new();
+            map.insert("type".into(), json!("object"));
+            map.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+            map
+        }
+    };
+    schema.entry("type").or_insert_with(|| json!("object"));
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(properties) = properties {
+        properties.insert("apiVersion".into(), api_version_property());
+        properties.insert("kind".into(), kind_property());
+        properties.insert("metadata".into(), metadata_property(OBJECT_META));
+    }
+    Value::Object(schema)
+}
+
+/// The schema of `{Kind}List`.
+fn list_kind_schema(info: &ResourceInfo, kind_name: &str) -> Value {
+    json!({
+        "description": format!("{} is a list of {}", info.list_kind(), info.kind),
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": api_version_property(),
+            "items": {
+                "description": format!("List of {}.", info.plural),
+                "type": "array",
+                "items": {"$ref": format!("{V3_REF_PREFIX}{kind_name}")},
+            },
+            "kind": kind_property(),
+            "metadata": metadata_property(LIST_META),
+        },
+    })
+}
+
+fn api_version_property() -> Value {
+    json!({
+        "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+        "type": "string",
+    })
+}
+
+fn kind_property() -> Value {
+    json!({
+        "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+        "type": "string",
+    })
+}
+
+fn metadata_property(definition: &str) -> Value {
+    json!({
+        "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+        "allOf": [{"$ref": format!("{V3_REF_PREFIX}{definition}")}],
+    })
+}
+
+/// Adds every definition name `value` refers to (`$ref: #/components/schemas/NAME`) to `out`.
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                // A schema may also have a *property* named `$ref` (JSONSchemaProps does).
+                match child {
+                    Value::String(reference) if key == "$ref" => {
+                        if let Some(name) = reference.strip_prefix(V3_REF_PREFIX) {
+                            out.push(name.to_string());
+                        }
+                    }
+                    _ => collect_refs(child, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_refs(item, out)),
+        _ => {}
+    }
+}
+
+/// Rewrites every `$ref` starting with `from` to start with `to`.
+fn rewrite_refs(value: &mut Value, from: &str, to: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                match child {
+                    Value::String(reference) if key == "$ref" => {
+                        if let Some(rest) = reference.strip_prefix(from) {
+                            *reference = format!("{to}{rest}");
+                        }
+                    }
+                    _ => rewrite_refs(child, from, to),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| rewrite_refs(item, from, to)),
+        _ => {}
+    }
+}
+
+/// The URL prefix of a resource's group version: `/api/v1` or `/apis/{group}/{version}`.
+fn url_prefix(info: &ResourceInfo) -> String {
+    if info.group.is_empty() {
+        format!("/api/{}", info.version)
+    } else {
+        format!("/apis/{}/{}", info.group, info.version)
+    }
+}
+
+/// `CoreV1`, `AppsV1`, `RbacAuthorizationV1`, `ExampleComV1`: the group-version part of
+/// operation ids.
+fn operation_stem(info: &ResourceInfo) -> String {
+    let group = if info.group.is_empty() {
+        "core"
+    } else {
+        info.group.strip_suffix(".k8s.io").unwrap_or(&info.group)
+    };
+    group
+        .split(['.', '-'])
+        .chain(std::iter::once(info.version.as_str()))
+        .map(capitalize)
+        .collect()
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A parameter in the dialect's shape.
+fn parameter(dialect: Dialect, name: &str, location: &str, kind: &str, description: &str) -> Value {
+    let mut param = Map::new();
+    param.insert("name".into(), json!(name));
+    param.insert("in".into(), json!(location));
+    param.insert("description".into(), json!(description));
+    if location == "path" {
+        param.insert("required".into(), json!(true));
+    }
+    match dialect {
+        Dialect::V3 => {
+            param.insert("schema".into(), json!({"type": kind, "uniqueItems": true}));
+        }
+        Dialect::V2 => {
+            param.insert("type".into(), json!(kind));
+            param.insert("uniqueItems".into(), json!(true));
+        }
+    }
+    Value::Object(param)
+}
+
+/// What one operation does, before it is written in a dialect.
+struct OperationSpec<'a> {
+    /// `x-kubernetes-action`: get, list, post, put, patch, delete, deletecollection.
+    action: &'a str,
+    /// The operation id.
+    id: String,
+    description: String,
+    /// Query parameters by name.
+    query: &'a [&'a str],
+    /// Request body content types and schema, if the operation takes a body.
+    body: Option<(&'a [&'a str], &'a str)>,
+    /// Response codes and the definition each returns.
+    responses: &'a [(&'a str, &'a str)],
+}
+
+/// The description of a query parameter this server understands.
+fn query_parameter(dialect: Dialect, name: &str) -> Value {
+    let (kind, description) = match name {
+        "allowWatchBookmarks" => ("boolean", "allowWatchBookmarks requests watch events with type \"BOOKMARK\"."),
+        "continue" => ("string", "The continue option should be set when retrieving more results from the server."),
+        "fieldSelector" => ("string", "A selector to restrict the list of returned objects by their fields. Defaults to everything."),
+        "labelSelector" => ("string", "A selector to restrict the list of returned objects by their labels. Defaults to everything."),
+        "limit" => ("integer", "limit is a maximum number of responses to return for a list call."),
+        "resourceVersion" => ("string", "resourceVersion sets a constraint on what resource versions a request may be served from."),
+        "resourceVersionMatch" => ("string", "resourceVersionMatch determines how resourceVersion is applied to list calls."),
+        "sendInitialEvents" => ("boolean", "`sendInitialEvents=true` may be set together with `watch=true`."),
+        "timeoutSeconds" => ("integer", "Timeout for the list/watch call."),
+        "watch" => ("boolean", "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications."),
+        "dryRun" => ("string", "When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed"),
+        "fieldManager" => ("string", "fieldManager is a name associated with the actor or entity that is making these changes."),
+        "fieldValidation" => ("string", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: - Ignore - Warn - Strict"),
+        "force" => ("boolean", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."),
+        "gracePeriodSeconds" => ("integer", "The duration in seconds before the object should be deleted."),
+        "propagationPolicy" => ("string", "Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'."),
+        _ => ("string", ""),
+    };
+    parameter(dialect, name, "query", kind, description)
+}
+
+/// One operation object with its Kubernetes extensions.
+fn operation(info: &ResourceInfo, spec: &OperationSpec, dialect: Dialect, tag: &str) -> Value {
+    let mut op = Map::new();
+    op.insert("tags".into(), json!([tag]));
+    op.insert("description".into(), json!(spec.description));
+    op.insert("operationId".into(), json!(spec.id));
+    let mut parameters: Vec<Value> = spec
+        .query
+        .iter()
+        .map(|name| query_parameter(dialect, name))
+        .collect();
+    if let Some((content_types, schema)) = spec.body {
+        let reference = json!({"$ref": format!("{V3_REF_PREFIX}{schema}")});
+        match dialect {
+            Dialect::V3 => {
+                let content: Map<String, Value> = content_types
+                    .iter()
+                    .map(|ct| (ct.to_string(), json!({"schema": reference})))
+                    .collect();
+                op.insert(
+                    "requestBody".into(),
+                    json!({"content": content, "required": spec.action != "delete" && spec.action != "deletecollection"}),
+                );
+            }
+            Dialect::V2 => {
+                op.insert("consumes".into(), json!(content_types));
+                parameters.insert(
+                    0,
+                    json!({"name": "body", "in": "body", "required": spec.action != "delete" && spec.action != "deletecollection", "schema": reference}),
+                );
+            }
+        }
+    }
+    if !parameters.is_empty() {
+        op.insert("parameters".into(), Value::Array(parameters));
+    }
+    if dialect == Dialect::V2 {
+        op.insert("produces".into(), json!(RESPONSE_TYPES));
+    }
+    let mut responses = Map::new();
+    for (code, schema) in spec.responses {
+        let reference = json!({"$ref": format!("{V3_REF_PREFIX}{schema}")});
+        let description = match *code {
+            "201" => "Created",
+            "202" => "Accepted",
+            _ => "OK",
+        };
+        let response = match dialect {
+            Dialect::V3 => {
+                let content: Map<String, Value> = RESPONSE_TYPES
+                    .iter()
+                    .map(|ct| (ct.to_string(), json!({"schema": reference})))
+                    .collect();
+                json!({"description": description, "content": content})
+            }
+            Dialect::V2 => json!({"description": description, "schema": reference}),
+        };
+        responses.insert(code.to_string(), response);
+    }
+    responses.insert("401".into(), json!({"description": "Unauthorized"}));
+    op.insert("responses".into(), Value::Object(responses));
+    op.insert("x-kubernetes-action".into(), json!(spec.action));
+    op.insert(
+        "x-kubernetes-group-version-kind".into(),
+        json!({"group": info.group, "kind": info.kind, "version": info.version}),
+    );
+    Value::Object(op)
+}
+
+/// The path items of one resource: its collection, its objects, its status subresource, and (for
+/// namespaced resources) the list across namespaces.
+fn resource_paths(
+    info: &ResourceInfo,
+    kind_name: &str,
+    list_name: &str,
+    dialect: Dialect,
+) -> Vec<(String, Value)> {
+    const LIST_QUERY: &[&str] = &[
+        "allowWatchBookmarks",
+        "continue",
+        "fieldSelector",
+        "labelSelector",
+        "limit",
+        "resourceVersion",
+        "resourceVersionMatch",
+        "sendInitialEvents",
+        "timeoutSeconds",
+        "watch",
+    ];
+    const WRITE_QUERY: &[&str] = &["dryRun", "fieldManager", "fieldValidation"];
+    const PATCH_QUERY: &[&str] = &["dryRun", "fieldManager", "fieldValidation", "force"];
+    const DELETE_QUERY: &[&str] = &["dryRun", "gracePeriodSeconds", "propagationPolicy"];
+    const DELETE_COLLECTION_QUERY: &[&str] = &[
+        "continue",
+        "dryRun",
+        "fieldSelector",
+        "gracePeriodSeconds",
+        "labelSelector",
+        "limit",
+        "propagationPolicy",
+        "resourceVersion",
+        "resourceVersionMatch",
+        "sendInitialEvents",
+        "timeoutSeconds",
+    ];
+    let prefix = url_prefix(info);
+    let stem = operation_stem(info);
+    let scope = if info.namespaced { "Namespaced" } else { "" };
+    let tag = format!(
+        "{}_{}",
+        if info.group.is_empty() {
+            "core"
+        } else {
+            info.group.as_str()
+        },
+        info.version
+    );
+    let kind = &info.kind;
+    let base = if info.namespaced {
+        format!("{prefix}/namespaces/{{namespace}}/{}", info.plural)
+    } else {
+        format!("{prefix}/{}", info.plural)
+    };
+    let path_params = |with_name: bool| {
+        let mut params = Vec::new();
+        if with_name {
+            params.push(parameter(
+                dialect,
+                "name",
+                "path",
+                "string",
+                &format!("name of the {kind}"),
+            ));
+        }
+        if info.namespaced {
+            params.push(parameter(
+                dialect,
+                "namespace",
+                "path",
+                "string",
+                "object name and auth scope, such as for teams and projects",
+            ));
+        }
+        params.push(parameter(
+            dialect,
+            "pretty",
+            "query",
+            "string",
+            "If 'true', then the output is pretty printed.",
+        ));
+        Value::Array(params)
+    };
+    let item = |ops: Vec<(&str, OperationSpec)>, with_name: bool| {
+        let mut path = Map::new();
+        for (method, spec) in ops {
+            path.insert(method.to_string(), operation(info, &spec, dialect, &tag));
+        }
+        path.insert("parameters".into(), path_params(with_name));
+        Value::Object(path)
+    };
+    let patch_types: Vec<&str> = PATCH_TYPES.to_vec();
+    let write_types: &[&str] = &["*/*"];
+    let mut out = Vec::new();
+
+    out.push((
+        base.clone(),
+        item(
+            vec![
+                (
+                    "get",
+                    OperationSpec {
+                        action: "list",
+                        id: format!("list{stem}{scope}{kind}"),
+                        description: format!("list or watch objects of kind {kind}"),
+                        query: LIST_QUERY,
+                        body: None,
+                        responses: &[("200", list_name)],
+                    },
+                ),
+                (
+                    "post",
+                    OperationSpec {
+                        action: "post",
+                        id: format!("create{stem}{scope}{kind}"),
+                        description: format!("create a {kind}"),
+                        query: WRITE_QUERY,
+                        body: Some((write_types, kind_name)),
+                        responses: &[("200", kind_name), ("201", kind_name), ("202", kind_name)],
+                    },
+                ),
+                (
+                    "delete",
+                    OperationSpec {
+                        action: "deletecollection",
+                        id: format!("deletecollection{stem}{scope}{kind}"),
+                        description: format!("delete collection of {kind}"),
+                        query: DELETE_COLLECTION_QUERY,
+                        body: Some((write_types, DELETE_OPTIONS)),
+                        responses: &[("200", STATUS)],
+                    },
+                ),
+            ],
+            false,
+        ),
+    ));
+    out.push((
+        format!("{base}/{{name}}"),
+        item(
+            vec![
+                (
+                    "get",
+                    OperationSpec {
+                        action: "get",
+                        id: format!("read{stem}{scope}{kind}"),
+                        description: format!("read the specified {kind}"),
+                        query: &[],
+                        body: None,
+                        responses: &[("200", kind_name)],
+                    },
+                ),
+                (
+                    "put",
+                    OperationSpec {
+                        action: "put",
+                        id: format!("replace{stem}{scope}{kind}"),
+                        description: format!("replace the specified {kind}"),
+                        query: WRITE_QUERY,
+                        body: Some((write_types, kind_name)),
+                        responses: &[("200", kind_name), ("201", kind_name)],
+                    },
+                ),
+                (
+                    "patch",
+                    OperationSpec {
+                        action: "patch",
+                        id: format!("patch{stem}{scope}{kind}"),
+                        description: format!("partially update the specified {kind}"),
+                        query: PATCH_QUERY,
+                        body: Some((&patch_types, PATCH)),
+                        responses: &[("200", kind_name), ("201", kind_name)],
+                    },
+                ),
+                (
+                    "delete",
+                    OperationSpec {
+                        action: "delete",
+                        id: format!("delete{stem}{scope}{kind}"),
+                        description: format!("delete a {kind}"),
+                        query: DELETE_QUERY,
+                        body: Some((write_types, DELETE_OPTIONS)),
+                        responses: &[("200", STATUS), ("202", STATUS)],
+                    },
+                ),
+            ],
+            true,
+        ),
+    ));
+    if info.has_status {
+        out.push((
+            format!("{base}/{{name}}/status"),
+            item(
+                vec![
+                    (
+                        "get",
+                        OperationSpec {
+                            action: "get",
+                            id: format!("read{stem}{scope}{kind}Status"),
+                            description: format!("read status of the specified {kind}"),
+                            query: &[],
+                            body: None,
+                            responses: &[("200", kind_name)],
+                        },
+                    ),
+                    (
+                        "put",
+                        OperationSpec {
+                            action: "put",
+                            id: format!("replace{stem}{scope}{kind}Status"),
+                            description: format!("replace status of the specified {kind}"),
+                            query: WRITE_QUERY,
+                            body: Some((write_types, kind_name)),
+                            responses: &[("200", kind_name), ("201", kind_name)],
+                        },
+                    ),
+                    (
+                        "patch",
+                        OperationSpec {
+                            action: "patch",
+                            id: format!("patch{stem}{scope}{kind}Status"),
+                            description: format!("partially update status of the specified {kind}"),
+                            query: PATCH_QUERY,
+                            body: Some((&patch_types, PATCH)),
+                            responses: &[("200", kind_name), ("201", kind_name)],
+                        },
+                    ),
+                ],
+                true,
+            ),
+        ));
+    }
+    if info.namespaced {
+        let mut path = Map::new();
+        path.insert(
+            "get".into(),
+            operation(
+                info,
+                &OperationSpec {
+                    action: "list",
+                    id: format!("list{stem}{kind}ForAllNamespaces"),
+                    description: format!("list or watch objects of kind {kind}"),
+                    query: LIST_QUERY,
+                    body: None,
+                    responses: &[("200", list_name)],
+                },
+                dialect,
+                &tag,
+            ),
+        );
+        path.insert(
+            "parameters".into(),
+            json!([parameter(
+                dialect,
+                "pretty",
+                "query",
+                "string",
+                "If 'true', then the output is pretty printed."
+            )]),
+        );
+        out.push((format!("{prefix}/{}", info.plural), Value::Object(path)));
+    }
+    out
+}
+
+/// A built-in kind whose schema comes from k8s-openapi.
+struct TypedKind {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    /// Its definition name, e.g. `io.k8s.api.core.v1.Pod`.
+    definition: String,
+}
+
+/// The definitions of the typed built-in kinds and of everything they reach, generated once.
+struct BuiltinLibrary {
+    kinds: Vec<TypedKind>,
+    definitions: Map<String, Value>,
+}
+
+fn builtin_library() -> &'static BuiltinLibrary {
+    static LIBRARY: OnceLock<BuiltinLibrary> = OnceLock::new();
+    LIBRARY.get_or_init(generate_builtin_library)
+}
+
+/// Registers `T` with the generator and returns its definition name.
+fn register<T: JsonSchema>(generator: &mut SchemaGenerator) -> String {
+    generator.subschema_for::<T>();
+    T::schema_name().into_owned()
+}
+
+fn generate_builtin_library() -> BuiltinLibrary {
+    use k8s_openapi::api::{apps, batch, coordination, core, events, networking, policy, rbac};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+    use k8s_openapi::apimachinery::pkg::apis::meta;
+
+    let mut generator = SchemaSettings::openapi3().into_generator();
+    macro_rules! typed {
+        ($(($group:literal, $version:literal, $kind:literal, $ty:ty)),* $(,)?) => {
+            vec![$(TypedKind {
+                group: $group,
+                version: $version,
+                kind: $kind,
+                definition: register::<$ty>(&mut generator),
+            }),*]
+        };
+    }
+    let kinds = typed![
+        ("", "v1", "Namespace", core::v1::Namespace),
+        ("", "v1", "Pod", core::v1::Pod),
+        ("", "v1", "Node", core::v1::Node),
+        ("", "v1", "ConfigMap", core::v1::ConfigMap),
+        ("", "v1", "Secret", core::v1::Secret),
+        ("", "v1", "Event", core::v1::Event),
+        ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
+        ("", "v1", "Service", core::v1::Service),
+        ("", "v1", "Endpoints", core::v1::Endpoints),
+        ("", "v1", "PersistentVolume", core::v1::PersistentVolume),
+        (
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            core::v1::PersistentVolumeClaim
+        ),
+        (
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            coordination::v1::Lease
+        ),
+        ("apps", "v1", "Deployment", apps::v1::Deployment),
+        ("apps", "v1", "ReplicaSet", apps::v1::ReplicaSet),
+        ("apps", "v1", "StatefulSet", apps::v1::StatefulSet),
+        ("apps", "v1", "DaemonSet", apps::v1::DaemonSet),
+        ("batch", "v1", "Job", batch::v1::Job),
+        ("batch", "v1", "CronJob", batch::v1::CronJob),
+        ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole",
+            rbac::v1::ClusterRole
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            rbac::v1::RoleBinding
+        ),
+        (
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRoleBinding",
+            rbac::v1::ClusterRoleBinding
+        ),
+        ("events.k8s.io", "v1", "Event", events::v1::Event),
+        (
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            networking::v1::Ingress
+        ),
+        (
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            policy::v1::PodDisruptionBudget
+        ),
+        (
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            apiextensions::v1::CustomResourceDefinition
+        ),
+    ];
+    register::<meta::v1::ObjectMeta>(&mut generator);
+    register::<meta::v1::ListMeta>(&mut generator);
+    register::<meta::v1::Status>(&mut generator);
+    register::<meta::v1::DeleteOptions>(&mut generator);
+    register::<meta::v1::Patch>(&mut generator);
+    let mut definitions = generator.take_definitions(true);
+    if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
+        status.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([{"group": "", "kind": "Status", "version": "v1"}]),
+        );
+    }
+    BuiltinLibrary { kinds, definitions }
+}
+
+/// FNV-1a (64 bit) of `bytes` in upper-case hex: a stable content hash for the v3 index.
+fn fnv1a_hex(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016X}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+    use rstest::rstest;
+
+    fn widget() -> ResourceInfo {
+        ResourceInfo {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            namespaced: true,
+            has_status: true,
+            custom: true,
+            schema: Some(json!({
+                "type": "object",
+                "properties": {
+                    "spec": {"type": "object", "properties": {"color": {"type": "string"}, "size": {"type": "integer"}}},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                }
+            })),
+            ..Default::default()
+        }
+    }
+
+    fn served() -> Vec<ResourceInfo> {
+        let mut all = builtin_resources();
+        all.push(widget());
+        all
+    }
+
+    /// Every `$ref` in `value`, as definition names (after `prefix`).
+    fn refs(value: &Value, prefix: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Object(map) => {
+                    for (k, child) in map {
+                        match child {
+                            Value::String(r) if k == "$ref" => out.push(
+                                r.strip_prefix(prefix)
+                                    .unwrap_or_else(|| panic!("foreign ref {r}"))
+                                    .to_string(),
+                            ),
+                            _ => stack.push(child),
+                        }
+                    }
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The `PATCH` operation of the GVK, as query_param_verifier_v3.go finds it.
+    fn patch_operation<'a>(doc: &'a Value, group: &str, version: &str, kind: &str) -> &'a Value {
+        doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .filter_map(|p| p.get("patch"))
+            .find(|op| {
+                op["x-kubernetes-group-version-kind"]
+                    == json!({"group": group, "version": version, "kind": kind})
+            })
+            .unwrap_or_else(|| panic!("no PATCH for {kind}"))
+    }
+
+    #[rstest]
+    #[case("application/com.github.proto-openapi.spec.v2@v1.0+protobuf", false)]
+    #[case("application/json", true)]
+    #[case("application/json, */*", true)]
+    #[case("*/*", true)]
+    #[case("", true)]
+    fn v2_content_negotiation(#[case] accept: &str, #[case] json_ok: bool) {
+        assert_eq!(v2_accepts_json(accept), json_ok);
+    }
+
+    #[test]
+    fn v3_index_lists_every_group_version_with_a_content_hash() {
+        let index = v3_index(&served());
+        let paths = index["paths"].as_object().unwrap();
+        let keys: Vec<&String> = paths.keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "api/v1",
+                "apis/apiextensions.k8s.io/v1",
+                "apis/apps/v1",
+                "apis/coordination.k8s.io/v1",
+                "apis/events.k8s.io/v1",
+                "apis/example.com/v1",
+                "apis/rbac.authorization.k8s.io/v1"
+            ]
+        );
+        let url = paths["apis/apps/v1"]["serverRelativeURL"].as_str().unwrap();
+        assert!(url.starts_with("/openapi/v3/apis/apps/v1?hash="), "{url}");
+        // The hash changes when the document does.
+        let mut changed = served();
+        changed.last_mut().unwrap().short_names = vec!["w".into()];
+        changed.last_mut().unwrap().schema = None;
+        let after = v3_index(&changed);
+        assert_ne!(
+            after["paths"]["apis/example.com/v1"],
+            index["paths"]["apis/example.com/v1"]
+        );
+        assert_eq!(
+            after["paths"]["apis/apps/v1"],
+            index["paths"]["apis/apps/v1"]
+        );
+    }
+
+    #[rstest]
+    #[case("api/v2")]
+    #[case("apis/apps/v2")]
+    #[case("apis/nope.example.com/v1")]
+    #[case("apis")]
+    #[case("apis//v1")]
+    #[case("")]
+    fn unknown_documents_are_none(#[case] path: &str) {
+        assert_eq!(v3_document(&served(), path), None);
+    }
+
+    #[rstest]
+    #[case("api/v1", "", "v1", "Pod", "io.k8s.api.core.v1.Pod")]
+    #[case(
+        "apis/apps/v1",
+        "apps",
+        "v1",
+        "Deployment",
+        "io.k8s.api.apps.v1.Deployment"
+    )]
+    #[case(
+        "/apis/coordination.k8s.io/v1?hash=X",
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        "io.k8s.api.coordination.v1.Lease"
+    )]
+    #[case(
+        "apis/example.com/v1",
+        "example.com",
+        "v1",
+        "Widget",
+        "com.example.v1.Widget"
+    )]
+    fn v3_documents_carry_what_kubectl_looks_for(
+        #[case] path: &str,
+        #[case] group: &str,
+        #[case] version: &str,
+        #[case] kind: &str,
+        #[case] definition: &str,
+    ) {
+        let doc = v3_document(&served(), path).unwrap();
+        assert_eq!(doc["openapi"], "3.0.0");
+        // Validation: the PATCH operation of the GVK takes fieldValidation.
+        let patch = patch_operation(&doc, group, version, kind);
+        let params: Vec<&str> = patch["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert!(params.contains(&"fieldValidation"));
+        // Apply: strategic merge patch is never advertised (see the module comment).
+        let content = patch["requestBody"]["content"].as_object().unwrap();
+        assert!(content.contains_key("application/merge-patch+json"));
+        assert!(!content.contains_key("application/strategic-merge-patch+json"));
+        // Explain: the kind's schema is found by its GVK, and every $ref resolves.
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        let schema = &schemas[definition];
+        assert_eq!(
+            schema["x-kubernetes-group-version-kind"],
+            json!([{"group": group, "kind": kind, "version": version}])
+        );
+        assert_eq!(
+            schemas[&format!("{definition}List")]["x-kubernetes-group-version-kind"][0]["kind"],
+            format!("{kind}List")
+        );
+        for name in refs(&doc, V3_REF_PREFIX) {
+            assert!(schemas.contains_key(&name), "{name} does not resolve");
+        }
+        assert!(schema["properties"]["metadata"].is_object());
+    }
+
+    #[test]
+    fn core_document_has_the_real_pod_schema_and_paths() {
+        let doc = v3_document(&served(), "api/v1").unwrap();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        let containers = &schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"];
+        assert_eq!(containers["type"], "array");
+        assert!(schemas.contains_key("io.k8s.api.core.v1.Container"));
+        assert!(!schemas.contains_key("io.k8s.api.apps.v1.Deployment"));
+        let paths = doc["paths"].as_object().unwrap();
+        for path in [
+            "/api/v1/namespaces/{namespace}/pods",
+            "/api/v1/namespaces/{namespace}/pods/{name}",
+            "/api/v1/namespaces/{namespace}/pods/{name}/status",
+            "/api/v1/pods",
+            "/api/v1/nodes/{name}",
+            "/api/v1/namespaces/{namespace}/configmaps/{name}",
+        ] {
+            assert!(paths.contains_key(path), "{path}");
+        }
+        assert!(!paths.contains_key("/api/v1/namespaces/{namespace}/configmaps/{name}/status"));
+        let list = &paths["/api/v1/namespaces/{namespace}/pods"]["get"];
+        assert_eq!(list["x-kubernetes-action"], "list");
+        assert_eq!(list["operationId"], "listCoreV1NamespacedPod");
+    }
+
+    #[test]
+    fn custom_kind_schema_keeps_the_crd_schema_and_adds_metadata() {
+        let doc = v3_document(&served(), "apis/example.com/v1").unwrap();
+        let schema = &doc["components"]["schemas"]["com.example.v1.Widget"];
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["color"]["type"],
+            "string"
+        );
+        assert_eq!(schema["properties"]["apiVersion"]["type"], "string");
+        assert_eq!(
+            schema["properties"]["metadata"]["allOf"][0]["$ref"],
+            format!("{V3_REF_PREFIX}{OBJECT_META}")
+        );
+    }
+
+    #[test]
+    fn custom_kind_without_schema_keeps_unknown_fields() {
+        let mut info = widget();
+        info.schema = None;
+        let doc = v3_document(&[info], "apis/example.com/v1").unwrap();
+        let schema = &doc["components"]["schemas"]["com.example.v1.Widget"];
+        assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+    }
+
+    #[test]
+    fn v2_document_has_every_kind_and_local_refs() {
+        let doc = v2_document(&served());
+        assert_eq!(doc["swagger"], "2.0");
+        let definitions = doc["definitions"].as_object().unwrap();
+        for info in served() {
+            let name = definition_name(&info);
+            assert_eq!(
+                definitions[&name]["x-kubernetes-group-version-kind"][0]["kind"], info.kind,
+                "{name}"
+            );
+        }
+        for name in refs(&doc, V2_REF_PREFIX) {
+            assert!(definitions.contains_key(&name), "{name} does not resolve");
+        }
+        let patch =
+            &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+        assert_eq!(patch["consumes"], json!(PATCH_TYPES));
+        assert_eq!(patch["parameters"][0]["in"], "body");
+    }
+
+    #[test]
+    fn fnv_hash_is_stable() {
+        assert_eq!(fnv1a_hex(b""), "CBF29CE484222325");
+        assert_eq!(fnv1a_hex(b"a"), "AF63DC4C8601EC8C");
+    }
+}
