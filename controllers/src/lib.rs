@@ -7,4 +7,7 @@
 //! scheduler.
 
 pub mod clock;
+pub mod crds;
+pub mod eno;
 pub mod ids;
+pub mod operator;

@@ -1,0 +1,101 @@
+//! What the lifecycle reconcile works with: client, caches, configuration, clock, ids, metrics.
+//!
+//! The caches are kube-runtime reflector [`Store`]s. Production fills them from watches
+//! ([`super::wiring`]); the race harness fills them by hand through a
+//! `kube::runtime::reflector::store::Writer` and `apply_watcher_event`, so that it decides when
+//! each cache sees each event.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::Client;
+
+use super::metrics::Metrics;
+use super::types::{Composition, Synthesizer};
+use super::{LABEL_COMPOSITION_NAME, LABEL_COMPOSITION_NAMESPACE};
+use crate::clock::SharedClock;
+use crate::ids::SharedIds;
+
+/// The controller's configuration (upstream `synthesis.Config`, plus what the in-pod executor
+/// needs).
+///
+/// Upstream's `SliceCreationQPS` is left out: its limiter is never used (spec §5.6).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Namespace synthesizer pods are created in (required).
+    pub pod_namespace: String,
+    /// ServiceAccount of synthesizer pods; `None` leaves the namespace default.
+    pub pod_service_account: Option<String>,
+    /// Image holding this binary; an init container copies the executor out of it into the
+    /// synthesizer pod (see [`super::pod_template`]).
+    pub executor_image: String,
+    /// Longest wait between retries of a failing reconcile (production: 5 minutes).
+    pub max_error_backoff: Duration,
+}
+
+impl Config {
+    /// A configuration with the given pod namespace and executor image, and defaults otherwise.
+    pub fn new(pod_namespace: impl Into<String>, executor_image: impl Into<String>) -> Self {
+        Self {
+            pod_namespace: pod_namespace.into(),
+            pod_service_account: None,
+            executor_image: executor_image.into(),
+            max_error_backoff: Duration::from_secs(300),
+        }
+    }
+}
+
+/// The lifecycle controller's context.
+#[derive(Clone)]
+pub struct Context {
+    /// Writes, and the live pod list of step 14.
+    pub client: Client,
+    /// Composition cache.
+    pub compositions: Store<Composition>,
+    /// Pod cache: `pod_namespace`, `app.kubernetes.io/managed-by=eno` only.
+    pub pods: Store<Pod>,
+    /// Synthesizer cache.
+    pub synthesizers: Store<Synthesizer>,
+    /// Configuration.
+    pub config: Config,
+    /// The time source.
+    pub clock: SharedClock,
+    /// The UUID source.
+    pub ids: SharedIds,
+    /// Counters.
+    pub metrics: Metrics,
+}
+
+impl Context {
+    /// The cached pods of a composition, oldest first (then by name), so that the order-dependent
+    /// scan of `shouldDeletePod` gives the same answer on every run.
+    ///
+    /// Deliberate change from upstream, whose index holds the composition *name* only, so that
+    /// `a/x` and `b/x` saw (and deleted) each other's pods (spec §5.3): this matches both the
+    /// name and the namespace label, and the pod's namespace.
+    pub fn pods_of(&self, comp: &ObjectRef<Composition>) -> Vec<Arc<Pod>> {
+        let namespace = comp.namespace.as_deref().unwrap_or_default();
+        let mut pods = self.pods.state_filter(|pod| {
+            pod.metadata.namespace.as_deref() == Some(self.config.pod_namespace.as_str())
+                && label(pod, LABEL_COMPOSITION_NAME) == Some(comp.name.as_str())
+                && label(pod, LABEL_COMPOSITION_NAMESPACE) == Some(namespace)
+        });
+        pods.sort_by(|a, b| {
+            let key = |p: &Pod| {
+                (
+                    p.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                    p.metadata.name.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        pods
+    }
+}
+
+/// A pod label's value.
+pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
+}

@@ -1,0 +1,237 @@
+//! A kubelet stand-in for clusters without nodes (the in-process fake API server): it binds the
+//! pods of one namespace to a pretend node, marks them Running, runs them (a caller-supplied
+//! [`PodRunner`], e.g. [`executor_runner`] which runs the in-pod synthesis executor in-process),
+//! records Succeeded or Failed, and removes pods after a graceful delete once their termination
+//! delay has passed (a delete with grace period 0, as the real kubelet does).
+//!
+//! It is not used against real clusters, where the kubelet does this. The demo and the
+//! end-to-end tests use it.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::{
+    ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStatus, Pod,
+    PodStatus,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Client, ResourceExt};
+use tracing::{debug, info, warn};
+
+use super::error::is_status;
+use super::executor::{synthesize, SynthesisRequest};
+use crate::clock::SharedClock;
+use crate::operator::shutdown::Shutdown;
+
+/// Runs a pod's workload; `true` for success.
+pub type PodRunner = Arc<dyn Fn(Pod) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// The stand-in's settings.
+#[derive(Clone)]
+pub struct KubeletStandIn {
+    /// API client.
+    pub client: Client,
+    /// Namespace whose pods it runs.
+    pub namespace: String,
+    /// Node name pods are bound to.
+    pub node_name: String,
+    /// How long a gracefully deleted pod stays Terminating before it is removed.
+    pub termination_delay: Duration,
+    /// What runs when a pod turns Running.
+    pub runner: PodRunner,
+    /// Time source for the status timestamps.
+    pub clock: SharedClock,
+}
+
+/// A runner that executes the Eno synthesis executor for the pod, as the pod's container would.
+pub fn executor_runner(client: Client, clock: SharedClock) -> PodRunner {
+    Arc::new(move |pod: Pod| {
+        let client = client.clone();
+        let clock = clock.clone();
+        async move {
+            let request = match SynthesisRequest::from_pod(&pod) {
+                Ok(request) => request,
+                Err(e) => {
+                    warn!(podName = %pod.name_any(), error = %e, "pod is not a synthesizer pod");
+                    return false;
+                }
+            };
+            match synthesize(&client, &clock, &request).await {
+                Ok(outcome) => {
+                    info!(podName = %pod.name_any(), ?outcome, "executor finished");
+                    true
+                }
+                Err(e) => {
+                    warn!(podName = %pod.name_any(), error = %e, "executor failed");
+                    false
+                }
+            }
+        }
+        .boxed()
+    })
+}
+
+impl KubeletStandIn {
+    /// Run until `shutdown` completes.
+    pub async fn run(self, shutdown: Shutdown) {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
+        let started: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let terminating: Arc<Mutex<HashSet<String>>> = Arc::default();
+        let events = watcher(pods.clone(), watcher::Config::default())
+            .default_backoff()
+            .applied_objects();
+        let handle_all = events.for_each(|event| {
+            let this = self.clone();
+            let pods = pods.clone();
+            let started = started.clone();
+            let terminating = terminating.clone();
+            async move {
+                let Ok(pod) = event else {
+                    return;
+                };
+                this.handle(&pods, pod, &started, &terminating).await;
+            }
+        });
+        tokio::select! {
+            _ = handle_all => {}
+            _ = shutdown => {}
+        }
+    }
+
+    async fn handle(
+        &self,
+        pods: &Api<Pod>,
+        pod: Pod,
+        started: &Arc<Mutex<HashSet<String>>>,
+        terminating: &Arc<Mutex<HashSet<String>>>,
+    ) {
+        let uid = pod.uid().unwrap_or_default();
+        let name = pod.name_any();
+        if pod.metadata.deletion_timestamp.is_some() {
+            if !terminating
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(uid)
+            {
+                return;
+            }
+            let pods = pods.clone();
+            let delay = self.termination_delay;
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                match pods
+                    .delete(&name, &DeleteParams::default().grace_period(0))
+                    .await
+                {
+                    Ok(_) => debug!(podName = %name, "kubelet removed terminated pod"),
+                    Err(e) if is_status(&e, 404) => {}
+                    Err(e) => warn!(podName = %name, error = %e, "kubelet could not remove pod"),
+                }
+            });
+            return;
+        }
+        let bound = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .is_some_and(|n| !n.is_empty());
+        if !bound {
+            let mut binding = pod.clone();
+            if let Some(spec) = binding.spec.as_mut() {
+                spec.node_name = Some(self.node_name.clone());
+            }
+            if let Err(e) = pods.replace(&name, &PostParams::default(), &binding).await {
+                debug!(podName = %name, error = %e, "binding pod failed; waiting for the next event");
+            }
+            return;
+        }
+        let phase = pod.status.as_ref().and_then(|s| s.phase.clone());
+        if !matches!(phase.as_deref(), None | Some("Pending")) {
+            return;
+        }
+        if !started
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uid.clone())
+        {
+            return;
+        }
+        let mut running = pod.clone();
+        running.status = Some(self.status("Running", None));
+        let running = match pods
+            .replace_status(&name, &PostParams::default(), &running)
+            .await
+        {
+            Ok(pod) => pod,
+            Err(e) => {
+                debug!(podName = %name, error = %e, "marking pod running failed; waiting for the next event");
+                started
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&uid);
+                return;
+            }
+        };
+        let this = self.clone();
+        let pods = pods.clone();
+        tokio::spawn(async move {
+            let success = (this.runner)(running).await;
+            this.finish(&pods, &name, success).await;
+        });
+    }
+
+    /// Record the pod's end (Succeeded or Failed), retrying on conflicts.
+    async fn finish(&self, pods: &Api<Pod>, name: &str, success: bool) {
+        for _ in 0..5 {
+            let Ok(mut pod) = pods.get(name).await else {
+                return;
+            };
+            let phase = if success { "Succeeded" } else { "Failed" };
+            pod.status = Some(self.status(phase, Some(if success { 0 } else { 1 })));
+            match pods
+                .replace_status(name, &PostParams::default(), &pod)
+                .await
+            {
+                Ok(_) => return,
+                Err(e) if is_status(&e, 409) => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn status(&self, phase: &str, exit_code: Option<i32>) -> PodStatus {
+        let now = Time(self.clock.now());
+        let state = match exit_code {
+            None => ContainerState {
+                running: Some(ContainerStateRunning {
+                    started_at: Some(now.clone()),
+                }),
+                ..ContainerState::default()
+            },
+            Some(code) => ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    exit_code: code,
+                    finished_at: Some(now.clone()),
+                    ..ContainerStateTerminated::default()
+                }),
+                ..ContainerState::default()
+            },
+        };
+        PodStatus {
+            phase: Some(phase.to_string()),
+            start_time: Some(now),
+            container_statuses: Some(vec![ContainerStatus {
+                name: super::pod_template::SYNTHESIZER_CONTAINER.to_string(),
+                ready: exit_code.is_none(),
+                state: Some(state),
+                ..ContainerStatus::default()
+            }]),
+            ..PodStatus::default()
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, as client-go's `leaderelection` does it:
+//! whoever holds an unexpired lease leads; the leader renews it every retry period; a lease not
+//! renewed for `lease_duration` may be taken over. Every write is an rv-checked update, so two
+//! candidates racing for the same lease cannot both win.
+//!
+//! Timestamps written to the Lease come from the injected clock; waiting between attempts uses
+//! tokio's timer.
+
+use std::future::Future;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::api::{Api, ObjectMeta, PostParams};
+use kube::Client;
+use tracing::{info, warn};
+
+use crate::clock::SharedClock;
+
+/// Leader election settings (client-go's defaults: 15s / 10s / 2s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaderElectionConfig {
+    /// Lease name.
+    pub lease_name: String,
+    /// Lease namespace.
+    pub lease_namespace: String,
+    /// This candidate's identity (pod name plus a unique suffix).
+    pub identity: String,
+    /// How long a lease is valid after its last renewal.
+    pub lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it gives up leadership.
+    pub renew_deadline: Duration,
+    /// Time between attempts.
+    pub retry_period: Duration,
+}
+
+impl LeaderElectionConfig {
+    /// Settings with client-go's default timings.
+    pub fn new(lease_name: &str, lease_namespace: &str, identity: &str) -> Self {
+        Self {
+            lease_name: lease_name.into(),
+            lease_namespace: lease_namespace.into(),
+            identity: identity.into(),
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Why leading stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaderError {
+    /// Another candidate took the lease, or it could not be renewed within the deadline.
+    #[error("lost leadership of lease {0}")]
+    Lost(String),
+}
+
+/// What to do with the lease as it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeaseStep {
+    /// No lease yet: create one held by us.
+    Create(Lease),
+    /// Write this lease (renewal or takeover), with the resourceVersion read.
+    Update(Lease),
+    /// Someone else holds a valid lease.
+    HeldByOther(String),
+}
+
+/// Decide the next step from the lease as read (pure, for tests).
+pub fn next_step(
+    lease: Option<&Lease>,
+    config: &LeaderElectionConfig,
+    now: Timestamp,
+) -> LeaseStep {
+    let now_micro = MicroTime(now);
+    let duration_secs = i32::try_from(config.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX);
+    let Some(lease) = lease else {
+        return LeaseStep::Create(Lease {
+            metadata: ObjectMeta {
+                name: Some(config.lease_name.clone()),
+                namespace: Some(config.lease_namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                holder_identity: Some(config.identity.clone()),
+                lease_duration_seconds: Some(duration_secs),
+                acquire_time: Some(now_micro.clone()),
+                renew_time: Some(now_micro),
+                lease_transitions: Some(0),
+                ..LeaseSpec::default()
+            }),
+        });
+    };
+    let spec = lease.spec.clone().unwrap_or_default();
+    let holder = spec.holder_identity.clone().unwrap_or_default();
+    let mut updated = lease.clone();
+    if holder == config.identity {
+        let mut new_spec = spec;
+        new_spec.renew_time = Some(now_micro);
+        new_spec.lease_duration_seconds = Some(duration_secs);
+        updated.spec = Some(new_spec);
+        return LeaseStep::Update(updated);
+    }
+    if !holder.is_empty() {
+        let held_for = SignedDuration::from_secs(i64::from(
+            spec.lease_duration_seconds.unwrap_or(duration_secs),
+        ));
+        let expires = spec
+            .renew_time
+            .as_ref()
+            .or(spec.acquire_time.as_ref())
+            .and_then(|t| t.0.checked_add(held_for).ok());
+        if expires.is_some_and(|expires| now < expires) {
+            return LeaseStep::HeldByOther(holder);
+        }
+    }
+    let transitions = spec.lease_transitions.unwrap_or(0).saturating_add(1);
+    updated.spec = Some(LeaseSpec {
+        holder_identity: Some(config.identity.clone()),
+        lease_duration_seconds: Some(duration_secs),
+        acquire_time: Some(now_micro.clone()),
+        renew_time: Some(now_micro),
+        lease_transitions: Some(transitions),
+        ..spec
+    });
+    LeaseStep::Update(updated)
+}
+
+/// A candidate for one Lease.
+#[derive(Debug, Clone)]
+pub struct LeaderElector {
+    leases: Api<Lease>,
+    config: LeaderElectionConfig,
+    clock: SharedClock,
+}
+
+impl LeaderElector {
+    /// A candidate using `client`.
+    pub fn new(client: Client, config: LeaderElectionConfig, clock: SharedClock) -> Self {
+        Self {
+            leases: Api::namespaced(client, &config.lease_namespace),
+            config,
+            clock,
+        }
+    }
+
+    /// One attempt to acquire or renew: `Ok(true)` when we hold the lease afterwards.
+    pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+        let current = match self.leases.get(&self.config.lease_name).await {
+            Ok(lease) => Some(lease),
+            Err(kube::Error::Api(status)) if status.code == 404 => None,
+            Err(e) => return Err(e),
+        };
+        let result = match next_step(current.as_ref(), &self.config, self.clock.now()) {
+            LeaseStep::HeldByOther(_) => return Ok(false),
+            LeaseStep::Create(lease) => self.leases.create(&PostParams::default(), &lease).await,
+            LeaseStep::Update(lease) => {
+                self.leases
+                    .replace(&self.config.lease_name, &PostParams::default(), &lease)
+                    .await
+            }
+        };
+        match result {
+            Ok(_) => Ok(true),
+            // Another candidate wrote first.
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Wait until we hold the lease.
+    pub async fn acquire(&self) {
+        loop {
+            match self.try_acquire_or_renew().await {
+                Ok(true) => {
+                    info!(lease = %self.config.lease_name, identity = %self.config.identity, "acquired leadership");
+                    return;
+                }
+                Ok(false) => {}
+                Err(e) => warn!(error = %e, "leader election attempt failed"),
+            }
+            tokio::time::sleep(self.config.retry_period).await;
+        }
+    }
+
+    /// Renew the lease every retry period; return when leadership is lost.
+    pub async fn hold(&self) -> LeaderError {
+        let mut last_renewal = tokio::time::Instant::now();
+        loop {
+            tokio::time::sleep(self.config.retry_period).await;
+            match self.try_acquire_or_renew().await {
+                Ok(true) => last_renewal = tokio::time::Instant::now(),
+                Ok(false) => return LeaderError::Lost(self.config.lease_name.clone()),
+                Err(e) => {
+                    warn!(error = %e, "renewing leader lease failed");
+                    if last_renewal.elapsed() > self.config.renew_deadline {
+                        return LeaderError::Lost(self.config.lease_name.clone());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Give the lease up (on shutdown), so the next leader need not wait for it to expire.
+    pub async fn release(&self) {
+        let Ok(mut lease) = self.leases.get(&self.config.lease_name).await else {
+            return;
+        };
+        let Some(spec) = lease.spec.as_mut() else {
+            return;
+        };
+        if spec.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
+            return;
+        }
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(MicroTime(self.clock.now()));
+        match self
+            .leases
+            .replace(&self.config.lease_name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(_) => info!(lease = %self.config.lease_name, "released leadership"),
+            Err(e) => warn!(error = %e, "releasing leader lease failed"),
+        }
+    }
+
+    /// Become leader, then run `work` until it ends or `shutdown` completes (both give
+    /// `Ok`, after releasing the lease), or leadership is lost (`Err`).
+    pub async fn run_as_leader<W: Future<Output = ()>>(
+        &self,
+        shutdown: impl Future<Output = ()>,
+        work: W,
+    ) -> Result<(), LeaderError> {
+        tokio::pin!(shutdown);
+        tokio::select! {
+            _ = self.acquire() => {}
+            _ = &mut shutdown => return Ok(()),
+        }
+        let outcome = tokio::select! {
+            _ = work => Ok(()),
+            lost = self.hold() => Err(lost),
+        };
+        if outcome.is_ok() {
+            self.release().await;
+        }
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn config() -> LeaderElectionConfig {
+        LeaderElectionConfig::new("lease", "ns", "me")
+    }
+
+    fn at(s: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + s).unwrap()
+    }
+
+    fn lease(holder: &str, renewed: i64, transitions: i32) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                name: Some("lease".into()),
+                resource_version: Some("7".into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                holder_identity: (!holder.is_empty()).then(|| holder.to_string()),
+                lease_duration_seconds: Some(15),
+                renew_time: Some(MicroTime(at(renewed))),
+                lease_transitions: Some(transitions),
+                ..LeaseSpec::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn creates_a_missing_lease() {
+        let LeaseStep::Create(created) = next_step(None, &config(), at(0)) else {
+            panic!("expected create");
+        };
+        let spec = created.spec.unwrap();
+        assert_eq!(spec.holder_identity.as_deref(), Some("me"));
+        assert_eq!(spec.lease_duration_seconds, Some(15));
+    }
+
+    #[rstest]
+    #[case::renew_own(lease("me", 0, 3), 5, Some(3))]
+    #[case::other_holds_valid(lease("other", 0, 3), 14, None)]
+    #[case::take_over_expired(lease("other", 0, 3), 16, Some(4))]
+    #[case::take_over_released(lease("", 0, 3), 1, Some(4))]
+    fn lease_steps(#[case] current: Lease, #[case] now: i64, #[case] transitions: Option<i32>) {
+        match next_step(Some(&current), &config(), at(now)) {
+            LeaseStep::Update(updated) => {
+                assert_eq!(
+                    updated.metadata.resource_version.as_deref(),
+                    Some("7"),
+                    "rv-checked"
+                );
+                let spec = updated.spec.unwrap();
+                assert_eq!(spec.holder_identity.as_deref(), Some("me"));
+                assert_eq!(spec.renew_time, Some(MicroTime(at(now))));
+                assert_eq!(Some(spec.lease_transitions.unwrap()), transitions);
+            }
+            LeaseStep::HeldByOther(holder) => {
+                assert_eq!(holder, "other");
+                assert_eq!(transitions, None);
+            }
+            LeaseStep::Create(_) => panic!("lease exists"),
+        }
+    }
+}
