@@ -1,1 +1,717 @@
-//! (in progress)
+//! Structural-schema handling for custom resources: defaulting, pruning and validation.
+//!
+//! Works on a CRD version's `openAPIV3Schema` as JSON, the way the apiextensions API server
+//! treats a structural schema: only the structural part (`type`, `properties`, `items`,
+//! `additionalProperties`, the `x-kubernetes-*` extensions) drives pruning and defaulting, and
+//! validation reports the field errors (paths, cause types, messages) a real server returns.
+//! Not implemented: `pattern`, `format`, `anyOf`/`oneOf`/`not` and CEL rules (`x-kubernetes-validations`).
+
+use serde_json::{Map, Value};
+
+use crate::validation::{go_format_float, Cause};
+
+fn flag(s: &Value, key: &str) -> bool {
+    s.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn properties(s: &Value) -> Option<&Map<String, Value>> {
+    s.get("properties").and_then(Value::as_object)
+}
+
+fn items(s: &Value) -> Option<&Value> {
+    s.get("items").filter(|v| v.is_object())
+}
+
+/// What `additionalProperties` allows.
+enum Additional<'a> {
+    /// Absent or `false`: unknown keys are pruned.
+    None,
+    /// `true`: any key, any value.
+    Any,
+    /// A schema for every other key.
+    Schema(&'a Value),
+}
+
+fn additional(s: &Value) -> Additional<'_> {
+    match s.get("additionalProperties") {
+        Some(Value::Bool(true)) => Additional::Any,
+        Some(v @ Value::Object(_)) => Additional::Schema(v),
+        _ => Additional::None,
+    }
+}
+
+fn nullable(s: &Value) -> bool {
+    flag(s, "nullable")
+}
+
+fn default_of(s: &Value) -> Option<&Value> {
+    s.get("default")
+}
+
+/// Applies schema defaults: a property with a `default` that is missing (or null while not
+/// `nullable`) gets it, in nested objects and array items, but only where the parent object
+/// exists. Nulls of non-nullable properties without a default are dropped first, as upstream.
+pub fn apply_defaults(schema: &Value, obj: &mut Value) {
+    prune_non_nullable_nulls(obj, schema);
+    default_value(obj, schema);
+}
+
+fn default_value(x: &mut Value, s: &Value) {
+    match x {
+        Value::Object(m) => {
+            if let Some(props) = properties(s) {
+                for (k, prop) in props {
+                    let Some(d) = default_of(prop) else { continue };
+                    let missing = match m.get(k) {
+                        None => true,
+                        Some(v) => v.is_null() && !nullable(prop),
+                    };
+                    if missing {
+                        m.insert(k.clone(), d.clone());
+                    }
+                }
+            }
+            for (k, v) in m.iter_mut() {
+                if let Some(prop) = properties(s).and_then(|p| p.get(k)) {
+                    default_value(v, prop);
+                } else if let Additional::Schema(ap) = additional(s) {
+                    if v.is_null() && !nullable(ap) {
+                        if let Some(d) = default_of(ap) {
+                            *v = d.clone();
+                        }
+                    }
+                    default_value(v, ap);
+                }
+            }
+        }
+        Value::Array(list) => {
+            if let Some(item_schema) = items(s) {
+                for v in list.iter_mut() {
+                    if v.is_null() && !nullable(item_schema) {
+                        if let Some(d) = default_of(item_schema) {
+                            *v = d.clone();
+                        }
+                    }
+                    default_value(v, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Drops `null` values of properties that are neither `nullable` nor defaulted.
+pub fn prune_non_nullable_nulls(x: &mut Value, s: &Value) {
+    match x {
+        Value::Object(m) => {
+            let props = properties(s);
+            let extra = additional(s);
+            m.retain(|k, v| {
+                let field_schema = match (props.and_then(|p| p.get(k)), &extra) {
+                    (Some(p), _) => Some(p),
+                    (None, Additional::Schema(ap)) => Some(*ap),
+                    _ => None,
+                };
+                match field_schema {
+                    Some(fs) => !(v.is_null() && !nullable(fs) && default_of(fs).is_none()),
+                    None => true,
+                }
+            });
+            for (k, v) in m.iter_mut() {
+                if let Some(prop) = props.and_then(|p| p.get(k)) {
+                    prune_non_nullable_nulls(v, prop);
+                } else if let Additional::Schema(ap) = &extra {
+                    prune_non_nullable_nulls(v, ap);
+                }
+            }
+        }
+        Value::Array(list) => {
+            if let Some(item_schema) = items(s) {
+                for v in list.iter_mut() {
+                    prune_non_nullable_nulls(v, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Drops fields the schema does not know, unless `x-kubernetes-preserve-unknown-fields: true`
+/// (or `additionalProperties: true`) keeps them. `apiVersion`, `kind` and `metadata` are kept
+/// at the root and in `x-kubernetes-embedded-resource` objects.
+pub fn prune(schema: &Value, obj: &mut Value) {
+    prune_value(obj, Some(schema), true);
+}
+
+fn prune_value(x: &mut Value, s: Option<&Value>, resource_root: bool) {
+    if let Some(s) = s {
+        if flag(s, "x-kubernetes-preserve-unknown-fields") {
+            skip_prune(x, Some(s), resource_root);
+            return;
+        }
+    }
+    match x {
+        Value::Object(m) => {
+            let Some(s) = s else {
+                m.clear();
+                return;
+            };
+            let embedded = resource_root || flag(s, "x-kubernetes-embedded-resource");
+            let props = properties(s);
+            let extra = additional(s);
+            m.retain(|k, v| {
+                if embedded {
+                    match k.as_str() {
+                        "apiVersion" | "kind" if v.is_string() => return true,
+                        "metadata" if v.is_object() => return true,
+                        _ => {}
+                    }
+                }
+                props.is_some_and(|p| p.contains_key(k)) || !matches!(extra, Additional::None)
+            });
+            for (k, v) in m.iter_mut() {
+                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if let Some(prop) = props.and_then(|p| p.get(k)) {
+                        if k != "metadata" {
+                            prune_value(v, Some(prop), false);
+                        }
+                    }
+                    continue;
+                }
+                if let Some(prop) = props.and_then(|p| p.get(k)) {
+                    prune_value(v, Some(prop), false);
+                } else if let Additional::Schema(ap) = &extra {
+                    prune_value(v, Some(ap), false);
+                }
+            }
+        }
+        Value::Array(list) => {
+            let item_schema = s.and_then(items);
+            for v in list.iter_mut() {
+                prune_value(v, item_schema, false);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Under `x-kubernetes-preserve-unknown-fields`: unknown fields stay, known ones are still
+/// pruned below by their own schemas.
+fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
+    let Some(s) = s else { return };
+    match x {
+        Value::Object(m) => {
+            let embedded = resource_root || flag(s, "x-kubernetes-embedded-resource");
+            for (k, v) in m.iter_mut() {
+                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                if let Some(prop) = properties(s).and_then(|p| p.get(k)) {
+                    prune_value(v, Some(prop), false);
+                } else if let Additional::Schema(ap) = additional(s) {
+                    prune_value(v, Some(ap), false);
+                }
+            }
+        }
+        Value::Array(list) => {
+            for v in list.iter_mut() {
+                skip_prune(v, items(s), false);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Validates an object against the schema: `type`, `nullable`, `required`, `enum`,
+/// `minimum`/`maximum` (and exclusive), `multipleOf`, `minLength`/`maxLength`,
+/// `minItems`/`maxItems`, `uniqueItems`, `minProperties`/`maxProperties`, `allOf`, recursively,
+/// with the field paths and messages of a real server (`spec.replicas: Invalid value:
+/// "string": spec.replicas in body must be of type integer: "string"`).
+pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    validate_value(obj, schema, "", true, &mut causes);
+    causes
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn is_integer(n: &serde_json::Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.is_finite() && f == f.trunc())
+}
+
+/// The JSON-schema type name of a value, as the validator reports it.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if is_integer(n) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_matches(expected: &str, actual: &str) -> bool {
+    expected == actual || (expected == "number" && actual == "integer")
+}
+
+fn render_limit(v: &Value) -> String {
+    match v {
+        Value::Number(n) => crate::validation::render_number(n),
+        other => other.to_string(),
+    }
+}
+
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
+    let declared = s.get("type").and_then(Value::as_str);
+    let int_or_string = flag(s, "x-kubernetes-int-or-string");
+    let actual = type_name(x);
+    if x.is_null() {
+        if !nullable(s) && (declared.is_some() || int_or_string) {
+            let expected = declared.unwrap_or("integer,string");
+            causes.push(Cause::type_invalid(
+                path,
+                &Value::String("null".into()),
+                &format!("{path} in body must be of type {expected}: \"null\""),
+            ));
+        }
+        return;
+    }
+    if int_or_string {
+        if actual != "integer" && actual != "string" {
+            causes.push(Cause::type_invalid(
+                path,
+                &Value::String(actual.into()),
+                &format!("{path} in body must be of type integer,string: \"{actual}\""),
+            ));
+            return;
+        }
+    } else if let Some(expected) = declared {
+        if !type_matches(expected, actual) {
+            causes.push(Cause::type_invalid(
+                path,
+                &Value::String(actual.into()),
+                &format!("{path} in body must be of type {expected}: \"{actual}\""),
+            ));
+            return;
+        }
+    }
+
+    if let Some(options) = s.get("enum").and_then(Value::as_array) {
+        if !options.iter().any(|o| json_equal(o, x)) {
+            let allowed: Vec<String> = options
+                .iter()
+                .map(|o| match o {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            causes.push(Cause::not_supported(path, x, &allowed));
+        }
+    }
+
+    match x {
+        Value::String(text) => validate_string(text, x, s, path, causes),
+        Value::Number(n) => validate_number(n.as_f64().unwrap_or(0.0), x, s, path, causes),
+        Value::Array(list) => validate_array(list, x, s, path, causes),
+        Value::Object(m) => validate_object(m, x, s, path, root, causes),
+        _ => {}
+    }
+
+    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+        for sub in all {
+            validate_value(x, sub, path, root, causes);
+        }
+    }
+}
+
+fn validate_string(text: &str, x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let len = text.chars().count() as u64;
+    if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
+        if len > max {
+            causes.push(Cause::too_long(path, max as i64));
+        }
+    }
+    if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
+        if len < min {
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body should be at least {min} chars long"),
+            ));
+        }
+    }
+}
+
+fn validate_number(n: f64, x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if let Some(max_v) = s.get("maximum").filter(|v| v.is_number()) {
+        let max = max_v.as_f64().unwrap_or(f64::MAX);
+        let exclusive = flag(s, "exclusiveMaximum");
+        if (exclusive && n >= max) || (!exclusive && n > max) {
+            let rel = if exclusive {
+                "less than"
+            } else {
+                "less than or equal to"
+            };
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body should be {rel} {}", render_limit(max_v)),
+            ));
+        }
+    }
+    if let Some(min_v) = s.get("minimum").filter(|v| v.is_number()) {
+        let min = min_v.as_f64().unwrap_or(f64::MIN);
+        let exclusive = flag(s, "exclusiveMinimum");
+        if (exclusive && n <= min) || (!exclusive && n < min) {
+            let rel = if exclusive {
+                "greater than"
+            } else {
+                "greater than or equal to"
+            };
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body should be {rel} {}", render_limit(min_v)),
+            ));
+        }
+    }
+    if let Some(m) = s.get("multipleOf").and_then(Value::as_f64) {
+        if m > 0.0 {
+            let q = n / m;
+            if (q - q.round()).abs() > 1e-9 {
+                causes.push(Cause::invalid(
+                    path,
+                    x,
+                    &format!(
+                        "{path} in body should be a multiple of {}",
+                        go_format_float(m)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let len = list.len() as i64;
+    if let Some(max) = s.get("maxItems").and_then(Value::as_i64) {
+        if len > max {
+            causes.push(Cause::too_many(path, len, max));
+        }
+    }
+    if let Some(min) = s.get("minItems").and_then(Value::as_i64) {
+        if len < min {
+            causes.push(Cause::invalid(
+                path,
+                &Value::from(len),
+                &format!("{path} in body should have at least {min} items"),
+            ));
+        }
+    }
+    if flag(s, "uniqueItems") {
+        let dup = list
+            .iter()
+            .enumerate()
+            .any(|(i, a)| list[..i].iter().any(|b| json_equal(a, b)));
+        if dup {
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body shouldn't contain duplicates"),
+            ));
+        }
+    }
+    if let Some(item_schema) = items(s) {
+        for (i, v) in list.iter().enumerate() {
+            validate_value(v, item_schema, &format!("{path}[{i}]"), false, causes);
+        }
+    }
+}
+
+fn validate_object(
+    m: &Map<String, Value>,
+    x: &Value,
+    s: &Value,
+    path: &str,
+    root: bool,
+    causes: &mut Vec<Cause>,
+) {
+    if let Some(required) = s.get("required").and_then(Value::as_array) {
+        for key in required.iter().filter_map(Value::as_str) {
+            if !m.contains_key(key) {
+                causes.push(Cause::required(join(path, key), ""));
+            }
+        }
+    }
+    let count = m.len() as i64;
+    if let Some(max) = s.get("maxProperties").and_then(Value::as_i64) {
+        if count > max {
+            causes.push(Cause::too_many(path, count, max));
+        }
+    }
+    if let Some(min) = s.get("minProperties").and_then(Value::as_i64) {
+        if count < min {
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body should have at least {min} properties"),
+            ));
+        }
+    }
+    let props = properties(s);
+    for (k, v) in m {
+        if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        let child = join(path, k);
+        if let Some(prop) = props.and_then(|p| p.get(k)) {
+            validate_value(v, prop, &child, false, causes);
+        } else if let Additional::Schema(ap) = additional(s) {
+            validate_value(v, ap, &child, false, causes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn widget_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "required": ["color"],
+                    "properties": {
+                        "color": {"type": "string", "enum": ["red", "green", "blue"], "maxLength": 5},
+                        "size": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10},
+                        "ratio": {"type": "number", "exclusiveMaximum": true, "maximum": 1.5},
+                        "name": {"type": "string", "minLength": 2},
+                        "tags": {"type": "array", "maxItems": 2, "items": {"type": "string"}},
+                        "ports": {"type": "array", "minItems": 1, "items": {
+                            "type": "object",
+                            "properties": {
+                                "port": {"type": "integer"},
+                                "protocol": {"type": "string", "default": "TCP"}
+                            }
+                        }},
+                        "nested": {"type": "object", "properties": {
+                            "inner": {"type": "object", "default": {}, "properties": {
+                                "mode": {"type": "string", "default": "auto"}
+                            }}
+                        }},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                                 "properties": {"known": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+                        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                     "properties": {"spec": {"type": "object", "properties": {"x": {"type": "string"}}}}},
+                        "port": {"x-kubernetes-int-or-string": true},
+                        "maybe": {"type": "string", "nullable": true},
+                        "never": {"type": "string"}
+                    }
+                },
+                "status": {"type": "object", "properties": {"phase": {"type": "string"}}}
+            }
+        })
+    }
+
+    #[test]
+    fn defaults_fill_missing_fields_where_the_parent_exists() {
+        let schema = widget_schema();
+        let mut obj = json!({"spec": {"color": "red", "ports": [{"port": 80}, {"port": 81, "protocol": "UDP"}], "nested": {}}});
+        apply_defaults(&schema, &mut obj);
+        assert_eq!(obj["spec"]["size"], 3);
+        assert_eq!(obj["spec"]["ports"][0]["protocol"], "TCP");
+        assert_eq!(obj["spec"]["ports"][1]["protocol"], "UDP");
+        assert_eq!(obj["spec"]["nested"]["inner"], json!({"mode": "auto"}));
+        let mut no_spec = json!({"metadata": {"name": "x"}});
+        apply_defaults(&schema, &mut no_spec);
+        assert_eq!(no_spec, json!({"metadata": {"name": "x"}}));
+    }
+
+    #[test]
+    fn defaults_replace_non_nullable_nulls_and_drop_other_nulls() {
+        let schema = widget_schema();
+        let mut obj = json!({"spec": {"color": "red", "size": null, "maybe": null, "never": null}});
+        apply_defaults(&schema, &mut obj);
+        assert_eq!(obj["spec"]["size"], 3);
+        assert!(obj["spec"]["maybe"].is_null() && obj["spec"].get("maybe").is_some());
+        assert!(obj["spec"].get("never").is_none());
+    }
+
+    #[test]
+    fn prune_drops_unknown_fields() {
+        let schema = widget_schema();
+        let mut obj = json!({
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "unknownTop": 1,
+            "spec": {"color": "red", "unknown": true, "labels": {"a": "b"},
+                     "ports": [{"port": 1, "junk": 2}],
+                     "free": {"anything": {"goes": 1}, "known": {"a": "x", "b": "pruned"}},
+                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": "1", "y": 2}, "other": 1}},
+            "status": {"phase": "Ready", "extra": 1}
+        });
+        prune(&schema, &mut obj);
+        assert_eq!(
+            obj,
+            json!({
+                "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                "spec": {"color": "red", "labels": {"a": "b"},
+                         "ports": [{"port": 1}],
+                         "free": {"anything": {"goes": 1}, "known": {"a": "x"}},
+                         "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": "1"}}},
+                "status": {"phase": "Ready"}
+            })
+        );
+    }
+
+    #[test]
+    fn prune_keeps_everything_under_root_preserve() {
+        let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                            "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}});
+        let mut obj = json!({"kind": "X", "anything": 1, "spec": {"a": "1", "b": 2}});
+        prune(&schema, &mut obj);
+        assert_eq!(obj, json!({"kind": "X", "anything": 1, "spec": {"a": "1"}}));
+    }
+
+    fn single_cause(spec: Value) -> Cause {
+        let causes = validate(&widget_schema(), &json!({"spec": spec}));
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        causes.into_iter().next().unwrap()
+    }
+
+    #[rstest]
+    #[case::type_string_for_int(json!({"color": "red", "size": "big"}), "spec.size", "FieldValueTypeInvalid",
+        "Invalid value: \"string\": spec.size in body must be of type integer: \"string\"")]
+    #[case::float_for_int(json!({"color": "red", "size": 1.5}), "spec.size", "FieldValueTypeInvalid",
+        "Invalid value: \"number\": spec.size in body must be of type integer: \"number\"")]
+    #[case::required(json!({"size": 2}), "spec.color", "FieldValueRequired", "Required value")]
+    #[case::enumeration(json!({"color": "pink"}), "spec.color", "FieldValueNotSupported",
+        "Unsupported value: \"pink\": supported values: \"red\", \"green\", \"blue\"")]
+    #[case::maximum(json!({"color": "red", "size": 11}), "spec.size", "FieldValueInvalid",
+        "Invalid value: 11: spec.size in body should be less than or equal to 10")]
+    #[case::minimum(json!({"color": "red", "size": 0}), "spec.size", "FieldValueInvalid",
+        "Invalid value: 0: spec.size in body should be greater than or equal to 1")]
+    #[case::exclusive_max(json!({"color": "red", "ratio": 1.5}), "spec.ratio", "FieldValueInvalid",
+        "Invalid value: 1.5: spec.ratio in body should be less than 1.5")]
+    #[case::min_length(json!({"color": "red", "name": "a"}), "spec.name", "FieldValueInvalid",
+        "Invalid value: \"a\": spec.name in body should be at least 2 chars long")]
+    #[case::max_items(json!({"color": "red", "tags": ["a", "b", "c"]}), "spec.tags", "FieldValueTooMany",
+        "Too many: 3: must have at most 2 items")]
+    #[case::min_items(json!({"color": "red", "ports": []}), "spec.ports", "FieldValueInvalid",
+        "Invalid value: 0: spec.ports in body should have at least 1 items")]
+    #[case::item_type(json!({"color": "red", "tags": ["a", 1]}), "spec.tags[1]", "FieldValueTypeInvalid",
+        "Invalid value: \"integer\": spec.tags[1] in body must be of type string: \"integer\"")]
+    #[case::nested_item(json!({"color": "red", "ports": [{"port": "x"}]}), "spec.ports[0].port", "FieldValueTypeInvalid",
+        "Invalid value: \"string\": spec.ports[0].port in body must be of type integer: \"string\"")]
+    #[case::additional(json!({"color": "red", "labels": {"a": 1}}), "spec.labels.a", "FieldValueTypeInvalid",
+        "Invalid value: \"integer\": spec.labels.a in body must be of type string: \"integer\"")]
+    #[case::int_or_string(json!({"color": "red", "port": true}), "spec.port", "FieldValueTypeInvalid",
+        "Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\"")]
+    #[case::null(json!({"color": "red", "never": null}), "spec.never", "FieldValueTypeInvalid",
+        "Invalid value: \"null\": spec.never in body must be of type string: \"null\"")]
+    fn validation_errors(
+        #[case] spec: Value,
+        #[case] field: &str,
+        #[case] reason: &str,
+        #[case] message: &str,
+    ) {
+        let c = single_cause(spec);
+        assert_eq!(
+            (c.field.as_str(), c.reason.as_str(), c.message.as_str()),
+            (field, reason, message)
+        );
+    }
+
+    #[test]
+    fn max_length_is_too_long() {
+        let causes = validate(&widget_schema(), &json!({"spec": {"color": "redddd"}}));
+        let reasons: Vec<&str> = causes.iter().map(|c| c.reason.as_str()).collect();
+        assert_eq!(reasons, ["FieldValueNotSupported", "FieldValueTooLong"]);
+        let schema =
+            json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}});
+        let causes = validate(&schema, &json!({"s": "abcd"}));
+        assert_eq!(causes[0].message, "Too long: may not be more than 3 bytes");
+        assert_eq!(causes[0].reason, "FieldValueTooLong");
+    }
+
+    #[test]
+    fn valid_objects_have_no_causes() {
+        let obj = json!({"apiVersion": "x/v1", "kind": "Widget", "metadata": {"name": "w"},
+                         "spec": {"color": "red", "size": 3, "ratio": 1.0, "port": "http", "maybe": null,
+                                  "tags": ["a"], "ports": [{"port": 8080}], "labels": {"a": "b"}},
+                         "status": {"phase": "x"}});
+        assert!(validate(&widget_schema(), &obj).is_empty());
+        assert!(validate(
+            &widget_schema(),
+            &json!({"spec": {"color": "red", "size": 2.0}})
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn whole_message_renders_like_the_golden_run() {
+        let causes = validate(
+            &widget_schema(),
+            &json!({"spec": {"color": "red", "size": "big"}}),
+        );
+        let err = crate::validation::InvalidError::new("example.com", "Widget", "bad", causes);
+        assert_eq!(
+            err.message(),
+            "Widget.example.com \"bad\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""
+        );
+        assert_eq!(err.causes[0].reason, "FieldValueTypeInvalid");
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let schemas = [
+            json!(null),
+            json!(1),
+            json!({"properties": 5, "items": [1], "required": "x", "enum": 3,
+            "maximum": "x", "minLength": -1, "additionalProperties": "y", "allOf": [null, {"type": 7}]}),
+            widget_schema(),
+        ];
+        let objects = [
+            json!(null),
+            json!([1, [2]]),
+            json!({"spec": [1]}),
+            json!({"spec": {"ports": "x", "nested": 1}}),
+            json!("s"),
+        ];
+        for s in &schemas {
+            for o in &objects {
+                let mut x = o.clone();
+                apply_defaults(s, &mut x);
+                prune(s, &mut x);
+                let _ = validate(s, &x);
+            }
+        }
+    }
+}
