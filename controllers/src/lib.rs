@@ -10,4 +10,5 @@ pub mod clock;
 pub mod crds;
 pub mod eno;
 pub mod ids;
+pub mod karpenter;
 pub mod operator;

@@ -1,0 +1,222 @@
+//! A kwok-style cloud provider (karpenter `kwok/cloudprovider`): `Create` creates the Node object
+//! itself, so the lifecycle runs end to end on any cluster, the fake API server included.
+//!
+//! The Node gets provider id `kwok://<node name>` (the name is random, from the injected id
+//! source), the instance-type, zone and capacity-type labels plus the NodeClaim's labels,
+//! `kubernetes.io/hostname` = the NodeClaim name, the annotation `kwok.x-k8s.io/node: fake`, the
+//! instance type's capacity and allocatable, phase `Pending` and no `Ready` condition: something
+//! else (kwok, or [`crate::karpenter::kubelet`]) plays the kubelet. The NodeClaim must carry an
+//! instance-type requirement. `Delete` deletes the Node (the upstream fix 9fe41b8; before it, kwok
+//! deleted the NodeClaim instead).
+
+use std::collections::BTreeMap;
+
+use futures::future::BoxFuture;
+use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
+use kube::api::{DeleteParams, ObjectMeta, PostParams};
+use kube::{Api, Client};
+
+use crate::ids::SharedIds;
+use crate::karpenter::error::is_not_found;
+use crate::karpenter::requirements::Requirements;
+use crate::karpenter::types::{
+    NodeClaim, NodeClaimStatus, CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL,
+    ZONE_LABEL,
+};
+
+use super::catalog::{cheapest, instance_types};
+use super::{CloudProvider, CloudProviderError, CloudResult, InstanceRegistry};
+
+/// Provider id prefix.
+pub const KWOK_PROVIDER_PREFIX: &str = "kwok://";
+/// Annotation marking a Node as kwok-managed.
+pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
+
+/// The kwok-style provider. Clones share the instance registry.
+#[derive(Clone)]
+pub struct KwokCloudProvider {
+    client: Client,
+    ids: SharedIds,
+    instances: InstanceRegistry,
+    max_instances: Option<usize>,
+}
+
+impl std::fmt::Debug for KwokCloudProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KwokCloudProvider")
+            .field("instances", &self.instances.len())
+            .field("max_instances", &self.max_instances)
+            .finish()
+    }
+}
+
+impl KwokCloudProvider {
+    /// A provider creating Nodes through `client`.
+    pub fn new(client: Client, ids: SharedIds) -> Self {
+        Self {
+            client,
+            ids,
+            instances: InstanceRegistry::default(),
+            max_instances: None,
+        }
+    }
+
+    /// Report insufficient capacity once `max` instances are live (a capacity-limited cloud).
+    pub fn with_max_instances(mut self, max: Option<usize>) -> Self {
+        self.max_instances = max;
+        self
+    }
+
+    /// The live instances.
+    pub fn instances(&self) -> &InstanceRegistry {
+        &self.instances
+    }
+
+    /// The Node this provider would create for `nodeclaim` (no API call).
+    pub fn to_node(&self, nodeclaim: &NodeClaim) -> CloudResult<Node> {
+        let Some(it_req) = nodeclaim
+            .spec
+            .requirements
+            .iter()
+            .find(|r| r.key == INSTANCE_TYPE_LABEL)
+        else {
+            return Err(CloudProviderError::Other(
+                "instance type requirement not found".into(),
+            ));
+        };
+        let catalog = instance_types();
+        let mut candidates = vec![];
+        for name in &it_req.values {
+            match catalog.iter().find(|it| &it.name == name) {
+                Some(it) => candidates.push(it.clone()),
+                None => {
+                    return Err(CloudProviderError::Other(format!(
+                        "instance type {name} not found"
+                    )))
+                }
+            }
+        }
+        let reqs = Requirements::new(&nodeclaim.spec.requirements);
+        let (it, offering) = cheapest(&candidates, &reqs, &nodeclaim.spec.resources.requests)
+            .ok_or_else(|| CloudProviderError::Other("unable to determine instance type".into()))?;
+        let name = format!("kwok-{}", &self.ids.uuid().simple().to_string()[..12]);
+        let mut labels: BTreeMap<String, String> = it.labels();
+        labels.insert(ZONE_LABEL.into(), offering.zone);
+        labels.insert(CAPACITY_TYPE_LABEL.into(), offering.capacity_type);
+        labels.extend(nodeclaim.metadata.labels.clone().unwrap_or_default());
+        labels.insert(
+            HOSTNAME_LABEL.into(),
+            nodeclaim.metadata.name.clone().unwrap_or_default(),
+        );
+        let mut annotations = nodeclaim.metadata.annotations.clone().unwrap_or_default();
+        annotations.insert(KWOK_NODE_ANNOTATION.into(), "fake".into());
+        Ok(Node {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                labels: Some(labels),
+                annotations: Some(annotations),
+                ..Default::default()
+            },
+            spec: Some(NodeSpec {
+                provider_id: Some(format!("{KWOK_PROVIDER_PREFIX}{name}")),
+                ..Default::default()
+            }),
+            status: Some(NodeStatus {
+                capacity: Some(it.capacity()),
+                allocatable: Some(it.allocatable()),
+                phase: Some("Pending".into()),
+                ..Default::default()
+            }),
+        })
+    }
+
+    fn to_nodeclaim(node: &Node, nodeclaim: &NodeClaim) -> NodeClaim {
+        let status = node.status.clone().unwrap_or_default();
+        NodeClaim {
+            metadata: ObjectMeta {
+                name: nodeclaim.metadata.name.clone(),
+                labels: node.metadata.labels.clone(),
+                annotations: node.metadata.annotations.clone(),
+                ..Default::default()
+            },
+            spec: nodeclaim.spec.clone(),
+            status: Some(NodeClaimStatus {
+                provider_id: node
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.provider_id.clone())
+                    .unwrap_or_default(),
+                capacity: status.capacity.unwrap_or_default(),
+                allocatable: status.allocatable.unwrap_or_default(),
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+impl CloudProvider for KwokCloudProvider {
+    fn create<'a>(&'a self, nodeclaim: &'a NodeClaim) -> BoxFuture<'a, CloudResult<NodeClaim>> {
+        Box::pin(async move {
+            if let Some(max) = self.max_instances {
+                if self.instances.len() >= max {
+                    return Err(CloudProviderError::InsufficientCapacity(format!(
+                        "all {max} kwok instances are in use"
+                    )));
+                }
+            }
+            let node = self.to_node(nodeclaim)?;
+            let created = Api::<Node>::all(self.client.clone())
+                .create(&PostParams::default(), &node)
+                .await
+                .map_err(|e| CloudProviderError::Other(format!("creating node, {e}")))?;
+            let launched = Self::to_nodeclaim(&created, nodeclaim);
+            self.instances.insert(launched.clone());
+            Ok(launched)
+        })
+    }
+
+    fn delete<'a>(&'a self, nodeclaim: &'a NodeClaim) -> BoxFuture<'a, CloudResult<()>> {
+        Box::pin(async move {
+            let provider_id = nodeclaim.provider_id();
+            let known = self.instances.remove(provider_id);
+            let node_name = provider_id.strip_prefix(KWOK_PROVIDER_PREFIX).unwrap_or("");
+            let node_deleted = if node_name.is_empty() {
+                false
+            } else {
+                match Api::<Node>::all(self.client.clone())
+                    .delete(node_name, &DeleteParams::default())
+                    .await
+                {
+                    Ok(_) => true,
+                    Err(e) if is_not_found(&e) => false,
+                    Err(e) => return Err(CloudProviderError::Other(format!("deleting node, {e}"))),
+                }
+            };
+            if known || node_deleted {
+                Ok(())
+            } else {
+                Err(CloudProviderError::NodeClaimNotFound(format!(
+                    "no instance with provider id {provider_id:?}"
+                )))
+            }
+        })
+    }
+
+    fn get<'a>(&'a self, provider_id: &'a str) -> BoxFuture<'a, CloudResult<NodeClaim>> {
+        Box::pin(async move {
+            self.instances.get(provider_id).ok_or_else(|| {
+                CloudProviderError::NodeClaimNotFound(format!(
+                    "no instance with provider id {provider_id:?}"
+                ))
+            })
+        })
+    }
+
+    fn list(&self) -> BoxFuture<'_, CloudResult<Vec<NodeClaim>>> {
+        Box::pin(async move { Ok(self.instances.list()) })
+    }
+
+    fn name(&self) -> &str {
+        "kwok"
+    }
+}

@@ -1,0 +1,137 @@
+//! A kubelet stand-in for kwok-style Nodes: it plays what kwok, the kubelet and the node agents
+//! do on a real cluster, so the lifecycle runs end to end against the fake API server.
+//!
+//! For every Node annotated `kwok.x-k8s.io/node: fake` (and never another Node) it:
+//! - sets the `Ready=True` condition and phase `Running` (status subresource), like kwok;
+//! - once the Node is owned by a NodeClaim (Registration added the reference), removes that
+//!   NodeClaim's startup taints, like the daemonset whose readiness they gate;
+//! - removes the known ephemeral taints (`not-ready`, `unreachable`, `uninitialized`), like the
+//!   node lifecycle controller and the cloud controller manager.
+//!
+//! Taints are rewritten with a merge patch carrying the resourceVersion (409 retries).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use crate::clock::SharedClock;
+
+use super::cloudprovider::kwok::KWOK_NODE_ANNOTATION;
+use super::error::{is_conflict, is_not_found, Error};
+use super::taints;
+use super::types::NodeClaim;
+
+/// What the stand-in needs.
+pub struct KubeletContext {
+    /// Client for Node and NodeClaim reads and writes.
+    pub client: Client,
+    /// Timestamps of the conditions it writes.
+    pub clock: SharedClock,
+}
+
+impl std::fmt::Debug for KubeletContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubeletContext").finish_non_exhaustive()
+    }
+}
+
+/// Whether the stand-in manages `node`.
+pub fn is_kwok_node(node: &Node) -> bool {
+    node.annotations()
+        .get(KWOK_NODE_ANNOTATION)
+        .is_some_and(|v| v == "fake")
+}
+
+fn is_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// One pass over a Node.
+pub async fn reconcile(node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Action, Error> {
+    if !is_kwok_node(&node) || node.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let api: Api<Node> = Api::all(ctx.client.clone());
+    let name = node.name_any();
+    if !is_ready(&node) {
+        let now = Time(ctx.clock.now());
+        let body = json!({"status": {
+            "phase": "Running",
+            "conditions": [{
+                "type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "kubelet stand-in is posting ready status",
+                "lastHeartbeatTime": now, "lastTransitionTime": now,
+            }],
+        }});
+        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+            .map_err(|e| Error::api("posting node ready status", e))?;
+    }
+    // Startup taints of the owning NodeClaim, once it owns the Node.
+    let mut removable = taints::known_ephemeral_taints();
+    let owner = node
+        .owner_references()
+        .iter()
+        .find(|o| o.kind == "NodeClaim")
+        .map(|o| o.name.clone());
+    if let Some(owner) = owner {
+        match Api::<NodeClaim>::all(ctx.client.clone()).get(&owner).await {
+            Ok(nc) => removable.extend(nc.spec.startup_taints),
+            Err(e) if is_not_found(&e) => {}
+            Err(e) => return Err(Error::api("reading the owning nodeclaim", e)),
+        }
+    }
+    let current = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    let kept: Vec<_> = current
+        .iter()
+        .filter(|t| !removable.iter().any(|r| taints::matches(r, t)))
+        .cloned()
+        .collect();
+    if kept.len() != current.len() {
+        let body = json!({"metadata": {"resourceVersion": node.resource_version()}, "spec": {"taints": kept}});
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if is_conflict(&e) => return Ok(Action::requeue(Duration::from_millis(50))),
+            Err(e) if is_not_found(&e) => return Ok(Action::await_change()),
+            Err(e) => return Err(Error::api("removing startup taints", e)),
+        }
+        tracing::info!(node = %name, removed = current.len() - kept.len(), "kubelet stand-in removed taints");
+    }
+    Ok(Action::await_change())
+}
+
+fn error_policy(node: Arc<Node>, error: &Error, _ctx: Arc<KubeletContext>) -> Action {
+    tracing::warn!(node = %node.name_any(), error = %error, "kubelet stand-in error");
+    Action::requeue(Duration::from_millis(200))
+}
+
+/// Runs the stand-in until `shutdown` resolves.
+pub async fn run(
+    ctx: Arc<KubeletContext>,
+    watcher_config: watcher::Config,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    Controller::new(Api::<Node>::all(ctx.client.clone()), watcher_config)
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| futures::future::ready(()))
+        .await;
+}

@@ -1,0 +1,234 @@
+//! The NodeClaim lifecycle controller's reconcile (spec §4): finalizer first, then Launch →
+//! Registration → Initialization → Liveness on one in-memory object, then a metadata patch and a
+//! status patch, then the minimum requeue.
+//!
+//! Deviations from the seed, each a fix of a sharp edge in spec §6:
+//! - no `time.Sleep(1s)`: the read-own-writes gate ([`super::read_own_writes`]) defers the next
+//!   pass of this NodeClaim until the cache shows our write, without holding a worker;
+//! - errors: only NotFound errors are dropped, not every error alongside one (§6.5);
+//! - transition times come from the injected clock, the one the TTLs use (§6.4).
+//!
+//! Kept faithful: merge patches without a resourceVersion (§6.2), split metadata/status writes
+//! (§6.3), patching the object after an ICE delete (§6.9). An empty patch is not sent (a no-op on
+//! any API server).
+
+pub mod initialization;
+pub mod launch;
+pub mod liveness;
+pub mod registration;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use tracing::Instrument;
+
+use super::context::Context;
+use super::error::{ignore_not_found, Error};
+use super::patch::{merge_diff, pick};
+use super::read_own_writes::Gate;
+use super::types::{NodeClaim, TERMINATION_FINALIZER};
+
+/// A sub-reconciler's `reconcile.Result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing more to do until an event.
+    Done,
+    /// Run again after the rate limiter's delay (`Requeue: true`).
+    Requeue,
+    /// Run again after this long (`RequeueAfter`).
+    RequeueAfter(Duration),
+}
+
+impl Outcome {
+    /// `result.Min`: the soonest requeue; a bare `Requeue` counts as zero, `Done` is ignored.
+    pub fn min(results: impl IntoIterator<Item = Outcome>) -> Outcome {
+        results
+            .into_iter()
+            .fold(Outcome::Done, |acc, r| match (acc, r) {
+                (_, Outcome::Done) => acc,
+                (Outcome::Done, r) => r,
+                (Outcome::Requeue, _) | (_, Outcome::Requeue) => Outcome::Requeue,
+                (Outcome::RequeueAfter(a), Outcome::RequeueAfter(b)) => {
+                    Outcome::RequeueAfter(a.min(b))
+                }
+            })
+    }
+}
+
+/// What a whole pass decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Finished(Outcome),
+    /// The cache has not seen our last write yet.
+    Deferred(Duration),
+}
+
+/// The lifecycle reconcile, for `kube::runtime::Controller` or any other scheduler.
+pub async fn reconcile(nodeclaim: Arc<NodeClaim>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let key = nodeclaim.name_any();
+    let span = tracing::info_span!("nodeclaim.lifecycle", nodeclaim = %key);
+    let pass = reconcile_pass(&nodeclaim, &ctx).instrument(span).await?;
+    Ok(match pass {
+        Pass::Deferred(wait) => Action::requeue(wait),
+        Pass::Finished(Outcome::Done) => {
+            ctx.lifecycle_rate_limiter.forget(&key);
+            Action::await_change()
+        }
+        Pass::Finished(Outcome::RequeueAfter(d)) => {
+            ctx.lifecycle_rate_limiter.forget(&key);
+            Action::requeue(d)
+        }
+        Pass::Finished(Outcome::Requeue) => Action::requeue(ctx.lifecycle_rate_limiter.when(&key)),
+    })
+}
+
+/// Error policy: requeue after the rate limiter's delay (controller-runtime's `AddRateLimited`).
+pub fn error_policy(nodeclaim: Arc<NodeClaim>, error: &Error, ctx: Arc<Context>) -> Action {
+    let key = nodeclaim.name_any();
+    tracing::error!(nodeclaim = %key, error = %error, "reconciler error");
+    Action::requeue(ctx.lifecycle_rate_limiter.when(&key))
+}
+
+async fn reconcile_pass(cached: &NodeClaim, ctx: &Context) -> Result<Pass, Error> {
+    let name = cached.name_any();
+    if let Gate::Wait(wait) = ctx
+        .read_own_writes
+        .gate(&name, cached.resource_version().as_deref())
+    {
+        tracing::debug!(?wait, "cache has not seen our last write; deferring");
+        return Ok(Pass::Deferred(wait));
+    }
+    if cached.is_deleting() {
+        return Ok(Pass::Finished(Outcome::Done));
+    }
+    let api: Api<NodeClaim> = Api::all(ctx.client.clone());
+    let mut nodeclaim = cached.clone();
+
+    // Add the finalizer immediately since we shouldn't launch if we don't yet have the finalizer.
+    // Otherwise, we could leak resources.
+    if !nodeclaim.has_termination_finalizer() {
+        let mut finalizers = nodeclaim.metadata.finalizers.clone().unwrap_or_default();
+        finalizers.push(TERMINATION_FINALIZER.to_string());
+        // JSON merge patch without a resourceVersion, as upstream (spec §6.2).
+        let body = json!({"metadata": {"finalizers": finalizers}});
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
+            Ok(patched) => {
+                ctx.read_own_writes
+                    .wrote(&name, patched.resource_version().as_deref());
+                nodeclaim = patched;
+            }
+            Err(e) => {
+                return ignore_not_found(vec![Error::api("adding termination finalizer", e)])
+                    .map_or(Ok(Pass::Finished(Outcome::Done)), Err)
+            }
+        }
+    }
+
+    let stored = nodeclaim.clone();
+    let mut errors = vec![];
+    let mut results = vec![];
+    for step in [
+        Step::Launch,
+        Step::Registration,
+        Step::Initialization,
+        Step::Liveness,
+    ] {
+        let r = match step {
+            Step::Launch => launch::reconcile(ctx, &mut nodeclaim).await,
+            Step::Registration => registration::reconcile(ctx, &mut nodeclaim).await,
+            Step::Initialization => initialization::reconcile(ctx, &mut nodeclaim).await,
+            Step::Liveness => liveness::reconcile(ctx, &mut nodeclaim).await,
+        };
+        match r {
+            Ok(o) => results.push(o),
+            Err(e) => {
+                results.push(Outcome::Done);
+                errors.push(e);
+            }
+        }
+    }
+
+    if stored != nodeclaim {
+        let stored_json = to_json(&stored)?;
+        let new_json = to_json(&nodeclaim)?;
+        // Metadata (and spec) first, then status: two writes, as upstream (spec §6.3).
+        if let Some(body) = merge_diff(
+            &pick(&stored_json, &["metadata", "spec"]),
+            &pick(&new_json, &["metadata", "spec"]),
+        ) {
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
+                .await
+            {
+                Ok(patched) => ctx
+                    .read_own_writes
+                    .wrote(&name, patched.resource_version().as_deref()),
+                Err(e) => {
+                    errors.push(Error::api("patching nodeclaim", e));
+                    return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
+                }
+            }
+        }
+        if let Some(body) = merge_diff(
+            &pick(&stored_json, &["status"]),
+            &pick(&new_json, &["status"]),
+        ) {
+            match api
+                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+                .await
+            {
+                Ok(patched) => ctx
+                    .read_own_writes
+                    .wrote(&name, patched.resource_version().as_deref()),
+                Err(e) => {
+                    errors.push(Error::api("patching nodeclaim status", e));
+                    return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
+                }
+            }
+        }
+    }
+    match errors.len() {
+        0 => Ok(Pass::Finished(Outcome::min(results))),
+        1 => Err(errors.remove(0)),
+        _ => Err(Error::Multiple(errors)),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Launch,
+    Registration,
+    Initialization,
+    Liveness,
+}
+
+fn to_json(nc: &NodeClaim) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(nc).map_err(|source| Error::Encode {
+        what: format!("nodeclaim {}", nc.name_any()),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    #[rstest]
+    #[case::all_done(vec![Outcome::Done, Outcome::Done], Outcome::Done)]
+    #[case::smallest_after(vec![Outcome::RequeueAfter(S(900)), Outcome::Done, Outcome::RequeueAfter(S(5))], Outcome::RequeueAfter(S(5)))]
+    #[case::bare_requeue_is_zero(vec![Outcome::RequeueAfter(S(5)), Outcome::Requeue], Outcome::Requeue)]
+    #[case::empty(vec![], Outcome::Done)]
+    fn min(#[case] results: Vec<Outcome>, #[case] want: Outcome) {
+        assert_eq!(Outcome::min(results), want);
+    }
+}

@@ -1,0 +1,405 @@
+//! Production wiring: one watch per kind feeds the reflector stores in the [`Context`], and the
+//! watch mappings below turn each watch event into the keys each controller reconciles; the
+//! controllers themselves are `kube::runtime::Controller`s reading the same stores.
+//!
+//! The mappings are plain values and functions so the race harness can drive the very same
+//! reconciles from its own scheduler:
+//! - [`LifecycleNodeClaimFilter`]: NodeClaim **create** events only (upstream's `For` predicate
+//!   drops updates and deletes, so the controller's own writes never requeue it) — plus a
+//!   re-trigger when the cache catches up with a write a deferred pass was waiting for;
+//! - [`nodeclaims_for_node`]: any Node event → the cached NodeClaims with that provider id;
+//! - [`TerminationNodeClaimFilter`]: NodeClaim creates, deletes, and updates that change the
+//!   generation (`GenerationChangedPredicate`; setting deletionTimestamp bumps it);
+//! - Node **delete** events → [`nodeclaims_for_node`] for termination;
+//! - Node events → that Node, for the minimal node termination controller.
+//!
+//! Objects listed during a (re)list are only in the store after `InitDone`, so their triggers are
+//! emitted then. Upstream's rate limits (1s→1m per item, 10 qps / burst 100) are applied by the
+//! reconciles through [`super::rate_limit`]; concurrency is 1000 (lifecycle) and 100 (termination).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use futures::channel::mpsc;
+use futures::future::FutureExt;
+use futures::{stream, StreamExt};
+use k8s_openapi::api::core::v1::Node;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
+use kube::runtime::reflector::{self, store::Writer, ObjectRef, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, ResourceExt};
+use tokio::task::JoinHandle;
+
+use crate::operator::shutdown::{self, Shutdown};
+
+use super::context::{Context, Stores};
+use super::lifecycle;
+use super::node_termination;
+use super::nodes::nodeclaims_for_node;
+use super::termination;
+use super::types::NodeClaim;
+
+/// Lifecycle's NodeClaim trigger: a key is emitted the first time its UID is seen.
+#[derive(Debug, Default)]
+pub struct LifecycleNodeClaimFilter {
+    seen: HashSet<String>,
+}
+
+impl LifecycleNodeClaimFilter {
+    /// The trigger for an object now in the store (an `Apply`, or an `InitApply` at `InitDone`).
+    pub fn on_apply(&mut self, nc: &NodeClaim, ctx: &Context) -> Option<ObjectRef<NodeClaim>> {
+        let uid = nc.uid().unwrap_or_default();
+        let created = self.seen.insert(uid);
+        let caught_up = ctx
+            .read_own_writes
+            .caught_up_by(&nc.name_any(), nc.resource_version().as_deref());
+        (created || caught_up).then(|| ObjectRef::from_obj(nc))
+    }
+
+    /// A delete: forget the UID (no trigger).
+    pub fn on_delete(&mut self, nc: &NodeClaim, ctx: &Context) {
+        self.seen.remove(&nc.uid().unwrap_or_default());
+        ctx.read_own_writes.forget(&nc.name_any());
+    }
+
+    /// After a relist: forget UIDs no longer in the store.
+    pub fn prune(&mut self, store: &Store<NodeClaim>) {
+        let live: HashSet<String> = store.state().iter().filter_map(|nc| nc.uid()).collect();
+        self.seen.retain(|uid| live.contains(uid));
+    }
+}
+
+/// Termination's NodeClaim trigger: first sighting or a generation change.
+#[derive(Debug, Default)]
+pub struct TerminationNodeClaimFilter {
+    generations: HashMap<String, Option<i64>>,
+}
+
+impl TerminationNodeClaimFilter {
+    /// The trigger for an object now in the store.
+    pub fn on_apply(&mut self, nc: &NodeClaim) -> Option<ObjectRef<NodeClaim>> {
+        let uid = nc.uid().unwrap_or_default();
+        let previous = self.generations.insert(uid, nc.metadata.generation);
+        (previous != Some(nc.metadata.generation)).then(|| ObjectRef::from_obj(nc))
+    }
+
+    /// A delete: forget the UID (the key is gone from the store, so no reconcile would run).
+    pub fn on_delete(&mut self, nc: &NodeClaim) {
+        self.generations.remove(&nc.uid().unwrap_or_default());
+    }
+
+    /// After a relist: forget UIDs no longer in the store.
+    pub fn prune(&mut self, store: &Store<NodeClaim>) {
+        let live: HashSet<String> = store.state().iter().filter_map(|nc| nc.uid()).collect();
+        self.generations.retain(|uid, _| live.contains(uid));
+    }
+}
+
+/// The keys one watch event triggers, per controller.
+#[derive(Debug, Default, PartialEq)]
+pub struct Triggers {
+    /// Lifecycle keys.
+    pub lifecycle: Vec<ObjectRef<NodeClaim>>,
+    /// NodeClaim termination keys.
+    pub termination: Vec<ObjectRef<NodeClaim>>,
+    /// Node termination keys.
+    pub nodes: Vec<ObjectRef<Node>>,
+}
+
+/// Applies watch events to the stores and maps them to triggers: the whole watch side of both
+/// controllers, usable by hand (the harness) or from watch streams ([`spawn`]).
+pub struct Dispatcher {
+    ctx: Arc<Context>,
+    nodeclaim_writer: Writer<NodeClaim>,
+    node_writer: Writer<Node>,
+    lifecycle: LifecycleNodeClaimFilter,
+    termination: TerminationNodeClaimFilter,
+    nodeclaim_init: Vec<NodeClaim>,
+    node_init: Vec<Node>,
+}
+
+impl Dispatcher {
+    /// A dispatcher writing into the stores `ctx` reads (created by [`new_stores`]).
+    pub fn new(ctx: Arc<Context>, writers: Writers) -> Self {
+        Self {
+            ctx,
+            nodeclaim_writer: writers.nodeclaims,
+            node_writer: writers.nodes,
+            lifecycle: LifecycleNodeClaimFilter::default(),
+            termination: TerminationNodeClaimFilter::default(),
+            nodeclaim_init: vec![],
+            node_init: vec![],
+        }
+    }
+
+    /// Apply a NodeClaim watch event to the store; return what it triggers.
+    pub fn on_nodeclaim_event(&mut self, event: &watcher::Event<NodeClaim>) -> Triggers {
+        self.nodeclaim_writer.apply_watcher_event(event);
+        let mut t = Triggers::default();
+        let applied = match event {
+            watcher::Event::Apply(nc) => vec![nc.clone()],
+            watcher::Event::Delete(nc) => {
+                self.lifecycle.on_delete(nc, &self.ctx);
+                self.termination.on_delete(nc);
+                vec![]
+            }
+            watcher::Event::Init => {
+                self.nodeclaim_init.clear();
+                vec![]
+            }
+            watcher::Event::InitApply(nc) => {
+                self.nodeclaim_init.push(nc.clone());
+                vec![]
+            }
+            watcher::Event::InitDone => {
+                self.lifecycle.prune(&self.ctx.nodeclaims);
+                self.termination.prune(&self.ctx.nodeclaims);
+                std::mem::take(&mut self.nodeclaim_init)
+            }
+        };
+        for nc in &applied {
+            t.lifecycle.extend(self.lifecycle.on_apply(nc, &self.ctx));
+            t.termination.extend(self.termination.on_apply(nc));
+        }
+        t
+    }
+
+    /// Apply a Node watch event to the store; return what it triggers.
+    pub fn on_node_event(&mut self, event: &watcher::Event<Node>) -> Triggers {
+        self.node_writer.apply_watcher_event(event);
+        let mut t = Triggers::default();
+        let (applied, deleted) = match event {
+            watcher::Event::Apply(n) => (vec![n.clone()], vec![]),
+            watcher::Event::Delete(n) => (vec![], vec![n.clone()]),
+            watcher::Event::Init => {
+                self.node_init.clear();
+                (vec![], vec![])
+            }
+            watcher::Event::InitApply(n) => {
+                self.node_init.push(n.clone());
+                (vec![], vec![])
+            }
+            watcher::Event::InitDone => (std::mem::take(&mut self.node_init), vec![]),
+        };
+        for n in applied.iter().chain(&deleted) {
+            t.lifecycle
+                .extend(nodeclaims_for_node(&self.ctx.nodeclaims, n));
+        }
+        for n in &deleted {
+            t.termination
+                .extend(nodeclaims_for_node(&self.ctx.nodeclaims, n));
+        }
+        for n in &applied {
+            t.nodes.push(ObjectRef::from_obj(n));
+        }
+        t
+    }
+}
+
+/// The writing halves of the context's stores.
+pub struct Writers {
+    /// Feeds `Context::nodeclaims`.
+    pub nodeclaims: Writer<NodeClaim>,
+    /// Feeds `Context::nodes`.
+    pub nodes: Writer<Node>,
+}
+
+/// Fresh stores: the readers go into the [`Context`], the writers to a [`Dispatcher`].
+pub fn new_stores() -> (Stores, Writers) {
+    let (nodeclaims, nc_writer) = reflector::store();
+    let (nodes, node_writer) = reflector::store();
+    (
+        Stores { nodeclaims, nodes },
+        Writers {
+            nodeclaims: nc_writer,
+            nodes: node_writer,
+        },
+    )
+}
+
+/// Options of the production wiring.
+#[derive(Clone)]
+pub struct WiringOptions {
+    /// Watcher configuration of every watch.
+    pub watcher_config: watcher::Config,
+    /// Run the minimal node termination controller (needed unless something else removes
+    /// `karpenter.sh/termination` from deleting Nodes).
+    pub node_termination: bool,
+}
+
+impl Default for WiringOptions {
+    fn default() -> Self {
+        Self {
+            watcher_config: watcher::Config::default(),
+            node_termination: true,
+        }
+    }
+}
+
+/// The running controllers.
+pub struct Running {
+    /// The shared context (stores, metrics, provider, caches).
+    pub context: Arc<Context>,
+    resync: Vec<mpsc::UnboundedSender<()>>,
+    stop: Option<futures::channel::oneshot::Sender<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Reconcile every cached NodeClaim in both controllers now (a resync; e.g. after moving a
+    /// manual clock past a TTL).
+    pub fn resync(&self) {
+        for tx in &self.resync {
+            let _ = tx.unbounded_send(());
+        }
+    }
+
+    /// Stop watching, let running reconciles finish, and wait for every task.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        for t in self.tasks.drain(..) {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Starts the watches, the lifecycle and termination controllers (and optionally the node
+/// termination stand-in) on the current tokio runtime. They stop on `external` or
+/// [`Running::shutdown`], whichever comes first.
+pub fn spawn(
+    ctx: Arc<Context>,
+    writers: Writers,
+    opts: WiringOptions,
+    external: Shutdown,
+) -> Running {
+    let (stop_tx, stop_rx) = futures::channel::oneshot::channel::<()>();
+    let stop: Shutdown = shutdown::on(async move {
+        futures::future::select(stop_rx.map(|_| ()), external).await;
+    });
+    let (lc_tx, lc_rx) = mpsc::unbounded();
+    let (tm_tx, tm_rx) = mpsc::unbounded();
+    let (node_tx, node_rx) = mpsc::unbounded();
+    let (lc_resync_tx, lc_resync_rx) = mpsc::unbounded();
+    let (tm_resync_tx, tm_resync_rx) = mpsc::unbounded();
+    let mut tasks = vec![];
+
+    // Watches → stores → triggers.
+    let mut dispatcher = Dispatcher::new(ctx.clone(), writers);
+    let nc_events = watcher(
+        Api::<NodeClaim>::all(ctx.client.clone()),
+        opts.watcher_config.clone(),
+    )
+    .default_backoff()
+    .map(|e| Watched::NodeClaim(Box::new(e)));
+    let node_events = watcher(
+        Api::<Node>::all(ctx.client.clone()),
+        opts.watcher_config.clone(),
+    )
+    .default_backoff()
+    .map(|e| Watched::Node(Box::new(e)));
+    let mut events = Box::pin(stream::select(nc_events, node_events).take_until(stop.clone()));
+    let node_termination = opts.node_termination;
+    tasks.push(tokio::spawn(async move {
+        while let Some(ev) = events.next().await {
+            let t = match ev {
+                Watched::NodeClaim(e) => match *e {
+                    Ok(e) => dispatcher.on_nodeclaim_event(&e),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "nodeclaim watch failed; retrying with backoff");
+                        continue;
+                    }
+                },
+                Watched::Node(e) => match *e {
+                    Ok(e) => dispatcher.on_node_event(&e),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "node watch failed; retrying with backoff");
+                        continue;
+                    }
+                },
+            };
+            for r in t.lifecycle {
+                let _ = lc_tx.unbounded_send(r);
+            }
+            for r in t.termination {
+                let _ = tm_tx.unbounded_send(r);
+            }
+            if node_termination {
+                for r in t.nodes {
+                    let _ = node_tx.unbounded_send(r);
+                }
+            }
+        }
+    }));
+
+    let lifecycle = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
+        .reconcile_on(lc_rx)
+        .reconcile_all_on(lc_resync_rx)
+        .with_config(ControllerConfig::default().concurrency(ctx.config.lifecycle_concurrency))
+        .graceful_shutdown_on(stop.clone())
+        .run(lifecycle::reconcile, lifecycle::error_policy, ctx.clone());
+    tasks.push(tokio::spawn(drain("nodeclaim.lifecycle", lifecycle)));
+
+    let termination = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
+        .reconcile_on(tm_rx)
+        .reconcile_all_on(tm_resync_rx)
+        .with_config(ControllerConfig::default().concurrency(ctx.config.termination_concurrency))
+        .graceful_shutdown_on(stop.clone())
+        .run(
+            termination::reconcile,
+            termination::error_policy,
+            ctx.clone(),
+        );
+    tasks.push(tokio::spawn(drain("nodeclaim.termination", termination)));
+
+    if node_termination {
+        let nodes = Controller::for_stream(stream::pending(), ctx.nodes.clone())
+            .reconcile_on(node_rx)
+            .with_config(
+                ControllerConfig::default().concurrency(ctx.config.termination_concurrency),
+            )
+            .graceful_shutdown_on(stop.clone())
+            .run(
+                node_termination::reconcile,
+                node_termination::error_policy,
+                ctx.clone(),
+            );
+        tasks.push(tokio::spawn(drain("node.termination", nodes)));
+    }
+
+    Running {
+        context: ctx,
+        resync: vec![lc_resync_tx, tm_resync_tx],
+        stop: Some(stop_tx),
+        tasks,
+    }
+}
+
+enum Watched {
+    NodeClaim(Box<Result<watcher::Event<NodeClaim>, watcher::Error>>),
+    Node(Box<Result<watcher::Event<Node>, watcher::Error>>),
+}
+
+async fn drain<K, E1, E2>(
+    name: &'static str,
+    results: impl futures::Stream<
+        Item = Result<
+            (ObjectRef<K>, kube::runtime::controller::Action),
+            kube::runtime::controller::Error<E1, E2>,
+        >,
+    >,
+) where
+    K: kube::Resource + 'static,
+    E1: std::error::Error + 'static,
+    E2: std::error::Error + 'static,
+{
+    results
+        .for_each(|r| {
+            if let Err(e) = r {
+                tracing::debug!(controller = name, error = %e, "reconcile failed");
+            }
+            futures::future::ready(())
+        })
+        .await;
+}
