@@ -12,6 +12,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         eno::Composition::crd(),
         eno::Synthesizer::crd(),
         eno::ResourceSlice::crd(),
+        crate::karpenter::NodeClaim::crd(),
     ]
 }
 

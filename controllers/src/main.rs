@@ -26,6 +26,8 @@ enum Command {
     Eno(controllers::eno::cli::EnoArgs),
     /// The synthesis executor, run inside a synthesizer pod.
     Synthesize(controllers::eno::cli::SynthesizeArgs),
+    /// Karpenter's NodeClaim lifecycle and termination controllers.
+    Karpenter(controllers::karpenter::cli::KarpenterArgs),
     /// Print every CRD as YAML.
     Crds,
 }
@@ -37,6 +39,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Eno(args) => controllers::eno::cli::run_eno(args).await,
         Command::Synthesize(args) => controllers::eno::cli::run_synthesize(args).await,
+        Command::Karpenter(args) => controllers::karpenter::cli::run(args).await,
         Command::Crds => controllers::crds::to_yaml(&controllers::crds::all())
             .map(|yaml| print!("{yaml}"))
             .map_err(Into::into),
