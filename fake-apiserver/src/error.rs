@@ -5,16 +5,7 @@
 
 use serde_json::{json, Value};
 
-/// A `metav1.StatusCause`: one field-level reason inside an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusCause {
-    /// Machine-readable reason, e.g. `FieldValueInvalid`.
-    pub reason: String,
-    /// Human-readable message.
-    pub message: String,
-    /// The field path, e.g. `metadata.name`.
-    pub field: String,
-}
+pub use crate::validation::Cause as StatusCause;
 
 /// An error answered to a client as a `metav1.Status`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,6 +50,12 @@ impl ApiError {
         self.group = Some(group.to_string());
         self.kind = Some(kind.to_string());
         self.name = Some(name.to_string());
+        self
+    }
+
+    /// Replaces the message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
         self
     }
 
@@ -153,34 +150,7 @@ impl ApiError {
 
     /// `422 Invalid` for an object, rendered as `<Kind> "<name>" is invalid: <causes>`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
-        let qualified_kind = if group.is_empty() {
-            kind.to_string()
-        } else {
-            format!("{kind}.{group}")
-        };
-        let rendered: Vec<String> = causes
-            .iter()
-            .map(|c| {
-                if c.field.is_empty() {
-                    c.message.clone()
-                } else {
-                    format!("{}: {}", c.field, c.message)
-                }
-            })
-            .collect();
-        let body = match rendered.len() {
-            0 => String::new(),
-            1 => rendered[0].clone(),
-            _ => format!("[{}]", rendered.join(", ")),
-        };
-        let mut err = Self::new(
-            422,
-            "Invalid",
-            format!("{qualified_kind} \"{name}\" is invalid: {body}"),
-        )
-        .with_details(group, kind, name);
-        err.causes = causes;
-        err
+        crate::validation::InvalidError::new(group, kind, name, causes).into()
     }
 
     /// `500 InternalError`.
@@ -245,6 +215,23 @@ pub fn qualified(group: &str, plural: &str) -> String {
         plural.to_string()
     } else {
         format!("{plural}.{group}")
+    }
+}
+
+impl From<crate::validation::InvalidError> for ApiError {
+    fn from(e: crate::validation::InvalidError) -> Self {
+        let kind = e.kind.split('.').next().unwrap_or_default().to_string();
+        let mut err = Self::new(422, "Invalid", e.message()).with_details(&e.group, &kind, &e.name);
+        err.causes = e.causes;
+        err
+    }
+}
+
+impl From<crate::patch::PatchError> for ApiError {
+    fn from(e: crate::patch::PatchError) -> Self {
+        let mut err = Self::new(e.code(), e.reason(), e.to_string());
+        err.causes = e.causes();
+        err
     }
 }
 

@@ -1,16 +1,50 @@
 //! A fake Kubernetes API server with the semantics controllers depend on.
 //!
 //! It runs in-process (a [`kube::Client`] wired straight to an axum router, no socket) or on a
-//! loopback TCP port for `kubectl`.
+//! loopback TCP port for `kubectl`:
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let server = fake_apiserver::FakeApiServer::new();
+//! let client = server.client(); // a kube::Client with no socket
+//! # let _ = client;
+//! # }
+//! ```
+//!
+//! Inside, one [`store::Store`] keeps every object as JSON under a single global revision (as
+//! etcd does), with a bounded event history for watches. Each HTTP verb is a thin handler over the
+//! lifecycle rules in [`semantics`]; errors are `metav1.Status` bodies with the real codes and
+//! reasons. Tests and the race harness get hooks ([`hooks`]): a request gate, fault rules, a
+//! subscription to the event log and a switch that drops watches.
 
+// `ApiError` carries a whole `metav1.Status` (message, details, causes); it is the answer to a
+// failed request, not a hot path, so it is returned by value as kube-rs does with its errors.
+#![allow(clippy::result_large_err)]
+
+pub mod crd;
+pub mod defaults;
 pub mod discovery;
+pub mod encoding;
+pub mod error;
+mod handlers;
+pub mod hooks;
 pub mod kubeconfig;
+pub mod list;
 pub mod manifest;
 pub mod openapi;
+mod openapi_routes;
 pub mod patch;
+pub mod registry;
+pub mod request;
 pub mod resource;
 pub mod schema;
 pub mod selector;
-pub mod validation;
-pub mod error;
+pub mod semantics;
+mod server;
 pub mod store;
+pub mod table;
+pub mod validation;
+mod watch;
+
+pub use error::ApiError;
+pub use server::{ClockFn, FakeApiServer, FakeApiServerBuilder, MAX_BODY_BYTES};

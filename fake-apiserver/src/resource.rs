@@ -31,6 +31,8 @@ pub struct ResourceInfo {
     pub schema: Option<Value>,
     /// For custom resources: the CRD's `additionalPrinterColumns` for this version.
     pub additional_printer_columns: Vec<Value>,
+    /// For custom resources: the CRD's `selectableFields` JSON paths for this version.
+    pub selectable_fields: Vec<String>,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
 }
@@ -258,6 +260,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     custom: false,
                     schema: None,
                     additional_printer_columns: Vec::new(),
+                    selectable_fields: Vec::new(),
                     tracks_generation,
                 }
             },

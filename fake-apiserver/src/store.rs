@@ -94,6 +94,9 @@ pub struct Outcome {
     pub event: Option<EventType>,
 }
 
+/// The start of a watch: the backlog of events still in the history, and the live receiver.
+pub type WatchStart = (Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>);
+
 /// A stored object: its serialized JSON.
 pub type StoredObject = Bytes;
 
@@ -380,10 +383,7 @@ impl Store {
 
     /// Starts a watch: the events after `revision` still in the history, and a receiver for
     /// every later one, taken atomically so nothing is missed or repeated.
-    pub fn watch_from(
-        &self,
-        revision: u64,
-    ) -> Result<(Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>), ApiError> {
+    pub fn watch_from(&self, revision: u64) -> Result<WatchStart, ApiError> {
         let inner = self.lock();
         if revision < inner.compacted {
             return Err(ApiError::expired(format!(

@@ -1,0 +1,798 @@
+//! HTTP handlers for resource requests: each verb is a thin layer over the lifecycle rules in
+//! [`crate::semantics`] and the store.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use crate::crd;
+use crate::defaults;
+use crate::encoding::{add_type_meta, strip_type_meta, typed_bytes};
+use crate::error::ApiError;
+use crate::hooks::RequestInfo;
+use crate::list::{self, ListRequest};
+use crate::patch::PatchType;
+use crate::registry::{self, split_api_version};
+use crate::request::{Query, ResourcePath};
+use crate::resource::ResourceInfo;
+use crate::semantics::{
+    self, check_namespace, check_type_meta, decide_delete, prepare_create, prepare_update,
+    DeleteOptions, UpdateTarget, WriteContext,
+};
+use crate::server::{self, json_response, value_response, FakeApiServer, MAX_BODY_BYTES};
+use crate::store::{resource_key, Mutation};
+use crate::watch;
+
+/// Longest prefix kept from `generateName` (a generated name is at most 63 characters).
+const MAX_GENERATE_NAME_PREFIX: usize = 58;
+
+const APIEXTENSIONS: &str = "apiextensions.k8s.io";
+
+/// The router's fallback: resource requests, discovery below the roots, OpenAPI and health checks.
+pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_string();
+    if ["/healthz/", "/livez/", "/readyz/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+    {
+        return (StatusCode::OK, "ok").into_response();
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        return crate::openapi_routes::serve(&server, &path, &parts.headers);
+    }
+    if let Some(found) = server::discovery_for_path(&server, &path) {
+        return match found {
+            Ok(v) => value_response(StatusCode::OK, &v),
+            Err(e) => e.into_response(),
+        };
+    }
+    let Some(rp) = ResourcePath::parse(&path) else {
+        return ApiError::no_such_resource().into_response();
+    };
+    let Some(info) = server
+        .shared
+        .registry
+        .lookup(&rp.group, &rp.version, &rp.plural)
+    else {
+        return ApiError::no_such_resource().into_response();
+    };
+    if rp.namespace.is_some() && !info.namespaced {
+        return ApiError::no_such_resource().into_response();
+    }
+    if let Some(sub) = &rp.subresource {
+        if !(sub == "status" && info.has_status) {
+            return ApiError::no_such_resource().into_response();
+        }
+    }
+    let query = Query::parse(parts.uri.query());
+    let verb = match verb_of(&parts.method, &rp, &query) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let request_info = RequestInfo {
+        method: parts.method.to_string(),
+        verb: verb.to_string(),
+        group: rp.group.clone(),
+        resource: rp.plural.clone(),
+        subresource: rp.subresource.clone(),
+        namespace: rp.namespace.clone(),
+        name: rp.name.clone(),
+        path: path.clone(),
+        user_agent: server::user_agent(&parts.headers),
+    };
+    if let Err(e) = server.admit(&request_info).await {
+        return e.into_response();
+    }
+    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return ApiError::too_large(MAX_BODY_BYTES).into_response(),
+    };
+    let call = Call {
+        server: &server,
+        info: &info,
+        path: &rp,
+        query: &query,
+        headers: &parts.headers,
+        manager: field_manager(&query, &request_info.user_agent),
+    };
+    let result = match verb {
+        "get" => call.get(),
+        "list" => call.list(),
+        "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
+        "create" => call.create(body),
+        "update" => call.update(body),
+        "patch" => call.patch(body),
+        "delete" => call.delete(body),
+        "deletecollection" => call.delete_collection(body),
+        _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
+    };
+    match result {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::debug!(path, code = e.code, reason = %e.reason, message = %e.message, "request failed");
+            e.into_response()
+        }
+    }
+}
+
+fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static str, ApiError> {
+    let item = rp.name.is_some();
+    let verb = match (method.as_str(), item) {
+        ("GET", true) => "get",
+        ("GET", false) if query.flag("watch") => "watch",
+        ("GET", false) => "list",
+        ("POST", false) if rp.subresource.is_none() => "create",
+        ("PUT", true) => "update",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) if rp.subresource.is_none() => "delete",
+        ("DELETE", false) => "deletecollection",
+        (m, _) => return Err(ApiError::method_not_allowed(m)),
+    };
+    Ok(verb)
+}
+
+/// The manager recorded in managedFields: `fieldManager`, else the user agent's program name.
+fn field_manager(query: &Query, user_agent: &str) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.to_string();
+    }
+    let program = user_agent.split('/').next().unwrap_or_default();
+    if program.is_empty() {
+        "unknown".into()
+    } else {
+        program.to_string()
+    }
+}
+
+/// One resource request being served.
+struct Call<'a> {
+    server: &'a FakeApiServer,
+    info: &'a Arc<ResourceInfo>,
+    path: &'a ResourcePath,
+    query: &'a Query,
+    headers: &'a HeaderMap,
+    manager: String,
+}
+
+impl Call<'_> {
+    fn key(&self) -> String {
+        resource_key(&self.info.group, &self.info.plural)
+    }
+
+    fn namespace(&self) -> &str {
+        self.path.namespace.as_deref().unwrap_or_default()
+    }
+
+    fn name(&self) -> &str {
+        self.path.name.as_deref().unwrap_or_default()
+    }
+
+    fn target(&self) -> UpdateTarget {
+        match self.path.subresource.as_deref() {
+            Some("status") => UpdateTarget::Status,
+            _ => UpdateTarget::Main,
+        }
+    }
+
+    fn object_response(&self, code: StatusCode, mut object: Value) -> Result<Response, ApiError> {
+        add_type_meta(self.info, &mut object);
+        if crate::table::wants_table(self.headers) {
+            let table = crate::table::to_table(
+                self.info,
+                std::slice::from_ref(&object),
+                &crate::semantics::format_time(self.server.shared.now()),
+                true,
+            );
+            return Ok(value_response(code, &table));
+        }
+        Ok(value_response(code, &object))
+    }
+
+    fn get(&self) -> Result<Response, ApiError> {
+        let bytes = self
+            .server
+            .shared
+            .store
+            .get(&self.key(), self.namespace(), self.name())
+            .ok_or_else(|| ApiError::not_found(&self.info.group, &self.info.plural, self.name()))?;
+        if crate::table::wants_table(self.headers) {
+            let object: Value =
+                serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+            return self.object_response(StatusCode::OK, object);
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            typed_bytes(self.info, &bytes),
+        ))
+    }
+
+    fn list(&self) -> Result<Response, ApiError> {
+        let request = ListRequest::parse(self.info, self.query)?;
+        list::serve(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            &request,
+            self.headers,
+        )
+    }
+
+    fn write_context<'b>(&'b self, now: &'b str) -> WriteContext<'b> {
+        WriteContext {
+            info: self.info,
+            now,
+            manager: &self.manager,
+        }
+    }
+
+    fn create(&self, body: Bytes) -> Result<Response, ApiError> {
+        if self.info.namespaced && self.path.namespace.is_none() {
+            return Err(ApiError::no_such_resource());
+        }
+        let object = parse_body(self.headers, &body)?;
+        let created = create_object(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            object,
+            &self.manager,
+        )?;
+        self.object_response(StatusCode::CREATED, created)
+    }
+
+    fn update(&self, body: Bytes) -> Result<Response, ApiError> {
+        let mut object = parse_body(self.headers, &body)?;
+        check_type_meta(self.info, &mut object)?;
+        let body_name = semantics::name_of(&object).to_string();
+        if body_name != self.name() {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({})",
+                self.name()
+            )));
+        }
+        check_namespace(self.info, self.path.namespace.as_deref(), &mut object)?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let target = self.target();
+        let outcome = self.server.shared.store.mutate(
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                let mut object = object;
+                finish_custom_object(self.info, &mut object)?;
+                finish_builtin_object(self.info, &mut object, &now)?;
+                strip_type_meta(self.info, &mut object);
+                prepare_update(&ctx, &current, object, target)
+            },
+        )?;
+        after_write(self.server, self.info, &outcome.object, outcome.event);
+        self.object_response(StatusCode::OK, outcome.object)
+    }
+
+    fn patch(&self, body: Bytes) -> Result<Response, ApiError> {
+        let patch_type =
+            crate::patch::check_patch_type(&content_type(self.headers), self.info.custom)?;
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "server-side apply (application/apply-patch+yaml) is not supported by this fake API server yet; use a merge, JSON or strategic merge patch, or an update",
+            ));
+        }
+        let patch = crate::patch::decode_patch(patch_type, &body)?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let target = self.target();
+        let outcome = self.server.shared.store.mutate(
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                let mut patched = current.clone();
+                add_type_meta(self.info, &mut patched);
+                crate::patch::apply_patch(patch_type, &mut patched, &patch, &self.info.group, &self.info.kind, self.info.custom)?;
+                check_type_meta(self.info, &mut patched)?;
+                let patched_name = semantics::name_of(&patched).to_string();
+                if patched_name != self.name() {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({patched_name}) does not match the name on the URL ({})",
+                        self.name()
+                    )));
+                }
+                finish_custom_object(self.info, &mut patched)?;
+                finish_builtin_object(self.info, &mut patched, &now)?;
+                strip_type_meta(self.info, &mut patched);
+                prepare_update(&ctx, &current, patched, target)
+            },
+        )?;
+        after_write(self.server, self.info, &outcome.object, outcome.event);
+        self.object_response(StatusCode::OK, outcome.object)
+    }
+
+    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
+        let mut opts = DeleteOptions::from_body(&body)?;
+        if let Some(grace) = self.query.int("gracePeriodSeconds")? {
+            opts.grace_period_seconds = Some(grace);
+        }
+        if let Some(policy) = self.query.get("propagationPolicy") {
+            opts.propagation_policy = Some(policy.to_string());
+        }
+        let (object, gone) =
+            delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?;
+        if gone && !(self.info.custom || matches!(self.info.kind.as_str(), "Pod" | "Namespace")) {
+            let uid = object["metadata"]["uid"].clone();
+            let mut status = json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                "details": {"name": self.name(), "kind": self.info.plural, "uid": uid}
+            });
+            if !self.info.group.is_empty() {
+                status["details"]["group"] = json!(self.info.group);
+            }
+            return Ok(value_response(StatusCode::OK, &status));
+        }
+        self.object_response(StatusCode::OK, object)
+    }
+
+    fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
+        let opts = DeleteOptions::from_body(&body)?;
+        let request = ListRequest::parse(self.info, self.query)?;
+        let snapshot = self
+            .server
+            .shared
+            .store
+            .snapshot(&self.key(), self.path.namespace.as_deref());
+        let mut deleted = Vec::new();
+        for ((ns, name), bytes) in snapshot.items {
+            let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
+            if !request.matches(&object) {
+                continue;
+            }
+            match delete_object(self.server, self.info, &ns, &name, &opts) {
+                Ok((mut object, _)) => {
+                    add_type_meta(self.info, &mut object);
+                    deleted.push(object);
+                }
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let list = json!({
+            "kind": self.info.list_kind(),
+            "apiVersion": self.info.api_version(),
+            "metadata": {"resourceVersion": self.server.revision().to_string()},
+            "items": deleted,
+        });
+        Ok(value_response(StatusCode::OK, &list))
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Decodes a request body (JSON, or YAML when the content type says so).
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = content_type(headers);
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let value: Value = match media {
+        "" | "application/json" | "*/*" => {
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
+            }
+            serde_json::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+            })?
+        }
+        "application/yaml" => serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?,
+        other => return Err(ApiError::unsupported_media_type(other)),
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }",
+        ));
+    }
+    Ok(value)
+}
+
+/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation.
+fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    let (true, Some(schema)) = (info.custom, info.schema.as_ref()) else {
+        return Ok(());
+    };
+    crate::schema::apply_defaults(schema, object);
+    crate::schema::prune(schema, object);
+    let causes = crate::schema::validate(schema, object);
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &info.group,
+        &info.kind,
+        semantics::name_of(object),
+        causes,
+    ))
+}
+
+/// Per-kind rules for built-in objects on every write (CRD status and checks).
+fn finish_builtin_object(
+    info: &ResourceInfo,
+    object: &mut Value,
+    now: &str,
+) -> Result<(), ApiError> {
+    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        crd::validate_crd(object)?;
+        crd::set_established_status(object, now);
+    }
+    Ok(())
+}
+
+/// Validates object metadata (name, labels, annotations, finalizers).
+fn validate_metadata(info: &ResourceInfo, object: &Value) -> Result<(), ApiError> {
+    let rule = crate::validation::name_rule_for(&info.group, &info.kind);
+    let kind = crate::validation::qualified_kind(&info.group, &info.kind);
+    crate::validation::validate_object_meta(&kind, info.namespaced, rule, object)?;
+    Ok(())
+}
+
+/// Creates an object: the whole create path shared by POST and [`apply_manifest`].
+pub(crate) fn create_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    mut object: Value,
+    manager: &str,
+) -> Result<Value, ApiError> {
+    check_type_meta(info, &mut object)?;
+    check_namespace(info, namespace, &mut object)?;
+    let ns = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if info.namespaced {
+        check_namespace_accepts(server, info, &ns, &object)?;
+    }
+    let generate_name = object["metadata"]["generateName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let explicit_name = semantics::name_of(&object).to_string();
+    if explicit_name.is_empty() && generate_name.is_empty() {
+        return Err(ApiError::invalid(
+            &info.group,
+            &info.kind,
+            "",
+            vec![crate::error::StatusCause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: name or generateName is required".into(),
+                field: "metadata.name".into(),
+            }],
+        ));
+    }
+    let now = server.shared.now_string();
+    let ctx = WriteContext {
+        info,
+        now: &now,
+        manager,
+    };
+    // A generated name that collides is retried with another suffix, as the real server does.
+    let attempts = if explicit_name.is_empty() { 8 } else { 1 };
+    let mut last_error = None;
+    for _ in 0..attempts {
+        let mut candidate = object.clone();
+        if explicit_name.is_empty() {
+            let prefix: String = generate_name
+                .chars()
+                .take(MAX_GENERATE_NAME_PREFIX)
+                .collect();
+            candidate["metadata"]["name"] =
+                json!(format!("{prefix}{}", server.shared.random_suffix(5)));
+        }
+        validate_metadata(info, &candidate)?;
+        let uid = server.shared.new_uid();
+        prepare_create(&ctx, &mut candidate, &uid)?;
+        match (info.group.as_str(), info.kind.as_str()) {
+            ("", "Pod") => defaults::default_pod(&mut candidate, &server.shared.random_suffix(5)),
+            ("", "Namespace") => defaults::default_namespace(&mut candidate),
+            _ => {}
+        }
+        finish_custom_object(info, &mut candidate)?;
+        finish_builtin_object(info, &mut candidate, &now)?;
+        strip_type_meta(info, &mut candidate);
+        let name = semantics::name_of(&candidate).to_string();
+        let result = server.shared.store.mutate(
+            &resource_key(&info.group, &info.plural),
+            &ns,
+            &name,
+            |current| match current {
+                Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
+                None => Ok(Mutation::Put(candidate)),
+            },
+        );
+        match result {
+            Ok(outcome) => {
+                after_write(server, info, &outcome.object, outcome.event);
+                return Ok(outcome.object);
+            }
+            Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| ApiError::internal("could not generate a unique name")))
+}
+
+/// A namespaced create needs its namespace to exist and not be terminating.
+fn check_namespace_accepts(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    ns: &str,
+    object: &Value,
+) -> Result<(), ApiError> {
+    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
+        return Err(ApiError::not_found("", "namespaces", ns));
+    };
+    if namespace["metadata"].get("deletionTimestamp").is_some() {
+        let name = semantics::name_of(object);
+        return Err(ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                crate::error::qualified(&info.group, &info.plural)
+            ),
+        )
+        .with_details(&info.group, &info.plural, name));
+    }
+    Ok(())
+}
+
+/// Deletes (or marks for deletion) one object; returns its last state and whether it is gone.
+pub(crate) fn delete_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    opts: &DeleteOptions,
+) -> Result<(Value, bool), ApiError> {
+    let key = resource_key(&info.group, &info.plural);
+    let now = server.shared.now();
+    let mut gone = false;
+    let outcome = server
+        .shared
+        .store
+        .mutate(&key, namespace, name, |current| {
+            let current =
+                current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+            let decision = decide_delete(info, current, opts, now)?;
+            gone = decision.gone;
+            Ok(decision.mutation)
+        })?;
+    let mut object = outcome.object;
+    let mut event = outcome.event;
+    if gone && event != Some(crate::store::EventType::Deleted) {
+        // Marked first (MODIFIED), then removed (DELETED), as the real server does for pods.
+        let removed =
+            server
+                .shared
+                .store
+                .mutate(&key, namespace, name, |current| match current {
+                    Some(current) => Ok(Mutation::Delete(current)),
+                    None => Err(ApiError::not_found(&info.group, &info.plural, name)),
+                })?;
+        object = removed.object;
+        event = removed.event;
+    }
+    after_write(server, info, &object, event);
+    Ok((object, gone))
+}
+
+/// Side effects of a write: CRDs start or stop being served; namespaces finish terminating.
+fn after_write(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    object: &Value,
+    event: Option<crate::store::EventType>,
+) {
+    let Some(event) = event else {
+        return;
+    };
+    let deleted = event == crate::store::EventType::Deleted;
+    let name = semantics::name_of(object).to_string();
+    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        if deleted {
+            remove_custom_resources(server, &name);
+        } else {
+            server
+                .shared
+                .registry
+                .set_custom(&name, registry::resources_of_crd(object));
+        }
+        return;
+    }
+    if info.group.is_empty() && info.kind == "Namespace" {
+        if !deleted && object["metadata"].get("deletionTimestamp").is_some() {
+            terminate_namespace(server, &name);
+        }
+        return;
+    }
+    if deleted && info.namespaced {
+        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        finish_namespace_if_empty(server, ns);
+    }
+}
+
+/// Stops serving a deleted CRD's resources and removes their objects.
+fn remove_custom_resources(server: &FakeApiServer, crd_name: &str) {
+    let removed = server.shared.registry.remove_custom(crd_name);
+    let Some(info) = removed.first() else {
+        return;
+    };
+    let key = resource_key(&info.group, &info.plural);
+    for ((ns, name), _) in server.shared.store.snapshot(&key, None).items {
+        let _ = server
+            .shared
+            .store
+            .mutate(&key, &ns, &name, |current| match current {
+                Some(current) => Ok(Mutation::Delete(current)),
+                None => Err(ApiError::not_found(&info.group, &info.plural, &name)),
+            });
+    }
+}
+
+/// What the namespace controller does for a deleted namespace: delete everything in it, then the
+/// namespace itself once nothing is left.
+fn terminate_namespace(server: &FakeApiServer, ns: &str) {
+    let _ = server
+        .shared
+        .store
+        .mutate("/namespaces", "", ns, |current| {
+            let Some(mut current) = current else {
+                return Err(ApiError::not_found("", "namespaces", ns));
+            };
+            current["status"]["phase"] = json!("Terminating");
+            Ok(Mutation::Put(current))
+        });
+    for info in server.shared.registry.all().iter().filter(|r| r.namespaced) {
+        let key = resource_key(&info.group, &info.plural);
+        for ((_, name), _) in server.shared.store.snapshot(&key, Some(ns)).items {
+            let opts = DeleteOptions {
+                grace_period_seconds: Some(0),
+                ..Default::default()
+            };
+            let _ = delete_object(server, info, ns, &name, &opts);
+        }
+    }
+    finish_namespace_if_empty(server, ns);
+}
+
+/// Removes a terminating namespace once it holds no objects.
+fn finish_namespace_if_empty(server: &FakeApiServer, ns: &str) {
+    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
+        return;
+    };
+    if namespace["metadata"].get("deletionTimestamp").is_none() {
+        return;
+    }
+    let empty = server
+        .shared
+        .registry
+        .all()
+        .iter()
+        .filter(|r| r.namespaced)
+        .all(|r| {
+            server
+                .shared
+                .store
+                .snapshot(&resource_key(&r.group, &r.plural), Some(ns))
+                .items
+                .is_empty()
+        });
+    if empty {
+        let _ = server
+            .shared
+            .store
+            .mutate("/namespaces", "", ns, |current| match current {
+                Some(current) => Ok(Mutation::Delete(current)),
+                None => Err(ApiError::not_found("", "namespaces", ns)),
+            });
+    }
+}
+
+/// Create-or-replace of a whole object, for loading manifests and state.
+pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Value, ApiError> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let info = server
+        .shared
+        .registry
+        .lookup_kind(api_version, kind)
+        .ok_or_else(|| {
+            let (group, version) = split_api_version(api_version);
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("no matches for kind {kind:?} in version \"{group}/{version}\""),
+            )
+        })?;
+    let namespace = if info.namespaced {
+        Some(
+            object["metadata"]["namespace"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .unwrap_or("default")
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let name = semantics::name_of(&object).to_string();
+    let key = resource_key(&info.group, &info.plural);
+    if name.is_empty()
+        || server
+            .shared
+            .store
+            .get(&key, namespace.as_deref().unwrap_or_default(), &name)
+            .is_none()
+    {
+        let mut object = object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let mut created = create_object(
+            server,
+            &info,
+            namespace.as_deref(),
+            object,
+            "fake-apiserver",
+        )?;
+        add_type_meta(&info, &mut created);
+        return Ok(created);
+    }
+    let now = server.shared.now_string();
+    let ctx = WriteContext {
+        info: &info,
+        now: &now,
+        manager: "fake-apiserver",
+    };
+    let mut object = object;
+    check_type_meta(&info, &mut object)?;
+    check_namespace(&info, namespace.as_deref(), &mut object)?;
+    let ns = namespace.unwrap_or_default();
+    let outcome = server.shared.store.mutate(&key, &ns, &name, |current| {
+        let current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, &name))?;
+        let mut object = object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.insert(
+                "resourceVersion".into(),
+                json!(crate::store::resource_version_of(&current)),
+            );
+        }
+        finish_custom_object(&info, &mut object)?;
+        finish_builtin_object(&info, &mut object, &now)?;
+        strip_type_meta(&info, &mut object);
+        prepare_update(&ctx, &current, object, UpdateTarget::Main)
+    })?;
+    after_write(server, &info, &outcome.object, outcome.event);
+    let mut object = outcome.object;
+    add_type_meta(&info, &mut object);
+    Ok(object)
+}

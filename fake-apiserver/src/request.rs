@@ -1,0 +1,217 @@
+//! Parsing of resource request paths and query parameters.
+
+use std::collections::BTreeMap;
+
+use crate::error::ApiError;
+
+/// The parts of a resource URL: `/api/v1/namespaces/{ns}/{plural}/{name}/{subresource}` and the
+/// `/apis/{group}/{version}/...` forms.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResourcePath {
+    /// API group (empty for core).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Namespace from the URL, if the path had one.
+    pub namespace: Option<String>,
+    /// Resource plural.
+    pub plural: String,
+    /// Object name, for item requests.
+    pub name: Option<String>,
+    /// Subresource, e.g. `status`.
+    pub subresource: Option<String>,
+}
+
+impl ResourcePath {
+    /// Parses a path; `None` when it is not a resource path.
+    pub fn parse(path: &str) -> Option<Self> {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let (group, version, rest) = match segments.as_slice() {
+            ["api", version, rest @ ..] => (String::new(), version.to_string(), rest),
+            ["apis", group, version, rest @ ..] => (group.to_string(), version.to_string(), rest),
+            _ => return None,
+        };
+        if rest.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let mut out = ResourcePath {
+            group,
+            version,
+            ..Default::default()
+        };
+        match rest {
+            [plural] => out.plural = plural.to_string(),
+            [plural, name] => {
+                out.plural = plural.to_string();
+                out.name = Some(name.to_string());
+            }
+            ["namespaces", name, sub] if matches!(*sub, "status" | "finalize") => {
+                out.plural = "namespaces".into();
+                out.name = Some(name.to_string());
+                out.subresource = Some(sub.to_string());
+            }
+            ["namespaces", ns, plural] => {
+                out.namespace = Some(ns.to_string());
+                out.plural = plural.to_string();
+            }
+            [plural, name, sub] => {
+                out.plural = plural.to_string();
+                out.name = Some(name.to_string());
+                out.subresource = Some(sub.to_string());
+            }
+            ["namespaces", ns, plural, name] => {
+                out.namespace = Some(ns.to_string());
+                out.plural = plural.to_string();
+                out.name = Some(name.to_string());
+            }
+            ["namespaces", ns, plural, name, sub] => {
+                out.namespace = Some(ns.to_string());
+                out.plural = plural.to_string();
+                out.name = Some(name.to_string());
+                out.subresource = Some(sub.to_string());
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+}
+
+/// Decoded query parameters (last value wins).
+#[derive(Debug, Clone, Default)]
+pub struct Query(pub BTreeMap<String, String>);
+
+impl Query {
+    /// Parses a raw query string.
+    pub fn parse(raw: Option<&str>) -> Self {
+        let mut map = BTreeMap::new();
+        for pair in raw.unwrap_or_default().split('&') {
+            if pair.is_empty() {
+                continue;
+            }
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            map.insert(percent_decode(k), percent_decode(v));
+        }
+        Query(map)
+    }
+
+    /// A parameter's value.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// A boolean parameter (`true`/`1`).
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1" | "True"))
+    }
+
+    /// An integer parameter; a malformed value is a 400.
+    pub fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(key) {
+            None | Some("") => Ok(None),
+            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+                ApiError::bad_request(format!(
+                    "invalid value for {key}: strconv.ParseInt: parsing {v:?}: invalid syntax"
+                ))
+            }),
+        }
+    }
+}
+
+/// Decodes `%XX` escapes and `+` in a query component.
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("/api/v1/pods", "", None, "pods", None, None)]
+    #[case("/api/v1/namespaces", "", None, "namespaces", None, None)]
+    #[case("/api/v1/namespaces/a", "", None, "namespaces", Some("a"), None)]
+    #[case(
+        "/api/v1/namespaces/a/status",
+        "",
+        None,
+        "namespaces",
+        Some("a"),
+        Some("status")
+    )]
+    #[case("/api/v1/namespaces/a/pods", "", Some("a"), "pods", None, None)]
+    #[case("/api/v1/namespaces/a/pods/p", "", Some("a"), "pods", Some("p"), None)]
+    #[case(
+        "/api/v1/namespaces/a/pods/p/status",
+        "",
+        Some("a"),
+        "pods",
+        Some("p"),
+        Some("status")
+    )]
+    #[case("/api/v1/nodes/n/status", "", None, "nodes", Some("n"), Some("status"))]
+    #[case(
+        "/apis/apps/v1/namespaces/x/deployments",
+        "apps",
+        Some("x"),
+        "deployments",
+        None,
+        None
+    )]
+    fn parses_resource_paths(
+        #[case] path: &str,
+        #[case] group: &str,
+        #[case] ns: Option<&str>,
+        #[case] plural: &str,
+        #[case] name: Option<&str>,
+        #[case] sub: Option<&str>,
+    ) {
+        let p = ResourcePath::parse(path).unwrap();
+        assert_eq!(p.group, group);
+        assert_eq!(p.namespace.as_deref(), ns);
+        assert_eq!(p.plural, plural);
+        assert_eq!(p.name.as_deref(), name);
+        assert_eq!(p.subresource.as_deref(), sub);
+    }
+
+    #[rstest]
+    #[case("/api")]
+    #[case("/api/v1")]
+    #[case("/healthz")]
+    #[case("/api/v1/a/b/c/d/e/f")]
+    #[case("/api/v1/pods//x")]
+    fn rejects_other_paths(#[case] path: &str) {
+        assert_eq!(ResourcePath::parse(path), None);
+    }
+
+    #[test]
+    fn decodes_queries() {
+        let q = Query::parse(Some("labelSelector=a%3Db%2Cc+in+(x)&watch=1&limit=5&bad%"));
+        assert_eq!(q.get("labelSelector"), Some("a=b,c in (x)"));
+        assert!(q.flag("watch"));
+        assert_eq!(q.int("limit").unwrap(), Some(5));
+        assert_eq!(q.get("bad%"), Some(""));
+        assert!(Query::parse(Some("limit=x")).int("limit").is_err());
+    }
+}

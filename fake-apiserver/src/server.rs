@@ -1,0 +1,492 @@
+//! The server handle: shared state, the builder, the axum router, the in-process client and the
+//! TCP listener.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex, RwLock};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use crate::discovery;
+use crate::error::ApiError;
+use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
+use crate::registry::{self, Registry};
+use crate::resource::ResourceInfo;
+use crate::semantics::format_time;
+use crate::store::{resource_key, Store, StoreEvent, DEFAULT_HISTORY};
+
+/// Largest request body accepted (the real server's limit), in bytes.
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// A source of the server's notion of "now".
+pub type ClockFn = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
+
+/// State shared by every handler.
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) registry: Registry,
+    pub(crate) clock: ClockFn,
+    rng: Mutex<ChaCha8Rng>,
+    pub(crate) faults: Faults,
+    gate: RwLock<Option<Arc<dyn RequestGate>>>,
+    /// Open watches listen here; a matcher sent here ends the watches it matches.
+    pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
+}
+
+impl Shared {
+    /// The current time.
+    pub(crate) fn now(&self) -> jiff::Timestamp {
+        (self.clock)()
+    }
+
+    /// The current time as `metav1.Time`.
+    pub(crate) fn now_string(&self) -> String {
+        format_time(self.now())
+    }
+
+    /// A new object uid.
+    pub(crate) fn new_uid(&self) -> String {
+        let mut bytes = [0u8; 16];
+        self.rng
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fill(&mut bytes);
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// A random suffix from the alphabet the real server uses for generated names.
+    pub(crate) fn random_suffix(&self, len: usize) -> String {
+        // Vowels and confusable characters are left out, as in k8s.io/apimachinery/pkg/util/rand.
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+        (0..len)
+            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+            .collect()
+    }
+}
+
+/// Configures a [`FakeApiServer`].
+pub struct FakeApiServerBuilder {
+    history: usize,
+    seed: Option<u64>,
+    clock: Option<ClockFn>,
+}
+
+impl Default for FakeApiServerBuilder {
+    fn default() -> Self {
+        Self {
+            history: DEFAULT_HISTORY,
+            seed: None,
+            clock: None,
+        }
+    }
+}
+
+impl FakeApiServerBuilder {
+    /// How many events the server keeps for watches and paged lists (default 100 000).
+    pub fn history(mut self, events: usize) -> Self {
+        self.history = events;
+        self
+    }
+
+    /// Seeds uids and generated-name suffixes, so that a run can be repeated exactly.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Same as [`FakeApiServerBuilder::seed`]; the name the API documentation uses.
+    pub fn name_suffixes(self, seed: u64) -> Self {
+        self.seed(seed)
+    }
+
+    /// The server's clock (creation and deletion timestamps, ages in tables).
+    pub fn clock(mut self, clock: impl Fn() -> jiff::Timestamp + Send + Sync + 'static) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// Builds the server with the `default` and `kube-system` namespaces.
+    pub fn build(self) -> FakeApiServer {
+        let rng = match self.seed {
+            Some(seed) => ChaCha8Rng::seed_from_u64(seed),
+            None => ChaCha8Rng::from_os_rng(),
+        };
+        let (watch_drops, _) = broadcast::channel(64);
+        let shared = Arc::new(Shared {
+            store: Store::new(self.history),
+            registry: Registry::new(),
+            clock: self.clock.unwrap_or_else(|| Arc::new(jiff::Timestamp::now)),
+            rng: Mutex::new(rng),
+            faults: Faults::default(),
+            gate: RwLock::new(None),
+            watch_drops,
+        });
+        let server = FakeApiServer { shared };
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            if let Err(e) = server.apply_manifest(json!({
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
+            })) {
+                tracing::error!(namespace = ns, error = %e, "cannot create a start-up namespace");
+            }
+        }
+        // Watches from before start-up expire, as on a long-running, compacted server.
+        server.shared.store.compact();
+        server
+    }
+}
+
+/// A fake Kubernetes API server. Cheap to clone: clones share one server.
+#[derive(Clone)]
+pub struct FakeApiServer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeApiServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeApiServer")
+            .field("revision", &self.revision())
+            .finish()
+    }
+}
+
+impl Default for FakeApiServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeApiServer {
+    /// A server with the built-in kinds and the start-up namespaces.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder for a configured server.
+    pub fn builder() -> FakeApiServerBuilder {
+        FakeApiServerBuilder::default()
+    }
+
+    /// The axum router that serves the API.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/version", get(version))
+            .route("/version/", get(version))
+            .route("/api", get(core_versions))
+            .route("/api/", get(core_versions))
+            .route("/apis", get(group_list))
+            .route("/apis/", get(group_list))
+            .route("/healthz", get(health))
+            .route("/livez", get(health))
+            .route("/readyz", get(health))
+            .fallback(crate::handlers::dispatch)
+            .with_state(self.clone())
+    }
+
+    /// A `kube::Client` talking to this server in-process, with no socket.
+    ///
+    /// Must be called inside a tokio runtime.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+
+    /// Serves plain HTTP on `listener` until `shutdown` resolves.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+
+    /// The current revision (the newest resourceVersion).
+    pub fn revision(&self) -> u64 {
+        self.shared.store.revision()
+    }
+
+    /// The resource types served now.
+    pub fn resources(&self) -> Vec<ResourceInfo> {
+        self.shared.registry.all()
+    }
+
+    /// Reads an object straight from the store (with `apiVersion` and `kind`).
+    pub fn get_object(
+        &self,
+        api_version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let (group, version) = registry::split_api_version(api_version);
+        let info = self.shared.registry.lookup(group, version, plural)?;
+        let mut value = self.shared.store.get_value(
+            &resource_key(group, plural),
+            namespace.unwrap_or_default(),
+            name,
+        )?;
+        crate::encoding::add_type_meta(&info, &mut value);
+        Some(value)
+    }
+
+    /// A receiver for every write from now on, in revision order.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+        self.shared.store.subscribe()
+    }
+
+    /// The fault rules; add one to make matching requests fail.
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// Adds a fault rule.
+    pub fn add_fault(&self, rule: FaultRule) {
+        self.shared.faults.add(rule);
+    }
+
+    /// Installs (or with `None` removes) the request gate.
+    pub fn set_gate(&self, gate: Option<Arc<dyn RequestGate>>) {
+        *self.shared.gate.write().unwrap_or_else(|e| e.into_inner()) = gate;
+    }
+
+    /// Ends every open watch that `matcher` matches, as a dropped connection would.
+    pub fn drop_watches(&self, matcher: RequestMatcher) {
+        let _ = self.shared.watch_drops.send(matcher);
+    }
+
+    /// Forgets the event history: watches and continue tokens from before now get 410 Gone.
+    pub fn compact(&self) {
+        self.shared.store.compact();
+    }
+
+    /// Creates an object, or replaces it if it exists (as `kubectl apply` would, without the
+    /// three-way merge). A CRD is served at once. Used to load manifests at start.
+    pub fn apply_manifest(&self, object: Value) -> Result<Value, ApiError> {
+        crate::handlers::apply_manifest(self, object)
+    }
+
+    /// Every object and the current revision, for saving the cluster's state.
+    pub fn export_state(&self) -> Value {
+        let (revision, objects) = self.shared.store.dump();
+        let items: Vec<Value> = objects
+            .into_iter()
+            .filter_map(|(resource, bytes)| {
+                let object: Value = serde_json::from_slice(&bytes).ok()?;
+                Some(json!({"resource": resource, "object": object}))
+            })
+            .collect();
+        json!({"revision": revision.to_string(), "objects": items})
+    }
+
+    /// Replaces every object with saved state (from [`FakeApiServer::export_state`]).
+    pub fn import_state(&self, state: Value) -> Result<(), ApiError> {
+        let revision = state["revision"]
+            .as_str()
+            .and_then(|r| r.parse::<u64>().ok())
+            .ok_or_else(|| ApiError::bad_request("state has no revision"))?;
+        let items = state["objects"]
+            .as_array()
+            .ok_or_else(|| ApiError::bad_request("state has no objects"))?;
+        let mut objects = Vec::with_capacity(items.len());
+        for item in items {
+            let resource = item["resource"]
+                .as_str()
+                .ok_or_else(|| ApiError::bad_request("state object without a resource"))?;
+            let object = &item["object"];
+            let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+            let name = object["metadata"]["name"]
+                .as_str()
+                .ok_or_else(|| ApiError::bad_request("state object without a name"))?;
+            let bytes =
+                serde_json::to_vec(object).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            objects.push((
+                resource.to_string(),
+                namespace.to_string(),
+                name.to_string(),
+                Bytes::from(bytes),
+            ));
+        }
+        self.shared.store.load(revision, objects);
+        // Serve the resources of every stored CRD.
+        let crds = self.shared.store.snapshot(
+            &resource_key("apiextensions.k8s.io", "customresourcedefinitions"),
+            None,
+        );
+        for (_, bytes) in crds.items {
+            if let Ok(crd) = serde_json::from_slice::<Value>(&bytes) {
+                let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+                self.shared
+                    .registry
+                    .set_custom(name, registry::resources_of_crd(&crd));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the gate and the fault rules for a request; an error is the answer to send instead.
+    pub(crate) async fn admit(&self, info: &RequestInfo) -> Result<(), ApiError> {
+        let gate = self
+            .shared
+            .gate
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(gate) = gate {
+            gate.admit(info).await;
+        }
+        match self.shared.faults.take(info) {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A JSON response.
+pub(crate) fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = code;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A JSON response from a value.
+pub(crate) fn value_response(code: StatusCode, value: &Value) -> Response {
+    json_response(code, serde_json::to_vec(value).unwrap_or_default())
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = value_response(code, &self.to_status());
+        if let Some(secs) = self.retry_after_seconds {
+            if let Ok(v) = header::HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        response
+    }
+}
+
+async fn version(State(server): State<FakeApiServer>, request: Request) -> Response {
+    if let Err(e) = server.admit(&nonresource(&request)).await {
+        return e.into_response();
+    }
+    value_response(StatusCode::OK, &discovery::version_info())
+}
+
+fn nonresource(request: &Request) -> RequestInfo {
+    RequestInfo {
+        method: request.method().to_string(),
+        verb: "nonresource".into(),
+        path: request.uri().path().to_string(),
+        user_agent: user_agent(request.headers()),
+        ..Default::default()
+    }
+}
+
+/// The `User-Agent` header, or empty.
+pub(crate) fn user_agent(headers: &HeaderMap) -> String {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn accept(headers: &HeaderMap) -> &str {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+fn aggregated_response(value: &Value) -> Response {
+    let mut response = value_response(StatusCode::OK, value);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+    );
+    response
+}
+
+async fn core_versions(
+    State(server): State<FakeApiServer>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    if let Err(e) = server.admit(&nonresource(&request)).await {
+        return e.into_response();
+    }
+    let resources = server.resources();
+    if discovery::wants_aggregated(accept(&headers)) {
+        return aggregated_response(&discovery::aggregated_core(&resources));
+    }
+    value_response(
+        StatusCode::OK,
+        &discovery::api_versions(&resources, "127.0.0.1:6443"),
+    )
+}
+
+async fn group_list(
+    State(server): State<FakeApiServer>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    if let Err(e) = server.admit(&nonresource(&request)).await {
+        return e.into_response();
+    }
+    let resources = server.resources();
+    if discovery::wants_aggregated(accept(&headers)) {
+        return aggregated_response(&discovery::aggregated_groups(&resources));
+    }
+    value_response(StatusCode::OK, &discovery::api_group_list(&resources))
+}
+
+async fn health(method: Method) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return ApiError::method_not_allowed(method.as_str()).into_response();
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "ok",
+    )
+        .into_response()
+}
+
+/// Discovery for `/api/v1`, `/apis/{group}` and `/apis/{group}/{version}`; `None` if the path is
+/// not one of those.
+pub(crate) fn discovery_for_path(
+    server: &FakeApiServer,
+    path: &str,
+) -> Option<Result<Value, ApiError>> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let resources = server.resources();
+    let found = match segments.as_slice() {
+        ["api", version] => discovery::api_resource_list(&resources, "", version),
+        ["apis", group] => discovery::api_group(&resources, group),
+        ["apis", group, version] => discovery::api_resource_list(&resources, group, version),
+        _ => return None,
+    };
+    Some(found.ok_or_else(ApiError::no_such_resource))
+}
+
+/// Sends the watch-drop matcher type to the handlers module.
+pub(crate) fn drop_receiver(server: &FakeApiServer) -> broadcast::Receiver<RequestMatcher> {
+    server.shared.watch_drops.subscribe()
+}

@@ -1,0 +1,470 @@
+//! The server's semantics as kube-rs sees them, in-process and over TCP.
+
+use std::time::Duration;
+
+use fake_apiserver::FakeApiServer;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::{DynamicObject, GroupVersionKind};
+use kube::discovery::ApiResource;
+use serde_json::json;
+
+fn configmap(name: &str, data: &str) -> ConfigMap {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": "x"}},
+        "data": {"a": data}
+    }))
+    .unwrap()
+}
+
+fn status_code(err: kube::Error) -> (u16, String) {
+    match err {
+        kube::Error::Api(s) => (s.code, s.reason),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn create_get_update_conflict() {
+    let server = FakeApiServer::builder().seed(1).build();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let created = api
+        .create(&PostParams::default(), &configmap("a", "1"))
+        .await
+        .unwrap();
+    let rv: u64 = created
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(created.metadata.uid.is_some());
+    assert!(created.metadata.creation_timestamp.is_some());
+    assert_eq!(
+        created.metadata.generation, None,
+        "configmaps have no generation"
+    );
+
+    let mut stale = created.clone();
+    let mut fresh = created.clone();
+    fresh.data = Some([("a".to_string(), "2".to_string())].into());
+    let updated = api
+        .replace("a", &PostParams::default(), &fresh)
+        .await
+        .unwrap();
+    let rv2: u64 = updated
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv2 > rv);
+
+    stale.data = Some([("a".to_string(), "3".to_string())].into());
+    let (code, reason) = status_code(
+        api.replace("a", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (409, "Conflict"));
+
+    // A write that changes nothing keeps the resourceVersion.
+    let same = api
+        .replace("a", &PostParams::default(), &updated)
+        .await
+        .unwrap();
+    assert_eq!(
+        same.metadata.resource_version,
+        updated.metadata.resource_version
+    );
+
+    let (code, reason) = status_code(
+        api.create(&PostParams::default(), &configmap("a", "1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (409, "AlreadyExists"));
+    let (code, _) = status_code(api.get("nope").await.unwrap_err());
+    assert_eq!(code, 404);
+    let missing_ns: Api<ConfigMap> = Api::namespaced(server.client(), "absent");
+    let (code, _) = status_code(
+        missing_ns
+            .create(&PostParams::default(), &configmap("a", "1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 404);
+    let (code, reason) = status_code(
+        api.create(&PostParams::default(), &configmap("Bad_Name", "1"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((code, reason.as_str()), (422, "Invalid"));
+}
+
+#[tokio::test]
+async fn generate_name_is_seeded() {
+    let names = |seed| async move {
+        let server = FakeApiServer::builder().seed(seed).build();
+        let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+        let mut cm = configmap("", "1");
+        cm.metadata.name = None;
+        cm.metadata.generate_name = Some("gen-".into());
+        api.create(&PostParams::default(), &cm)
+            .await
+            .unwrap()
+            .metadata
+            .name
+            .unwrap()
+    };
+    let a = names(7).await;
+    assert!(a.starts_with("gen-") && a.len() == 9, "{a}");
+    assert_eq!(a, names(7).await);
+    assert_ne!(a, names(8).await);
+}
+
+#[tokio::test]
+async fn finalizers_hold_deletion_until_removed() {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let mut cm = configmap("held", "1");
+    cm.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    api.create(&PostParams::default(), &cm).await.unwrap();
+    let deleted = api.delete("held", &DeleteParams::default()).await.unwrap();
+    let marked = deleted
+        .left()
+        .expect("the object stays while a finalizer holds it");
+    assert!(marked.metadata.deletion_timestamp.is_some());
+
+    // No new finalizers on a deleting object.
+    let patch = json!({"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}});
+    let (code, _) = status_code(
+        api.patch("held", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 422);
+
+    let patch = json!({"metadata": {"finalizers": null}});
+    api.patch("held", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let (code, _) = status_code(api.get("held").await.unwrap_err());
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn bound_pods_terminate_gracefully_and_unbound_go_at_once() {
+    let server = FakeApiServer::new();
+    let api: Api<Pod> = Api::namespaced(server.client(), "default");
+    let pod = |name: &str, node: Option<&str>| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}
+        }))
+        .unwrap()
+    };
+    api.create(&PostParams::default(), &pod("bound", Some("n1")))
+        .await
+        .unwrap();
+    api.create(&PostParams::default(), &pod("free", None))
+        .await
+        .unwrap();
+    api.delete("free", &DeleteParams::default()).await.unwrap();
+    assert_eq!(status_code(api.get("free").await.unwrap_err()).0, 404);
+
+    api.delete("bound", &DeleteParams::default()).await.unwrap();
+    let terminating = api.get("bound").await.unwrap();
+    assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
+    assert_eq!(terminating.metadata.generation, Some(2));
+    api.delete(
+        "bound",
+        &DeleteParams {
+            grace_period_seconds: Some(0),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(status_code(api.get("bound").await.unwrap_err()).0, 404);
+}
+
+#[tokio::test]
+async fn lists_select_and_page_consistently() {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    for i in 0..7 {
+        let mut cm = configmap(&format!("cm{i}"), "1");
+        cm.metadata.labels = Some(
+            [(
+                "parity".to_string(),
+                (if i % 2 == 0 { "even" } else { "odd" }).to_string(),
+            )]
+            .into(),
+        );
+        api.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let even = api
+        .list(&ListParams::default().labels("parity=even"))
+        .await
+        .unwrap();
+    assert_eq!(even.items.len(), 4);
+    let notin = api
+        .list(&ListParams::default().labels("parity notin (even)"))
+        .await
+        .unwrap();
+    assert_eq!(notin.items.len(), 3);
+    let by_name = api
+        .list(&ListParams::default().fields("metadata.name=cm3"))
+        .await
+        .unwrap();
+    assert_eq!(by_name.items.len(), 1);
+
+    let page1 = api.list(&ListParams::default().limit(3)).await.unwrap();
+    assert_eq!(page1.items.len(), 3);
+    let token = page1.metadata.continue_.clone().unwrap();
+    // Changes after the first page do not show in later pages.
+    api.create(&PostParams::default(), &configmap("cm3a", "1"))
+        .await
+        .unwrap();
+    let page2 = api
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+        .unwrap();
+    let names: Vec<_> = page2
+        .items
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, vec!["cm3", "cm4", "cm5"]);
+    assert_eq!(
+        page1.metadata.resource_version,
+        page2.metadata.resource_version
+    );
+
+    let (code, _) = status_code(
+        api.list(&ListParams::default().fields("spec.nope=x"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 400);
+    let (code, _) = status_code(
+        api.list(&ListParams::default().labels("a in ("))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 400);
+}
+
+#[tokio::test]
+async fn watch_resumes_and_expires() {
+    let server = FakeApiServer::builder().history(5).build();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &configmap("w0", "1"))
+        .await
+        .unwrap();
+    let list = api.list(&ListParams::default()).await.unwrap();
+    let rv = list.metadata.resource_version.unwrap();
+    api.create(&PostParams::default(), &configmap("w1", "1"))
+        .await
+        .unwrap();
+    api.delete("w0", &DeleteParams::default()).await.unwrap();
+
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let mut seen = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(5), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        match event {
+            WatchEvent::Added(cm) => seen.push(format!("ADDED:{}", cm.metadata.name.unwrap())),
+            WatchEvent::Deleted(cm) => seen.push(format!("DELETED:{}", cm.metadata.name.unwrap())),
+            WatchEvent::Modified(cm) => {
+                seen.push(format!("MODIFIED:{}", cm.metadata.name.unwrap()))
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(seen, vec!["ADDED:w1", "DELETED:w0"]);
+
+    for i in 0..10 {
+        api.create(&PostParams::default(), &configmap(&format!("x{i}"), "1"))
+            .await
+            .unwrap();
+    }
+    let mut stream = api
+        .watch(&WatchParams::default().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Error(e)) => assert_eq!(e.code, 410),
+        other => panic!("expected 410, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn custom_resources_are_served_from_crds() {
+    let server = FakeApiServer::new();
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "color": {"type": "string"},
+                        "size": {"type": "integer", "default": 3}
+                    }},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                }}}
+            }]
+        }
+    }))
+    .unwrap();
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    let gvk = GroupVersionKind::gvk("example.com", "v1", "Widget");
+    let ar = ApiResource::from_gvk_with_plural(&gvk, "widgets");
+    let widgets: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &ar);
+    let w: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"},
+        "spec": {"color": "red", "unknown": true},
+        "status": {"phase": "ignored"}
+    }))
+    .unwrap();
+    let created = widgets.create(&PostParams::default(), &w).await.unwrap();
+    assert_eq!(
+        created.data["spec"],
+        json!({"color": "red", "size": 3}),
+        "defaulted and pruned"
+    );
+    assert_eq!(
+        created.data.get("status"),
+        None,
+        "status is not settable on create"
+    );
+    assert_eq!(created.metadata.generation, Some(1));
+
+    // Status writes never bump the generation; spec writes do.
+    let mut with_status = created.clone();
+    with_status.data["status"] = json!({"phase": "Ready"});
+    let after_status = widgets
+        .replace_status("w1", &PostParams::default(), &with_status)
+        .await
+        .unwrap();
+    assert_eq!(after_status.metadata.generation, Some(1));
+    assert_eq!(after_status.data["status"]["phase"], "Ready");
+    let patch = json!({"spec": {"color": "blue"}});
+    let after_spec = widgets
+        .patch("w1", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    assert_eq!(after_spec.metadata.generation, Some(2));
+
+    // A custom resource needs a resourceVersion to be updated.
+    let mut unconditional = after_spec.clone();
+    unconditional.metadata.resource_version = None;
+    let (code, _) = status_code(
+        widgets
+            .replace("w1", &PostParams::default(), &unconditional)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 422);
+
+    // Strategic merge is not available for custom resources.
+    let (code, _) = status_code(
+        widgets
+            .patch("w1", &PatchParams::default(), &Patch::Strategic(&patch))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 415);
+
+    crds.delete("widgets.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+    let (code, _) = status_code(widgets.get("w1").await.unwrap_err());
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn namespaces_terminate_with_their_content() {
+    let server = FakeApiServer::new();
+    let namespaces: Api<Namespace> = Api::all(server.client());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "team"}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "team");
+    api.create(&PostParams::default(), &configmap("a", "1"))
+        .await
+        .unwrap();
+    namespaces
+        .delete("team", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        status_code(namespaces.get("team").await.unwrap_err()).0,
+        404
+    );
+    assert_eq!(status_code(api.get("a").await.unwrap_err()).0, 404);
+}
+
+#[tokio::test]
+async fn the_same_semantics_over_tcp() {
+    let server = FakeApiServer::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(server.clone().serve(listener, std::future::pending()));
+    let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+    let client = kube::Client::try_from(config).unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let created = api
+        .create(&PostParams::default(), &configmap("tcp", "1"))
+        .await
+        .unwrap();
+    let mut stale = created.clone();
+    let mut changed = created.clone();
+    changed.data = Some(
+        [
+            ("a".to_string(), "1".to_string()),
+            ("b".to_string(), "2".to_string()),
+        ]
+        .into(),
+    );
+    api.replace("tcp", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    stale.data = Some([("a".to_string(), "9".to_string())].into());
+    let (code, _) = status_code(
+        api.replace("tcp", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(code, 409);
+    assert_eq!(
+        server
+            .get_object("v1", "configmaps", Some("default"), "tcp")
+            .unwrap()["data"]["a"],
+        "1"
+    );
+}
