@@ -35,6 +35,10 @@ pub enum PatchError {
     /// 413 RequestEntityTooLarge: too many JSON patch operations.
     #[error("{0}")]
     TooLarge(String),
+    /// 422 Invalid: the patched document cannot be decoded as an object (a JSON patch replaced
+    /// the root with an array). Carries the field error on `patch`.
+    #[error("{}", .0.message())]
+    Invalid(crate::validation::InvalidError),
     /// 415 UnsupportedMediaType: the patch type is not accepted for this resource.
     #[error("the body of the request was in an unknown format - accepted media types include: {}", .0.join(", "))]
     UnsupportedMediaType(Vec<String>),
@@ -45,7 +49,7 @@ impl PatchError {
     pub fn code(&self) -> u16 {
         match self {
             PatchError::BadRequest(_) => 400,
-            PatchError::Unprocessable(_) => 422,
+            PatchError::Unprocessable(_) | PatchError::Invalid(_) => 422,
             PatchError::Internal(_) => 500,
             PatchError::TooLarge(_) => 413,
             PatchError::UnsupportedMediaType(_) => 415,
@@ -56,7 +60,7 @@ impl PatchError {
     pub fn reason(&self) -> &'static str {
         match self {
             PatchError::BadRequest(_) => "BadRequest",
-            PatchError::Unprocessable(_) => "Invalid",
+            PatchError::Unprocessable(_) | PatchError::Invalid(_) => "Invalid",
             PatchError::Internal(_) => "",
             PatchError::TooLarge(_) => "RequestEntityTooLarge",
             PatchError::UnsupportedMediaType(_) => "UnsupportedMediaType",
@@ -71,6 +75,7 @@ impl PatchError {
                 reason: "UnexpectedServerResponse".to_string(),
                 message: detail.clone(),
             }],
+            PatchError::Invalid(e) => e.causes.clone(),
             _ => Vec::new(),
         }
     }
@@ -87,6 +92,9 @@ impl PatchError {
         });
         if !self.reason().is_empty() {
             status["reason"] = Value::String(self.reason().to_string());
+        }
+        if let PatchError::Invalid(e) = self {
+            status["details"] = e.to_status()["details"].clone();
         }
         if let PatchError::Unprocessable(_) = self {
             let causes: Vec<Value> = self.causes().iter().map(Cause::to_json).collect();
@@ -358,6 +366,22 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
         let fields = op.as_object().unwrap_or(&no_fields);
         apply_op(&mut doc, fields).map_err(PatchError::Unprocessable)?;
     }
+    if !doc.is_object() {
+        let text = doc.to_string();
+        return Err(PatchError::Invalid(crate::validation::InvalidError::new(
+            "",
+            "",
+            "",
+            vec![Cause::invalid_str(
+                "patch",
+                &text,
+                &format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    go_json_kind(&doc)
+                ),
+            )],
+        )));
+    }
     *target = doc;
     Ok(())
 }
@@ -408,6 +432,17 @@ fn apply_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
         "replace" => {
             let path =
                 op_path(op).map_err(|e| format!("replace operation failed to decode path: {e}"))?;
+            if path.is_empty() {
+                return match op.get("value") {
+                    Some(v @ (Value::Object(_) | Value::Array(_))) => {
+                        *doc = v.clone();
+                        Ok(())
+                    }
+                    _ => Err(
+                        "replace operation value must be object or array: %!w(<nil>)".to_string(),
+                    ),
+                };
+            }
             let (con, key) = find_object(doc, path).ok_or_else(|| {
                 format!("replace operation does not apply: doc is missing path: {path}: {MISSING}")
             })?;
@@ -442,15 +477,21 @@ fn apply_op(doc: &mut Value, op: &Map<String, Value>) -> Result<(), String> {
         "test" => {
             let path =
                 op_path(op).map_err(|e| format!("test operation failed to decode path: {e}"))?;
+            let failed = || format!("testing value {path} failed: test failed");
+            if path.is_empty() {
+                return match op.get("value") {
+                    Some(expected) if v4_equal(doc, expected) => Ok(()),
+                    _ => Err(failed()),
+                };
+            }
             let (con, key) = find_object(doc, path).ok_or_else(|| {
                 format!("test operation does not apply: is missing path: {path}: {MISSING}")
             })?;
             let current = container_get(con, &key)
                 .map_err(|e| format!("error in test for path: '{path}': {e}"))?;
-            let failed = || format!("testing value {path} failed: test failed");
             match (current, op.get("value")) {
-                (None, Some(Value::Null)) => Ok(()),
-                (None, _) | (Some(_), None) => Err(failed()),
+                (None, None | Some(Value::Null)) => Ok(()),
+                (None, Some(_)) | (Some(_), None) => Err(failed()),
                 (Some(cur), Some(expected)) if v4_equal(&cur, expected) => Ok(()),
                 (Some(_), Some(_)) => Err(failed()),
             }
@@ -512,7 +553,7 @@ fn find_object<'a>(doc: &'a mut Value, path: &str) -> Option<(&'a mut Value, Str
         cur = match cur {
             Value::Object(m) => m.get_mut(&part)?,
             Value::Array(items) => {
-                let idx = usize::try_from(atoi(&part).ok()?).ok()?;
+                let idx = array_index(items.len(), atoi(&part).ok()?).ok()?;
                 items.get_mut(idx)?
             }
             _ => return None,
@@ -528,16 +569,23 @@ fn invalid_index(idx: i64) -> String {
     format!("Unable to access invalid index: {idx}: {INVALID_INDEX}")
 }
 
+/// Resolves an index for get/set/remove: negative counts from the end.
+fn array_index(len: usize, idx: i64) -> Result<usize, String> {
+    let len = len as i64;
+    let pos = if idx < 0 { idx + len } else { idx };
+    if idx < -len || pos >= len {
+        return Err(invalid_index(idx));
+    }
+    usize::try_from(pos).map_err(|_| invalid_index(idx))
+}
+
 /// Reads a member: a missing object key is `None` (not an error), as in the library.
 fn container_get(con: &Value, key: &str) -> Result<Option<Value>, String> {
     match con {
         Value::Object(m) => Ok(m.get(key).cloned()),
         Value::Array(items) => {
-            let idx = atoi(key)?;
-            match usize::try_from(idx).ok().and_then(|i| items.get(i)) {
-                Some(v) => Ok(Some(v.clone())),
-                None => Err(invalid_index(idx)),
-            }
+            let idx = array_index(items.len(), atoi(key)?)?;
+            Ok(items.get(idx).cloned())
         }
         _ => Err(MISSING.to_string()),
     }
@@ -550,14 +598,11 @@ fn container_set(con: &mut Value, key: &str, value: Value) -> Result<(), String>
             Ok(())
         }
         Value::Array(items) => {
-            let idx = atoi(key)?;
-            match usize::try_from(idx).ok().and_then(|i| items.get_mut(i)) {
-                Some(slot) => {
-                    *slot = value;
-                    Ok(())
-                }
-                None => Err(invalid_index(idx)),
+            let idx = array_index(items.len(), atoi(key)?)?;
+            if let Some(slot) = items.get_mut(idx) {
+                *slot = value;
             }
+            Ok(())
         }
         _ => Err(MISSING.to_string()),
     }
@@ -594,34 +639,17 @@ fn container_remove(con: &mut Value, key: &str) -> Result<Value, String> {
             .shift_remove(key)
             .ok_or_else(|| format!("Unable to remove nonexistent key: {key}: {MISSING}")),
         Value::Array(items) => {
-            let idx = atoi(key)?;
-            let len = items.len() as i64;
-            if idx >= len || idx < -len {
-                return Err(invalid_index(idx));
-            }
-            let pos = if idx < 0 { idx + len } else { idx };
-            Ok(items.remove(pos as usize))
+            let idx = array_index(items.len(), atoi(key)?)?;
+            Ok(items.remove(idx))
         }
         _ => Err(MISSING.to_string()),
     }
 }
 
-/// The library's equality for `test`: every member of the document's object must be in the
-/// expected object with an equal value (extra expected members are not checked); arrays
-/// element-wise; scalars by their JSON text.
+/// The library's equality for `test`: structural, objects with the same members, scalars by
+/// their JSON text (so `1` and `1.0` differ).
 fn v4_equal(doc: &Value, expected: &Value) -> bool {
-    match (doc, expected) {
-        (Value::Object(d), Value::Object(e)) => d.iter().all(|(k, v)| match e.get(k) {
-            Some(ev) if v.is_null() => ev.is_null(),
-            Some(ev) => v4_equal(v, ev),
-            None => false,
-        }),
-        (Value::Array(d), Value::Array(e)) => {
-            d.len() == e.len() && d.iter().zip(e).all(|(a, b)| v4_equal(a, b))
-        }
-        (Value::Object(_) | Value::Array(_), _) | (_, Value::Object(_) | Value::Array(_)) => false,
-        (a, b) => a == b,
-    }
+    doc == expected
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1523,7 +1551,9 @@ mod tests {
     #[case::bad_index(json!([{"op": "add", "path": "/metadata/labels/x", "value": 1}, {"op": "add", "path": "/list/5", "value": 1}]), 422, "add operation does not apply: doc is missing path: \"/list/5\": missing value")]
     #[case::index_out_of_range(json!([{"op": "add", "path": "/arr/5", "value": 1}]), 422, "error in add for path: '/arr/5': Unable to access invalid index: 5: invalid index referenced")]
     #[case::not_index(json!([{"op": "add", "path": "/arr/x", "value": 1}]), 422, "error in add for path: '/arr/x': value was not a proper array index: 'x': strconv.Atoi: parsing \"x\": invalid syntax")]
-    #[case::root_path(json!([{"op": "replace", "path": "", "value": 1}]), 422, "replace operation does not apply: doc is missing path: : missing value")]
+    #[case::root_path_scalar(json!([{"op": "replace", "path": "", "value": 1}]), 422, "replace operation value must be object or array: %!w(<nil>)")]
+    #[case::no_slash(json!([{"op": "remove", "path": "data"}]), 422, "remove operation does not apply: doc is missing path: \"data\": missing value")]
+    #[case::negative_out_of_range(json!([{"op": "remove", "path": "/arr/-2"}]), 422, "error in remove for path: '/arr/-2': Unable to access invalid index: -2: invalid index referenced")]
     #[case::no_path(json!([{"op": "add", "value": 1}]), 422, "add operation failed to decode path: missing value")]
     #[case::not_array(json!({"op": "add", "path": "/data/z", "value": "1"}), 400, "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")]
     #[case::op_not_object(json!([1]), 400, "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp")]
@@ -1567,7 +1597,8 @@ mod tests {
 
     #[rstest]
     #[case::equal(json!({"a": 1}), json!({"a": 1}), true)]
-    #[case::extra_expected_member(json!({"a": 1}), json!({"a": 1, "b": 2}), true)]
+    #[case::extra_expected_member(json!({"a": 1}), json!({"a": 1, "b": 2}), false)]
+    #[case::null_member(json!({"a": null}), json!({"a": null}), true)]
     #[case::missing_expected_member(json!({"a": 1, "b": 2}), json!({"a": 1}), false)]
     #[case::int_vs_float(json!(1), json!(1.0), false)]
     #[case::array_len(json!([1]), json!([1, 2]), false)]
@@ -1612,6 +1643,39 @@ mod tests {
         .unwrap();
         assert_eq!(obj["metadata"]["annotations"], json!({"c~d": "3"}));
         assert_eq!(obj["l"], json!([1, 2, 9]));
+    }
+
+    #[test]
+    fn json_patch_root_replace_and_test() {
+        let mut obj = cm();
+        json_patch(&mut obj, &json!([{"op": "test", "path": "", "value": cm()}, {"op": "replace", "path": "", "value": {"kind": "X"}}])).unwrap();
+        assert_eq!(obj, json!({"kind": "X"}));
+        assert!(json_patch(
+            &mut obj,
+            &json!([{"op": "test", "path": "", "value": {"kind": "Y"}}])
+        )
+        .is_err());
+        let mut arr = json!({"l": [1, 2, 3]});
+        json_patch(&mut arr, &json!([{"op": "replace", "path": "/l/-1", "value": 9}, {"op": "test", "path": "/l/-3", "value": 1}])).unwrap();
+        assert_eq!(arr["l"], json!([1, 2, 9]));
+    }
+
+    #[test]
+    fn json_patch_result_must_stay_an_object() {
+        let mut obj = cm();
+        let err = json_patch(
+            &mut obj,
+            &json!([{"op": "replace", "path": "", "value": [1]}]),
+        )
+        .unwrap_err();
+        assert_eq!((err.code(), err.reason()), (422, "Invalid"));
+        assert_eq!(err.causes()[0].field, "patch");
+        assert!(
+            err.to_string()
+                .starts_with(" \"\" is invalid: patch: Invalid value: \"[1]\""),
+            "{err}"
+        );
+        assert_eq!(obj, cm());
     }
 
     #[test]
