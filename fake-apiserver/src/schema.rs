@@ -241,25 +241,28 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn is_integer(n: &serde_json::Number) -> bool {
-    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.is_finite() && f == f.trunc())
-}
-
-/// The JSON-schema type name of a value, as the validator reports it.
+/// The JSON-schema type name of a value as the validator infers it from the decoded JSON:
+/// numbers written without a fraction or exponent are integers, all others numbers.
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
-        Value::Number(n) if is_integer(n) => "integer",
-        Value::Number(_) => "number",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
 }
 
-fn type_matches(expected: &str, actual: &str) -> bool {
-    expected == actual || (expected == "number" && actual == "integer")
+/// Whether `x` satisfies `type: expected` (integers are numbers; a whole float is an integer).
+fn type_matches(expected: &str, x: &Value) -> bool {
+    let actual = type_name(x);
+    expected == actual
+        || (expected == "number" && actual == "integer")
+        || (expected == "integer"
+            && x.as_f64()
+                .is_some_and(|f| actual == "number" && f.is_finite() && f == f.trunc()))
 }
 
 fn render_limit(v: &Value) -> String {
@@ -300,7 +303,7 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
         return;
     }
     if int_or_string {
-        if actual != "integer" && actual != "string" {
+        if !type_matches("integer", x) && actual != "string" {
             causes.push(Cause::type_invalid(
                 path,
                 &Value::String(actual.into()),
@@ -309,7 +312,7 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
             return;
         }
     } else if let Some(expected) = declared {
-        if !type_matches(expected, actual) {
+        if !type_matches(expected, x) {
             causes.push(Cause::type_invalid(
                 path,
                 &Value::String(actual.into()),

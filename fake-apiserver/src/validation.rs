@@ -826,6 +826,43 @@ pub fn validate_owner_references(refs: Option<&Value>, field: &str) -> Vec<Cause
     causes
 }
 
+/// Removes exact duplicate owner references (same UID and identical otherwise), as the API
+/// server does on create, update and patch. Returns the warning a real server sends when it
+/// dropped some (`after_mutating_admission`: the PATCH wording).
+pub fn dedup_owner_references(obj: &mut Value, after_mutating_admission: bool) -> Option<String> {
+    let refs = obj
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("ownerReferences"))
+        .and_then(Value::as_array_mut)?;
+    let mut kept: Vec<Value> = Vec::with_capacity(refs.len());
+    let mut duplicates: Vec<String> = Vec::new();
+    for r in refs.drain(..) {
+        if kept.contains(&r) {
+            duplicates.push(
+                r.get("uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        } else {
+            kept.push(r);
+        }
+    }
+    *refs = kept;
+    if duplicates.is_empty() {
+        return None;
+    }
+    let when = if after_mutating_admission {
+        " after mutating admission happens"
+    } else {
+        ""
+    };
+    Some(format!(
+        ".metadata.ownerReferences contains duplicate entries{when}; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+        duplicates.join(", ")
+    ))
+}
+
 fn meta_str<'a>(meta: &'a Value, key: &str) -> &'a str {
     meta.get(key).and_then(Value::as_str).unwrap_or_default()
 }
@@ -1255,6 +1292,26 @@ mod tests {
         let ok_new = json!({"metadata": {"name": "a", "uid": "u1", "resourceVersion": "5", "generation": 3,
             "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": []}});
         assert!(validate_object_meta_update("ConfigMap", &ok_new, &old).is_ok());
+    }
+
+    #[test]
+    fn owner_reference_duplicates_are_dropped_with_a_warning() {
+        let owner = json!({"apiVersion": "v1", "kind": "X", "name": "nc-b", "uid": "b"});
+        let mut other = owner.clone();
+        other["controller"] = json!(true);
+        let mut obj =
+            json!({"metadata": {"ownerReferences": [owner.clone(), owner.clone(), other.clone()]}});
+        let warning = dedup_owner_references(&mut obj, true).unwrap();
+        assert!(warning.contains("API server dedups owner references"));
+        assert!(warning.contains("after mutating admission happens"));
+        assert!(warning.ends_with("duplicate UID(s) observed: b"));
+        assert_eq!(obj["metadata"]["ownerReferences"], json!([owner, other]));
+        assert_eq!(dedup_owner_references(&mut obj, false), None);
+        assert_eq!(
+            dedup_owner_references(&mut json!({"metadata": {}}), false),
+            None
+        );
+        assert_eq!(dedup_owner_references(&mut json!(7), false), None);
     }
 
     #[rstest]
