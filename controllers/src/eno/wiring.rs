@@ -110,6 +110,18 @@ impl EnoControllers {
     /// Run the lifecycle controller, its status controller and the Synthesizer cache until
     /// `shutdown` completes. `readiness` is set once every cache has synced.
     pub async fn run(self, shutdown: Shutdown, readiness: Readiness) {
+        self.run_parts(shutdown, readiness, true).await
+    }
+
+    /// As [`Self::run`]; without the status controller when `with_status_controller` is false
+    /// (then pods keep their finalizer and attempts are not recorded, as in upstream's
+    /// lifecycle-only tests).
+    pub async fn run_parts(
+        self,
+        shutdown: Shutdown,
+        readiness: Readiness,
+        with_status_controller: bool,
+    ) {
         let pod_namespace = self.config.pod_namespace.clone();
 
         let (compositions, comp_writer) = reflector::store::<Composition>();
@@ -226,7 +238,12 @@ impl EnoControllers {
                 compositions.wait_until_ready(),
                 pods.wait_until_ready(),
                 synthesizers.wait_until_ready(),
-                status_pods.wait_until_ready(),
+                async {
+                    match with_status_controller {
+                        true => status_pods.wait_until_ready().await,
+                        false => Ok(()),
+                    }
+                },
             );
             if synced.is_ok() {
                 info!("eno caches synced");
@@ -241,7 +258,12 @@ impl EnoControllers {
                 _ = shutdown.clone() => {}
             }
         };
-        info!(podNamespace = %pod_namespace, "starting eno controllers");
+        info!(podNamespace = %pod_namespace, with_status_controller, "starting eno controllers");
+        let status_controller = async move {
+            if with_status_controller {
+                status_controller.await;
+            }
+        };
         future::join3(lifecycle_controller, status_controller, caches).await;
         info!("eno controllers stopped");
     }
