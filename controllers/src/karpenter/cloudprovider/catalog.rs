@@ -25,6 +25,8 @@ pub struct InstanceType {
     pub cpu: u32,
     /// Memory in GiB.
     pub memory_gib: u32,
+    /// `nvidia.com/gpu` devices.
+    pub gpus: u32,
     /// On-demand price per hour.
     pub price: f64,
 }
@@ -43,19 +45,23 @@ pub struct Offering {
 impl InstanceType {
     /// Capacity as a resource list.
     pub fn capacity(&self) -> BTreeMap<String, Quantity> {
-        BTreeMap::from([
+        let mut out = BTreeMap::from([
             ("cpu".to_string(), Quantity(self.cpu.to_string())),
             (
                 "memory".to_string(),
                 Quantity(format!("{}Gi", self.memory_gib)),
             ),
             ("pods".to_string(), Quantity("110".into())),
-        ])
+        ]);
+        if self.gpus > 0 {
+            out.insert(GPU.to_string(), Quantity(self.gpus.to_string()));
+        }
+        out
     }
 
     /// Allocatable: capacity minus a fixed overhead (100m CPU, 256Mi memory).
     pub fn allocatable(&self) -> BTreeMap<String, Quantity> {
-        BTreeMap::from([
+        let mut out = BTreeMap::from([
             (
                 "cpu".to_string(),
                 Quantity(format!("{}m", self.cpu * 1000 - 100)),
@@ -65,7 +71,11 @@ impl InstanceType {
                 Quantity(format!("{}Mi", self.memory_gib * 1024 - 256)),
             ),
             ("pods".to_string(), Quantity("110".into())),
-        ])
+        ]);
+        if self.gpus > 0 {
+            out.insert(GPU.to_string(), Quantity(self.gpus.to_string()));
+        }
+        out
     }
 
     /// Offerings in every zone and capacity type (spot at 70% of the price).
@@ -96,15 +106,26 @@ impl InstanceType {
     }
 }
 
-/// The catalog: families c (2 GiB/vCPU), s (4 GiB/vCPU), m (8 GiB/vCPU) in 1–16 vCPUs.
+/// The GPU extended resource.
+pub const GPU: &str = "nvidia.com/gpu";
+
+/// The catalog: families c (2 GiB/vCPU), s (4 GiB/vCPU), m (8 GiB/vCPU) in 1–16 vCPUs, and
+/// `g-4x-amd64-linux` with one GPU.
 pub fn instance_types() -> Vec<InstanceType> {
-    let mut out = vec![];
+    let mut out = vec![InstanceType {
+        name: "g-4x-amd64-linux".into(),
+        cpu: 4,
+        memory_gib: 16,
+        gpus: 1,
+        price: 0.9,
+    }];
     for (family, gib_per_cpu, price_per_cpu) in [("c", 2, 0.025), ("s", 4, 0.03), ("m", 8, 0.04)] {
         for cpu in [1u32, 2, 4, 8, 16] {
             out.push(InstanceType {
                 name: format!("{family}-{cpu}x-amd64-linux"),
                 cpu,
                 memory_gib: cpu * gib_per_cpu,
+                gpus: 0,
                 price: f64::from(cpu) * price_per_cpu,
             });
         }
