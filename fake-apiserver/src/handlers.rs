@@ -14,6 +14,7 @@ use crate::defaults;
 use crate::encoding::{add_type_meta, strip_type_meta, typed_bytes};
 use crate::error::ApiError;
 use crate::hooks::RequestInfo;
+use crate::kind_rules;
 use crate::list::{self, ListRequest};
 use crate::patch::PatchType;
 use crate::registry::{self, split_api_version};
@@ -40,7 +41,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         .iter()
         .any(|p| path.starts_with(p))
     {
-        return (StatusCode::OK, "ok").into_response();
+        return server::health(parts.method.clone(), parts.uri.clone()).await;
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return crate::openapi_routes::serve(&server, &path, &parts.headers);
@@ -241,6 +242,7 @@ impl Call<'_> {
             self.path.namespace.as_deref(),
             object,
             &self.manager,
+            is_dry_run(self.query),
         )?;
         self.object_response(StatusCode::CREATED, created)
     }
@@ -259,7 +261,10 @@ impl Call<'_> {
         let now = self.server.shared.now_string();
         let ctx = self.write_context(&now);
         let target = self.target();
-        let outcome = self.server.shared.store.mutate(
+        let dry_run = is_dry_run(self.query);
+        let outcome = commit(
+            self.server,
+            dry_run,
             &self.key(),
             self.namespace(),
             self.name(),
@@ -268,13 +273,16 @@ impl Call<'_> {
                     ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                 })?;
                 let mut object = object;
+                kind_rules::on_decode(self.info, &mut object)?;
                 finish_custom_object(self.info, &mut object)?;
                 finish_builtin_object(self.info, &mut object, &now)?;
                 strip_type_meta(self.info, &mut object);
                 prepare_update(&ctx, &current, object, target)
             },
         )?;
-        after_write(self.server, self.info, &outcome.object, outcome.event);
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
         self.object_response(StatusCode::OK, outcome.object)
     }
 
@@ -292,7 +300,10 @@ impl Call<'_> {
         let now = self.server.shared.now_string();
         let ctx = self.write_context(&now);
         let target = self.target();
-        let outcome = self.server.shared.store.mutate(
+        let dry_run = is_dry_run(self.query);
+        let outcome = commit(
+            self.server,
+            dry_run,
             &self.key(),
             self.namespace(),
             self.name(),
@@ -302,7 +313,14 @@ impl Call<'_> {
                 })?;
                 let mut patched = current.clone();
                 add_type_meta(self.info, &mut patched);
-                crate::patch::apply_patch(patch_type, &mut patched, &patch, &self.info.group, &self.info.kind, self.info.custom)?;
+                crate::patch::apply_patch(
+                    patch_type,
+                    &mut patched,
+                    &patch,
+                    &self.info.group,
+                    &self.info.kind,
+                    self.info.custom,
+                )?;
                 check_type_meta(self.info, &mut patched)?;
                 let patched_name = semantics::name_of(&patched).to_string();
                 if patched_name != self.name() {
@@ -311,13 +329,16 @@ impl Call<'_> {
                         self.name()
                     )));
                 }
+                kind_rules::on_decode(self.info, &mut patched)?;
                 finish_custom_object(self.info, &mut patched)?;
                 finish_builtin_object(self.info, &mut patched, &now)?;
                 strip_type_meta(self.info, &mut patched);
                 prepare_update(&ctx, &current, patched, target)
             },
         )?;
-        after_write(self.server, self.info, &outcome.object, outcome.event);
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
         self.object_response(StatusCode::OK, outcome.object)
     }
 
@@ -329,8 +350,26 @@ impl Call<'_> {
         if let Some(policy) = self.query.get("propagationPolicy") {
             opts.propagation_policy = Some(policy.to_string());
         }
-        let (object, gone) =
-            delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?;
+        let (object, gone) = if is_dry_run(self.query) {
+            let outcome = self.server.shared.store.preview(
+                &self.key(),
+                self.namespace(),
+                self.name(),
+                |current| {
+                    let current = current.ok_or_else(|| {
+                        ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                    })?;
+                    Ok(
+                        decide_delete(self.info, current, &opts, self.server.shared.now())?
+                            .mutation,
+                    )
+                },
+            )?;
+            let gone = outcome.event == Some(crate::store::EventType::Deleted);
+            (outcome.object, gone)
+        } else {
+            delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
+        };
         if gone && !(self.info.custom || matches!(self.info.kind.as_str(), "Pod" | "Namespace")) {
             let uid = object["metadata"]["uid"].clone();
             let mut status = json!({
@@ -453,6 +492,30 @@ fn validate_metadata(info: &ResourceInfo, object: &Value) -> Result<(), ApiError
     Ok(())
 }
 
+/// Writes through the store, or with a server-side dry run only computes the result.
+fn commit<F>(
+    server: &FakeApiServer,
+    dry_run: bool,
+    key: &str,
+    namespace: &str,
+    name: &str,
+    decide: F,
+) -> Result<crate::store::Outcome, ApiError>
+where
+    F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+{
+    if dry_run {
+        server.shared.store.preview(key, namespace, name, decide)
+    } else {
+        server.shared.store.mutate(key, namespace, name, decide)
+    }
+}
+
+/// Whether the request asks for a server-side dry run (`dryRun=All`).
+fn is_dry_run(query: &Query) -> bool {
+    query.get("dryRun") == Some("All")
+}
+
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`].
 pub(crate) fn create_object(
     server: &FakeApiServer,
@@ -460,9 +523,11 @@ pub(crate) fn create_object(
     namespace: Option<&str>,
     mut object: Value,
     manager: &str,
+    dry_run: bool,
 ) -> Result<Value, ApiError> {
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
+    kind_rules::on_decode(info, &mut object)?;
     let ns = object["metadata"]["namespace"]
         .as_str()
         .unwrap_or_default()
@@ -514,11 +579,15 @@ pub(crate) fn create_object(
             ("", "Namespace") => defaults::default_namespace(&mut candidate),
             _ => {}
         }
+        kind_rules::on_create(info, &mut candidate)?;
+        kind_rules::validate_create(info, &candidate)?;
         finish_custom_object(info, &mut candidate)?;
         finish_builtin_object(info, &mut candidate, &now)?;
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
-        let result = server.shared.store.mutate(
+        let result = commit(
+            server,
+            dry_run,
             &resource_key(&info.group, &info.plural),
             &ns,
             &name,
@@ -529,7 +598,9 @@ pub(crate) fn create_object(
         );
         match result {
             Ok(outcome) => {
-                after_write(server, info, &outcome.object, outcome.event);
+                if !dry_run {
+                    after_write(server, info, &outcome.object, outcome.event);
+                }
                 return Ok(outcome.object);
             }
             Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
@@ -574,6 +645,9 @@ pub(crate) fn delete_object(
 ) -> Result<(Value, bool), ApiError> {
     let key = resource_key(&info.group, &info.plural);
     let now = server.shared.now();
+    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        return delete_crd(server, info, name, now);
+    }
     let mut gone = false;
     let outcome = server
         .shared
@@ -602,6 +676,43 @@ pub(crate) fn delete_object(
     }
     after_write(server, info, &object, event);
     Ok((object, gone))
+}
+
+/// A CRD is deleted as the real server does it: marked with the cleanup finalizer, its custom
+/// resources removed, then the CRD itself. The answer is the marked CRD.
+fn delete_crd(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    name: &str,
+    now: jiff::Timestamp,
+) -> Result<(Value, bool), ApiError> {
+    let key = resource_key(&info.group, &info.plural);
+    let marked = server.shared.store.mutate(&key, "", name, |current| {
+        let mut current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        if current["metadata"].get("deletionTimestamp").is_none() {
+            current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
+            current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            current["metadata"]["finalizers"] =
+                json!(["customresourcecleanup.apiextensions.k8s.io"]);
+        }
+        Ok(Mutation::Put(current))
+    })?;
+    remove_custom_resources(server, name);
+    let removed = server
+        .shared
+        .store
+        .mutate(&key, "", name, |current| match current {
+            Some(mut current) => {
+                if let Some(m) = current["metadata"].as_object_mut() {
+                    m.remove("finalizers");
+                }
+                Ok(Mutation::Delete(current))
+            }
+            None => Err(ApiError::not_found(&info.group, &info.plural, name)),
+        })?;
+    after_write(server, info, &removed.object, removed.event);
+    Ok((marked.object, false))
 }
 
 /// Side effects of a write: CRDs start or stop being served; namespaces finish terminating.
@@ -762,6 +873,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             namespace.as_deref(),
             object,
             "fake-apiserver",
+            false,
         )?;
         add_type_meta(&info, &mut created);
         return Ok(created);

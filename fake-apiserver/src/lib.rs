@@ -28,6 +28,7 @@ pub mod encoding;
 pub mod error;
 mod handlers;
 pub mod hooks;
+pub mod kind_rules;
 pub mod kubeconfig;
 pub mod list;
 pub mod manifest;

@@ -255,8 +255,9 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     has_status,
                     short_names: short.iter().map(|s| s.to_string()).collect(),
                     categories: cats.iter().map(|s| s.to_string()).collect(),
-                    // Every built-in kind served here allows an update without a resourceVersion.
-                    allow_unconditional_update: true,
+                    // Leases refuse an update without a resourceVersion (their strategy says so);
+                    // the other built-in kinds served here allow it.
+                    allow_unconditional_update: kind != "Lease",
                     custom: false,
                     schema: None,
                     additional_printer_columns: Vec::new(),

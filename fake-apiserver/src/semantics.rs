@@ -191,6 +191,7 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
         m.remove("generation");
     }
     set_managed_fields(m, ctx, "Update", None);
+    normalize_metadata(m);
     // Per-kind create strategy: status is not settable on create where a subresource owns it.
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") | ("", "Namespace") | ("", "Node") => {}
@@ -202,6 +203,26 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
         _ => {}
     }
     Ok(())
+}
+
+/// Drops empty metadata lists and maps (as Go's `omitempty` encoding does) and duplicate owner
+/// references (the real server de-duplicates them by uid).
+fn normalize_metadata(m: &mut Map<String, Value>) {
+    for key in ["finalizers", "labels", "annotations", "ownerReferences"] {
+        let empty = match m.get(key) {
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(Value::Object(o)) => o.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            m.remove(key);
+        }
+    }
+    if let Some(refs) = m.get_mut("ownerReferences").and_then(Value::as_array_mut) {
+        let mut seen = std::collections::BTreeSet::new();
+        refs.retain(|r| seen.insert(r["uid"].as_str().unwrap_or_default().to_string()));
+    }
 }
 
 /// Records the write in `metadata.managedFields` (manager and operation; the field set itself is
@@ -382,7 +403,22 @@ pub fn prepare_update(
         &crate::validation::qualified_kind(&info.group, &info.kind),
         &next,
         current,
-    )?;
+    )
+    .map_err(|e| {
+        // The real server checks object metadata twice on update (the generic update path and
+        // the kind's strategy), so a forbidden finalizer is reported as two identical causes.
+        let mut err = ApiError::from(e);
+        let repeated: Vec<StatusCause> = err
+            .causes
+            .iter()
+            .filter(|c| c.field == "metadata.finalizers" && c.reason == "FieldValueForbidden")
+            .cloned()
+            .collect();
+        err.causes.extend(repeated);
+        err
+    })?;
+    crate::kind_rules::validate_update(info, current, &next)?;
+    normalize_metadata(meta_mut(&mut next));
 
     if info.tracks_generation && spec_changed(info, current, &next) {
         let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
@@ -399,7 +435,9 @@ pub fn prepare_update(
     set_managed_fields(meta_mut(&mut next), ctx, "Update", subresource);
 
     if is_deleting(&next) && finalizers_of(&next).is_empty() && deletion_complete(info, &next) {
-        return Ok(Mutation::Delete(next));
+        // The update is answered with the object as written, but the object goes: watchers get
+        // a DELETED event carrying its last stored state.
+        return Ok(Mutation::Finalize(next));
     }
     Ok(Mutation::Put(next))
 }
@@ -550,15 +588,9 @@ pub fn decide_delete(
         if is_pod && grace < existing {
             let mut next = current;
             set_deletion(&mut next, now, grace);
-            if grace == 0 && !has_finalizers {
-                return Ok(DeleteDecision {
-                    mutation: Mutation::Delete(next),
-                    gone: true,
-                });
-            }
             return Ok(DeleteDecision {
                 mutation: Mutation::Put(next),
-                gone: false,
+                gone: grace == 0 && !has_finalizers,
             });
         }
         return Ok(DeleteDecision {
@@ -767,7 +799,7 @@ mod tests {
         let mut remove = deleting.clone();
         remove["metadata"]["finalizers"] = json!([]);
         let m = prepare_update(&ctx(&info), &deleting, remove, UpdateTarget::Main).unwrap();
-        assert!(matches!(m, Mutation::Delete(_)));
+        assert!(matches!(m, Mutation::Finalize(_)));
     }
 
     #[test]
@@ -804,7 +836,7 @@ mod tests {
             jiff::Timestamp::UNIX_EPOCH,
         )
         .unwrap();
-        assert!(now.gone && matches!(now.mutation, Mutation::Delete(_)));
+        assert!(now.gone && matches!(now.mutation, Mutation::Put(_)));
 
         let mut unbound = pod;
         unbound["spec"] = json!({});

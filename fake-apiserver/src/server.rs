@@ -457,14 +457,32 @@ async fn group_list(
     value_response(StatusCode::OK, &discovery::api_group_list(&resources))
 }
 
-async fn health(method: Method) -> Response {
+/// `/healthz`, `/livez`, `/readyz` (and their sub-paths): `ok`, or with `?verbose` the list of
+/// checks and the closing line a real server prints.
+pub(crate) async fn health(method: Method, uri: axum::http::Uri) -> Response {
     if method != Method::GET && method != Method::HEAD {
         return ApiError::method_not_allowed(method.as_str()).into_response();
     }
+    let endpoint = uri
+        .path()
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .unwrap_or("healthz")
+        .to_string();
+    let verbose = uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|p| p == "verbose" || p.starts_with("verbose="))
+    });
+    let body = if verbose {
+        format!("[+]ping ok\n[+]log ok\n[+]etcd ok\n{endpoint} check passed\n")
+    } else {
+        "ok".to_string()
+    };
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "ok",
+        body,
     )
         .into_response()
 }

@@ -83,6 +83,10 @@ pub enum Mutation {
     Delete(Value),
     /// Nothing changes; the value is returned to the caller as is.
     Unchanged(Value),
+    /// Remove the object because an update released it (its last finalizer went): the caller
+    /// gets this value (with the stored resourceVersion), watchers a DELETED event carrying the
+    /// last stored state.
+    Finalize(Value),
 }
 
 /// The result of a [`Store::mutate`].
@@ -252,10 +256,7 @@ impl Store {
                 }
                 let revision = inner.revision + 1;
                 set_resource_version(&mut object, &revision.to_string());
-                let bytes = Bytes::from(
-                    serde_json::to_vec(&object)
-                        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?,
-                );
+                let bytes = encode(&object)?;
                 inner.revision = revision;
                 inner
                     .objects
@@ -284,16 +285,44 @@ impl Store {
                     event: Some(event_type),
                 })
             }
+            Mutation::Finalize(mut response) => {
+                let Some(mut last) = current else {
+                    return Err(ApiError::internal("delete of an object that is not stored"));
+                };
+                if let Some(rv) = &current_rv {
+                    set_resource_version(&mut response, rv);
+                }
+                let revision = inner.revision + 1;
+                set_resource_version(&mut last, &revision.to_string());
+                let bytes = encode(&last)?;
+                inner.revision = revision;
+                if let Some(m) = inner.objects.get_mut(resource) {
+                    m.remove(&key);
+                }
+                self.record(
+                    &mut inner,
+                    StoreEvent {
+                        revision,
+                        event_type: EventType::Deleted,
+                        resource: Arc::from(resource),
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        object: bytes,
+                        previous: current_bytes,
+                    },
+                );
+                Ok(Outcome {
+                    object: response,
+                    event: Some(EventType::Deleted),
+                })
+            }
             Mutation::Delete(mut last) => {
                 if current.is_none() {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 }
                 let revision = inner.revision + 1;
                 set_resource_version(&mut last, &revision.to_string());
-                let bytes = Bytes::from(
-                    serde_json::to_vec(&last)
-                        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?,
-                );
+                let bytes = encode(&last)?;
                 inner.revision = revision;
                 if let Some(m) = inner.objects.get_mut(resource) {
                     m.remove(&key);
@@ -316,6 +345,42 @@ impl Store {
                 })
             }
         }
+    }
+
+    /// Runs `decide` as [`Store::mutate`] would, without writing anything (server-side dry run).
+    pub fn preview<F>(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        decide: F,
+    ) -> Result<Outcome, ApiError>
+    where
+        F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+    {
+        let current = self.get(resource, namespace, name);
+        let current: Option<Value> = match current {
+            Some(b) => Some(
+                serde_json::from_slice(&b)
+                    .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?,
+            ),
+            None => None,
+        };
+        let (object, event) = match decide(current.clone())? {
+            Mutation::Unchanged(object) => (object, None),
+            Mutation::Put(object) => {
+                let event = if current.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                (object, Some(event))
+            }
+            Mutation::Delete(object) | Mutation::Finalize(object) => {
+                (object, Some(EventType::Deleted))
+            }
+        };
+        Ok(Outcome { object, event })
     }
 
     fn record(&self, inner: &mut Inner, event: StoreEvent) {
@@ -446,6 +511,12 @@ impl Store {
         inner.history.clear();
         inner.compacted = inner.revision;
     }
+}
+
+fn encode(object: &Value) -> Result<Bytes, ApiError> {
+    serde_json::to_vec(object)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))
 }
 
 /// `504 Timeout` for a read at a revision the store has not reached.

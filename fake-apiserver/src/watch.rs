@@ -286,7 +286,12 @@ impl WatchSpec {
             (EventType::Modified, true, false) => "DELETED",
             _ => return None,
         };
-        Some(self.render(event_type, &event.object))
+        // An object leaving the selector is reported as its last state that matched.
+        let object = match (event.event_type, event_type, &event.previous) {
+            (EventType::Modified, "DELETED", Some(previous)) => previous,
+            _ => &event.object,
+        };
+        Some(self.render(event_type, object))
     }
 }
 
