@@ -1,0 +1,438 @@
+//! `fake-apiserver`: the fake Kubernetes API server on a loopback TCP port, for `kubectl` and for
+//! reproducing a controller bug by hand.
+//!
+//! ```text
+//! fake-apiserver --listen 127.0.0.1:0 --kubeconfig-out /tmp/fake.kubeconfig --load ./manifests
+//! kubectl --kubeconfig /tmp/fake.kubeconfig get pods -A
+//! ```
+//!
+//! Start-up: the `--state` file is loaded if it exists, then the `--load` manifests are applied
+//! (CRDs first), then the listener is bound, the kubeconfig written, and exactly one line logged:
+//! `fake-apiserver ready on http://ADDR`. On SIGINT or SIGTERM the server stops taking connections
+//! (open watches get [`SHUTDOWN_GRACE`] to end) and the state is written back to the `--state` file.
+
+use std::future::Future;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use fake_apiserver::kubeconfig::kubeconfig_yaml;
+use fake_apiserver::manifest::{self, ManifestError};
+use fake_apiserver::FakeApiServer;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// How long open connections (watches) may take to finish after a shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Command-line flags.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "fake-apiserver",
+    version,
+    about = "A fake Kubernetes API server on a loopback port, for kubectl and kube-rs"
+)]
+struct Args {
+    /// Address to listen on; port 0 picks a free port (the ready line says which).
+    #[arg(long, default_value = "127.0.0.1:6443", env = "FAKE_APISERVER_LISTEN")]
+    listen: String,
+    /// Write a kubeconfig for this server (cluster, user and context `fake`) to this file.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig_out: Option<PathBuf>,
+    /// Apply the manifests in this file or directory at start (CRDs first).
+    #[arg(long, value_name = "DIR")]
+    load: Option<PathBuf>,
+    /// Load the cluster state from this file at start if it exists; save it there on SIGINT/SIGTERM.
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// How log lines are written (to stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Why the server could not start or save its state.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("reading state {path}: {source}", path = path.display())]
+    ReadState {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("state {path} is not JSON: {source}", path = path.display())]
+    ParseState {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("loading state {path}: {message}", path = path.display())]
+    ImportState { path: PathBuf, message: String },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("applying {what} from {path}: {message}", path = path.display())]
+    Apply {
+        path: PathBuf,
+        what: String,
+        message: String,
+    },
+    #[error("listening on {address}: {source}")]
+    Listen {
+        address: String,
+        source: std::io::Error,
+    },
+    #[error("writing {path}: {source}", path = path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("serving: {0}")]
+    Serve(std::io::Error),
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime
+        .block_on(async { run(args, FakeApiServer::new(), shutdown_signal(), |_| {}).await });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "fake-apiserver failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// Resolves on the first SIGINT or SIGTERM (Ctrl-C elsewhere).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut interrupt), Ok(mut terminate)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            _ => {
+                if let Err(e) = tokio::signal::ctrl_c().await {
+                    tracing::error!(error = %e, "cannot listen for signals; stopping");
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    if let Err(e) = tokio::signal::ctrl_c().await {
+        tracing::error!(error = %e, "cannot listen for signals; stopping");
+    }
+}
+
+/// Runs `server` as the flags say until `shutdown` resolves; `on_ready` gets the bound address
+/// once the server accepts connections.
+async fn run(
+    args: Args,
+    server: FakeApiServer,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_ready: impl FnOnce(SocketAddr),
+) -> Result<(), RunError> {
+    if let Some(path) = &args.state {
+        load_state(&server, path)?;
+    }
+    if let Some(path) = &args.load {
+        apply_manifests(&server, path)?;
+    }
+    let listener = TcpListener::bind(&args.listen)
+        .await
+        .map_err(|source| RunError::Listen {
+            address: args.listen.clone(),
+            source,
+        })?;
+    let address = listener.local_addr().map_err(|source| RunError::Listen {
+        address: args.listen.clone(),
+        source,
+    })?;
+    let url = format!("http://{address}");
+    if let Some(path) = &args.kubeconfig_out {
+        write_file(path, kubeconfig_yaml(&url).as_bytes())?;
+    }
+
+    let (stop_serving, stopped) = oneshot::channel::<()>();
+    let serving = tokio::spawn(server.clone().serve(listener, async {
+        // A dropped sender also means stop.
+        let _ = stopped.await;
+    }));
+    tracing::info!("fake-apiserver ready on {url}");
+    on_ready(address);
+
+    shutdown.await;
+    tracing::info!("shutting down");
+    let _ = stop_serving.send(());
+    match tokio::time::timeout(SHUTDOWN_GRACE, serving).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => return Err(RunError::Serve(e)),
+        Ok(Err(e)) => tracing::error!(error = %e, "the server task failed"),
+        Err(_) => tracing::warn!(
+            grace = ?SHUTDOWN_GRACE,
+            "connections still open after the grace period; stopping anyway"
+        ),
+    }
+    if let Some(path) = &args.state {
+        save_state(&server, path)?;
+    }
+    Ok(())
+}
+
+/// Imports `path` into `server` if the file exists.
+fn load_state(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            tracing::info!(path = %path.display(), "no saved state; starting empty");
+            return Ok(());
+        }
+        Err(source) => {
+            return Err(RunError::ReadState {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let state = serde_json::from_str(&text).map_err(|source| RunError::ParseState {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    server
+        .import_state(state)
+        .map_err(|e| RunError::ImportState {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    tracing::info!(path = %path.display(), revision = server.revision(), "state loaded");
+    Ok(())
+}
+
+/// Applies every manifest under `path`, CRDs first.
+fn apply_manifests(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
+    let objects = manifest::load(path)?;
+    let count = objects.len();
+    for object in objects {
+        let what = format!(
+            "{} {}",
+            object["kind"].as_str().unwrap_or_default(),
+            object["metadata"]["name"].as_str().unwrap_or_default()
+        );
+        server.apply_manifest(object).map_err(|e| RunError::Apply {
+            path: path.to_path_buf(),
+            what,
+            message: e.to_string(),
+        })?;
+    }
+    tracing::info!(path = %path.display(), objects = count, "manifests applied");
+    Ok(())
+}
+
+/// Writes the server's state to `path` (through a temporary file, so a crash leaves the old one).
+fn save_state(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
+    let state = server.export_state();
+    let text = serde_json::to_vec_pretty(&state).unwrap_or_default();
+    write_file(path, &text)?;
+    tracing::info!(path = %path.display(), revision = server.revision(), "state saved");
+    Ok(())
+}
+
+/// Writes `contents` to `path` atomically (temporary file in the same directory, then rename).
+fn write_file(path: &Path, contents: &[u8]) -> Result<(), RunError> {
+    let write_error = |source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, contents).map_err(write_error)?;
+    std::fs::rename(&temporary, path).map_err(write_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn args(dir: &Path) -> Args {
+        Args::parse_from([
+            "fake-apiserver",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig-out",
+            dir.join("kubeconfig").to_str().unwrap(),
+            "--state",
+            dir.join("state.json").to_str().unwrap(),
+        ])
+    }
+
+    /// Starts `run` in the background; returns the address, the stop trigger and the task.
+    async fn start(
+        args: Args,
+        server: FakeApiServer,
+    ) -> (
+        SocketAddr,
+        oneshot::Sender<()>,
+        tokio::task::JoinHandle<Result<(), RunError>>,
+    ) {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let task = tokio::spawn(run(
+            args,
+            server,
+            async {
+                let _ = stopped.await;
+            },
+            move |address| {
+                let _ = ready_tx.send(address);
+            },
+        ));
+        let address = ready_rx.await.expect("server did not become ready");
+        (address, stop, task)
+    }
+
+    /// A raw HTTP/1.1 GET, returning the whole response text.
+    async fn http_get(address: SocketAddr, path: &str) -> String {
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response
+    }
+
+    #[test]
+    fn flags_have_safe_defaults() {
+        let args = Args::parse_from(["fake-apiserver"]);
+        assert_eq!(args.listen, "127.0.0.1:6443");
+        assert_eq!(args.log_format, LogFormat::Text);
+        assert!(args.state.is_none() && args.load.is_none() && args.kubeconfig_out.is_none());
+        let args = Args::parse_from(["fake-apiserver", "--log-format", "json"]);
+        assert_eq!(args.log_format, LogFormat::Json);
+        assert!(Args::try_parse_from(["fake-apiserver", "--log-format", "xml"]).is_err());
+    }
+
+    #[tokio::test]
+    async fn serves_on_a_free_port_loads_manifests_and_saves_state_on_shutdown() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifests = dir.path().join("manifests");
+        std::fs::create_dir(&manifests).unwrap();
+        std::fs::write(
+            manifests.join("objects.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loaded, namespace: team}\ndata: {a: '1'}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n",
+        )
+        .unwrap();
+        let mut flags = args(dir.path());
+        flags.load = Some(manifests);
+
+        let server = FakeApiServer::new();
+        let (address, stop, task) = start(flags.clone(), server.clone()).await;
+        assert!(address.ip().is_loopback());
+        assert_ne!(address.port(), 0);
+
+        // The kubeconfig points at the bound address.
+        let kubeconfig = std::fs::read_to_string(dir.path().join("kubeconfig")).unwrap();
+        assert!(
+            kubeconfig.contains(&format!("http://{address}")),
+            "{kubeconfig}"
+        );
+        // The manifests were applied (the Namespace before the ConfigMap in it).
+        let loaded = server
+            .get_object("v1", "configmaps", Some("team"), "loaded")
+            .expect("manifest not applied");
+        assert_eq!(loaded["data"], json!({"a": "1"}));
+        // It answers HTTP.
+        let response = http_get(address, "/version").await;
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.contains("\"gitVersion\""), "{response}");
+
+        stop.send(()).unwrap();
+        task.await.unwrap().unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("state.json")).unwrap()).unwrap();
+        assert!(saved["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["object"]["metadata"]["name"] == "loaded"));
+
+        // A second start from the saved state has the object without --load.
+        let restarted = FakeApiServer::new();
+        let (_, stop, task) = start(args(dir.path()), restarted.clone()).await;
+        assert!(restarted
+            .get_object("v1", "configmaps", Some("team"), "loaded")
+            .is_some());
+        stop.send(()).unwrap();
+        task.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn bad_inputs_are_reported_not_panicked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("state.json"), "{not json").unwrap();
+        let never = std::future::pending::<()>();
+        let error = run(args(dir.path()), FakeApiServer::new(), never, |_| {})
+            .await
+            .unwrap_err();
+        assert!(matches!(error, RunError::ParseState { .. }), "{error}");
+
+        let mut flags = args(dir.path());
+        flags.state = None;
+        flags.load = Some(dir.path().join("missing"));
+        let error = run(flags, FakeApiServer::new(), std::future::pending(), |_| {})
+            .await
+            .unwrap_err();
+        assert!(matches!(error, RunError::Manifest(_)), "{error}");
+
+        let mut flags = args(dir.path());
+        flags.state = None;
+        flags.listen = "not an address".into();
+        let error = run(flags, FakeApiServer::new(), std::future::pending(), |_| {})
+            .await
+            .unwrap_err();
+        assert!(matches!(error, RunError::Listen { .. }), "{error}");
+    }
+}

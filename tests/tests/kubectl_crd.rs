@@ -1,0 +1,242 @@
+//! The real `kubectl` with custom resources: a CRD created with kubectl becomes discoverable at
+//! once, its objects are created, listed with the CRD's printer columns, found by short name,
+//! patched (merge yes, strategic no, as on a real server), waited on, explained, and go away with
+//! the CRD.
+
+mod kubectl_support;
+
+use std::time::Duration;
+
+use kubectl_support::Cluster;
+use serde_json::json;
+
+const GROUP: &str = "k.conformance.example.com";
+
+fn widget_crd() -> serde_json::Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "shortNames": ["wdg"]},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "Color", "type": "string", "jsonPath": ".spec.color"},
+                    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+                ],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "description": "What the widget should look like.",
+                            "properties": {
+                                "color": {"type": "string", "description": "The widget's colour."},
+                                "size": {"type": "integer"}
+                            }
+                        },
+                        "status": {"type": "object", "properties": {"phase": {"type": "string"}}}
+                    }
+                }}
+            }]
+        }
+    })
+}
+
+fn widget(name: &str, color: &str, size: i64) -> serde_json::Value {
+    json!({
+        "apiVersion": format!("{GROUP}/v1"),
+        "kind": "Widget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"color": color, "size": size},
+    })
+}
+
+#[test]
+fn crd_then_custom_resources_with_printer_columns() {
+    let cluster = Cluster::start();
+    let crd_name = format!("widgets.{GROUP}");
+    cluster
+        .kubectl(&[
+            "create",
+            "-f",
+            &cluster.write_json("crd.json", &widget_crd()),
+        ])
+        .ok()
+        .stdout_is(&format!(
+            "customresourcedefinition.apiextensions.k8s.io/{crd_name} created\n"
+        ));
+    cluster
+        .kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/{crd_name}"),
+            "--timeout=15s",
+        ])
+        .ok()
+        .stdout_is(&format!(
+            "customresourcedefinition.apiextensions.k8s.io/{crd_name} condition met\n"
+        ));
+
+    cluster
+        .kubectl(&[
+            "create",
+            "-f",
+            &cluster.write_json("w1.json", &widget("w1", "teal", 5)),
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w1 created\n"));
+    cluster
+        .kubectl(&[
+            "apply",
+            "-f",
+            &cluster.write_json("w2.json", &widget("w2", "red", 7)),
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w2 created\n"));
+    let stored = cluster.must_get(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1");
+    assert_eq!(stored["spec"], json!({"color": "teal", "size": 5}));
+
+    let table = cluster.kubectl(&["get", "widgets"]);
+    table.ok();
+    let rows = table.rows();
+    assert_eq!(rows[0], ["NAME", "COLOR", "SIZE", "AGE"], "{table}");
+    assert_eq!(rows[1][..3], ["w1", "teal", "5"], "{table}");
+    assert_eq!(rows[2][..3], ["w2", "red", "7"], "{table}");
+
+    cluster
+        .kubectl(&["get", "wdg", "-o", "name"])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w1\nwidget.{GROUP}/w2\n"));
+    let resources = cluster.kubectl(&["api-resources", &format!("--api-group={GROUP}")]);
+    resources.ok();
+    assert_eq!(
+        resources.rows()[1],
+        ["widgets", "wdg", &format!("{GROUP}/v1"), "true", "Widget"],
+        "{resources}"
+    );
+
+    // Explain reads the CRD's schema from OpenAPI v3.
+    let explain = cluster.kubectl(&["explain", "widgets.spec.color"]);
+    explain.ok();
+    assert!(
+        explain.stdout.contains("FIELD: color <string>"),
+        "{explain}"
+    );
+    assert!(explain.stdout.contains("The widget's colour."), "{explain}");
+
+    cluster
+        .kubectl(&[
+            "patch",
+            "widget",
+            "w1",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"size":6}}"#,
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w1 patched\n"));
+    cluster
+        .kubectl(&["patch", "widget", "w1", "-p", r#"{"spec":{"size":7}}"#])
+        .fails()
+        .stderr_has("application/strategic-merge-patch+json is not supported by")
+        .stderr_has("the body of the request was in an unknown format");
+    assert_eq!(
+        cluster.must_get(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1")["spec"]["size"],
+        6
+    );
+
+    // Client-side apply of a custom resource uses a JSON merge patch.
+    cluster
+        .kubectl(&[
+            "apply",
+            "-f",
+            &cluster.write_json("w2.json", &widget("w2", "blue", 7)),
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w2 configured\n"));
+    assert_eq!(
+        cluster.must_get(&format!("{GROUP}/v1"), "widgets", Some("default"), "w2")["spec"]["color"],
+        "blue"
+    );
+
+    cluster
+        .kubectl(&[
+            "wait",
+            "--for=jsonpath={.status.phase}=Done",
+            "widget/w1",
+            "--timeout=1s",
+        ])
+        .fails()
+        .stderr_has("timed out waiting for the condition");
+    cluster
+        .kubectl(&[
+            "patch",
+            "widget",
+            "w1",
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"status":{"phase":"Done"}}"#,
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w1 patched\n"));
+    cluster
+        .kubectl(&[
+            "wait",
+            "--for=jsonpath={.status.phase}=Done",
+            "widget/w1",
+            "--timeout=10s",
+        ])
+        .ok()
+        .stdout_is(&format!("widget.{GROUP}/w1 condition met\n"));
+
+    cluster
+        .kubectl(&["delete", "crd", &crd_name, "--timeout=20s"])
+        .ok()
+        .stdout_is(&format!(
+            "customresourcedefinition.apiextensions.k8s.io \"{crd_name}\" deleted\n"
+        ));
+    cluster.eventually(
+        "the CRD and its objects to go",
+        Duration::from_secs(10),
+        || {
+            cluster
+                .object(
+                    "apiextensions.k8s.io/v1",
+                    "customresourcedefinitions",
+                    None,
+                    &crd_name,
+                )
+                .is_none()
+                && cluster
+                    .object(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1")
+                    .is_none()
+        },
+    );
+    // kubectl still has `widgets` in its discovery cache, so it asks and is told 404.
+    cluster
+        .kubectl(&["get", "widgets"])
+        .fails()
+        .stderr_has("Error from server (NotFound)")
+        .stderr_has("the server could not find the requested resource");
+    // Fresh discovery no longer lists the group.
+    cluster
+        .kubectl(&[
+            "api-resources",
+            &format!("--api-group={GROUP}"),
+            "-o",
+            "name",
+        ])
+        .ok()
+        .stdout_is("");
+}

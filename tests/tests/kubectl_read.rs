@@ -1,0 +1,305 @@
+//! The real `kubectl` reading from the fake API server: discovery (`api-resources`,
+//! `api-versions`, `version`), OpenAPI (`explain`), and `get` in every output format, with
+//! selectors, errors and `-w`.
+
+mod kubectl_support;
+
+use std::time::Duration;
+
+use kubectl_support::Cluster;
+use serde_json::json;
+
+fn configmap(name: &str, data: serde_json::Value) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "k"}},
+        "data": data,
+    })
+}
+
+#[test]
+fn api_resources_lists_what_the_server_serves() {
+    let cluster = Cluster::start();
+    let run = cluster.kubectl(&["api-resources"]);
+    run.ok();
+    let rows = run.rows();
+    assert_eq!(
+        rows[0],
+        ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    );
+    let pods = rows.iter().find(|r| r[0] == "pods").expect("pods row");
+    assert_eq!(pods[1..], ["po", "v1", "true", "Pod"]);
+    let crds = rows
+        .iter()
+        .find(|r| r[0] == "customresourcedefinitions")
+        .expect("crd row");
+    assert_eq!(
+        crds[1..],
+        [
+            "crd,crds",
+            "apiextensions.k8s.io/v1",
+            "false",
+            "CustomResourceDefinition"
+        ]
+    );
+    assert!(rows
+        .iter()
+        .any(|r| r[0] == "leases" && r[1] == "coordination.k8s.io/v1"));
+    assert!(
+        !rows.iter().any(|r| r[0].contains('/')),
+        "subresources are not listed"
+    );
+
+    cluster
+        .kubectl(&["api-resources", "--api-group=apps", "-o", "name"])
+        .ok()
+        .stdout_is("deployments.apps\n");
+    cluster
+        .kubectl(&[
+            "api-resources",
+            "--namespaced=false",
+            "--api-group=",
+            "-o",
+            "name",
+        ])
+        .ok()
+        .stdout_is("namespaces\nnodes\n");
+}
+
+#[test]
+fn api_versions_and_server_version() {
+    let cluster = Cluster::start();
+    let run = cluster.kubectl(&["api-versions"]);
+    run.ok();
+    let versions: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        versions,
+        [
+            "apiextensions.k8s.io/v1",
+            "apps/v1",
+            "coordination.k8s.io/v1",
+            "events.k8s.io/v1",
+            "rbac.authorization.k8s.io/v1",
+            "v1"
+        ]
+    );
+    let version = cluster.kubectl(&["version", "-o", "json"]);
+    // kubectl exits 0 even when it warns about version skew.
+    version.ok();
+    let server = &version.json()["serverVersion"];
+    assert_eq!(server["major"], "1");
+    assert_eq!(server["minor"], "36");
+    assert!(server["gitVersion"].as_str().unwrap().starts_with("v1.36."));
+}
+
+#[test]
+fn explain_reads_the_openapi_schemas() {
+    let cluster = Cluster::start();
+    let run = cluster.kubectl(&["explain", "pods.spec.containers.image"]);
+    run.ok();
+    assert!(run.stdout.contains("KIND:       Pod"), "{run}");
+    assert!(run.stdout.contains("VERSION:    v1"), "{run}");
+    assert!(run.stdout.contains("FIELD: image <string>"), "{run}");
+    let run = cluster.kubectl(&["explain", "deployment.spec.replicas"]);
+    run.ok();
+    assert!(run.stdout.contains("GROUP:      apps"), "{run}");
+    assert!(run.stdout.contains("FIELD: replicas <integer>"), "{run}");
+    cluster
+        .kubectl(&["explain", "configmap.nosuchfield"])
+        .fails()
+        .stderr_has("field \"nosuchfield\" does not exist");
+}
+
+#[test]
+fn get_in_every_output_format() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json("k1.json", &configmap("k1", json!({"a": "1", "b": "2"})));
+    cluster
+        .kubectl(&["create", "-f", &file])
+        .ok()
+        .stdout_is("configmap/k1 created\n");
+    cluster
+        .kubectl(&["create", "-f", &file])
+        .fails()
+        .stderr_has("Error from server (AlreadyExists)")
+        .stderr_has("configmaps \"k1\" already exists");
+    let mut k2 = configmap("k2", json!({"x": "y"}));
+    k2["metadata"]["labels"] = json!({"app": "other"});
+    cluster
+        .kubectl(&["create", "-f", &cluster.write_json("k2.json", &k2)])
+        .ok()
+        .stdout_is("configmap/k2 created\n");
+
+    let object = cluster.kubectl(&["get", "configmap", "k1", "-o", "json"]);
+    object.ok();
+    let object = object.json();
+    assert_eq!(object["kind"], "ConfigMap");
+    assert_eq!(object["apiVersion"], "v1");
+    assert_eq!(object["data"], json!({"a": "1", "b": "2"}));
+    assert_eq!(
+        object["metadata"]["resourceVersion"],
+        cluster.must_get("v1", "configmaps", Some("default"), "k1")["metadata"]["resourceVersion"]
+    );
+
+    let yaml = cluster.kubectl(&["get", "cm", "k1", "-o", "yaml"]);
+    yaml.ok();
+    for line in [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "  name: k1",
+        "  a: \"1\"",
+    ] {
+        assert!(
+            yaml.stdout.lines().any(|l| l == line),
+            "no {line:?}: {yaml}"
+        );
+    }
+
+    cluster
+        .kubectl(&["get", "cm", "-o", "name"])
+        .ok()
+        .stdout_is("configmap/k1\nconfigmap/k2\n");
+    cluster
+        .kubectl(&["get", "cm", "k1", "-o", "jsonpath={.data.b}"])
+        .ok()
+        .stdout_is("2");
+    cluster
+        .kubectl(&[
+            "get",
+            "cm",
+            "-o",
+            "custom-columns=N:.metadata.name,A:.data.a",
+        ])
+        .ok()
+        .stdout_is("N     A\nk1    1\nk2    <none>\n");
+    cluster
+        .kubectl(&["get", "cm", "-l", "app=k", "-o", "name"])
+        .ok()
+        .stdout_is("configmap/k1\n");
+    cluster
+        .kubectl(&[
+            "get",
+            "cm",
+            "--field-selector",
+            "metadata.name=k2",
+            "-o",
+            "name",
+        ])
+        .ok()
+        .stdout_is("configmap/k2\n");
+
+    // The default table comes from the server (Accept: as=Table).
+    let table = cluster.kubectl(&["get", "cm"]);
+    table.ok();
+    let rows = table.rows();
+    assert_eq!(rows[0], ["NAME", "DATA", "AGE"], "{table}");
+    assert_eq!(rows[1][..2], ["k1", "2"], "{table}");
+    assert_eq!(rows[2][..2], ["k2", "1"], "{table}");
+
+    cluster
+        .kubectl(&["get", "cm", "nope"])
+        .fails()
+        .stderr_has("Error from server (NotFound): configmaps \"nope\" not found");
+    cluster
+        .kubectl(&["get", "nosuchthings"])
+        .fails()
+        .stderr_has("the server doesn't have a resource type \"nosuchthings\"");
+}
+
+/// `kubectl create configmap` (like every imperative `create` generator) posts the object encoded
+/// as protobuf (`Content-Type: application/vnd.kubernetes.protobuf`), not JSON.
+#[test]
+fn imperative_create_posts_protobuf() {
+    let cluster = Cluster::start();
+    cluster
+        .kubectl(&["create", "configmap", "k2", "--from-literal=x=y"])
+        .ok()
+        .stdout_is("configmap/k2 created\n");
+    assert_eq!(
+        cluster.must_get("v1", "configmaps", Some("default"), "k2")["data"],
+        json!({"x": "y"})
+    );
+    cluster
+        .kubectl(&["create", "namespace", "team"])
+        .ok()
+        .stdout_is("namespace/team created\n");
+    assert!(cluster.object("v1", "namespaces", None, "team").is_some());
+}
+
+#[test]
+fn get_pods_wide_shows_the_pod_columns() {
+    let cluster = Cluster::start();
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    });
+    cluster
+        .kubectl(&["create", "-f", &cluster.write_json("p.json", &pod)])
+        .ok()
+        .stdout_is("pod/p created\n");
+    let table = cluster.kubectl(&["get", "pods"]);
+    table.ok();
+    let rows = table.rows();
+    assert_eq!(
+        rows[0],
+        ["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
+        "{table}"
+    );
+    assert_eq!(rows[1][..4], ["p", "0/1", "Pending", "0"], "{table}");
+    let wide = cluster.kubectl(&["get", "pods", "-o", "wide"]);
+    wide.ok();
+    assert_eq!(
+        wide.rows()[0],
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED",
+            "NODE",
+            "READINESS",
+            "GATES"
+        ],
+        "{wide}"
+    );
+}
+
+#[test]
+fn get_watch_sees_a_change() {
+    let cluster = Cluster::start();
+    cluster
+        .kubectl(&[
+            "create",
+            "-f",
+            &cluster.write_json("w.json", &configmap("w", json!({"a": "1"}))),
+        ])
+        .ok();
+    let mut watch = cluster.kubectl_background(&[
+        "get",
+        "cm",
+        "w",
+        "-w",
+        "-o",
+        "jsonpath={.metadata.name}={.data.a}{\"\\n\"}",
+    ]);
+    watch.expect_line(|l| l == "w=1", Duration::from_secs(20));
+    cluster
+        .kubectl(&[
+            "patch",
+            "cm",
+            "w",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"data":{"a":"2"}}"#,
+        ])
+        .ok();
+    watch.expect_line(|l| l == "w=2", Duration::from_secs(20));
+    assert!(!watch.has_exited(), "a watch keeps running");
+}
