@@ -25,8 +25,8 @@ pub enum PatchError {
     /// 400 BadRequest: the patch body is malformed.
     #[error("{0}")]
     BadRequest(String),
-    /// 422 Invalid with the generic message; the library's error is the one cause
-    /// (`UnexpectedServerResponse`). A failed `test`, a path that does not exist, an unknown op.
+    /// 422 Invalid with the generic message (the library's error is kept for logs only). A
+    /// failed `test`, a path that does not exist, an unknown op.
     #[error("the server rejected our request due to an error in our request")]
     Unprocessable(String),
     /// 500 with an empty reason (`StatusReasonUnknown`): an error the server does not classify.
@@ -67,16 +67,21 @@ impl PatchError {
         }
     }
 
-    /// `Status.details.causes` (only the 422 has one: the library's own error text).
+    /// `Status.details.causes`. The generic 422 has none: the server builds it with
+    /// `NewGenericServerResponse(..., isUnexpectedResponse=false)`, so the library's text (kept
+    /// in the variant for logs) never reaches the client.
     pub fn causes(&self) -> Vec<Cause> {
         match self {
-            PatchError::Unprocessable(detail) => vec![Cause {
-                field: String::new(),
-                reason: "UnexpectedServerResponse".to_string(),
-                message: detail.clone(),
-            }],
             PatchError::Invalid(e) => e.causes.clone(),
             _ => Vec::new(),
+        }
+    }
+
+    /// The library's own error text behind a generic 422 (for logs).
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            PatchError::Unprocessable(detail) => Some(detail),
+            _ => None,
         }
     }
 
@@ -97,8 +102,7 @@ impl PatchError {
             status["details"] = e.to_status()["details"].clone();
         }
         if let PatchError::Unprocessable(_) = self {
-            let causes: Vec<Value> = self.causes().iter().map(Cause::to_json).collect();
-            status["details"] = serde_json::json!({ "causes": causes });
+            status["details"] = serde_json::json!({});
         }
         status
     }
@@ -1572,10 +1576,12 @@ mod tests {
                     err.to_string(),
                     "the server rejected our request due to an error in our request"
                 );
-                assert_eq!(err.causes()[0].message, detail);
+                assert!(err.causes().is_empty());
+                assert_eq!(err.detail(), Some(detail));
+                assert_eq!(err.to_status()["details"], json!({}));
                 assert_eq!(
-                    err.to_status()["details"]["causes"][0]["reason"],
-                    "UnexpectedServerResponse"
+                    err.to_status()["message"],
+                    "the server rejected our request due to an error in our request"
                 );
             }
             PatchError::BadRequest(m) => assert_eq!(m, detail),
@@ -2004,7 +2010,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.code(), 422);
-        assert_eq!(err.causes()[0].message, "lists of lists are not supported");
+        assert_eq!(err.detail(), Some("lists of lists are not supported"));
     }
 
     #[test]
