@@ -239,6 +239,32 @@ fn patch_of_every_type_then_label_and_annotate() {
     assert_eq!(object["metadata"]["annotations"], json!({"note": "hello"}));
 }
 
+/// kubectl's default `--validate=strict` leaves validation to the server (`?fieldValidation=Strict`)
+/// because the OpenAPI v3 document says the kind's PATCH takes `fieldValidation`: an unknown field
+/// is refused as a real server refuses it. `--validate=false` sends `Ignore`: the field is dropped.
+#[test]
+fn create_with_an_unknown_field_is_refused_unless_validation_is_off() {
+    let cluster = Cluster::start();
+    let mut object = configmap("unk", json!({"a": "1"}));
+    object["spec"] = json!({"x": 1});
+    let file = cluster.write_json("unk.json", &object);
+    cluster
+        .kubectl(&["create", "-f", &file])
+        .fails()
+        .stderr_has("Error from server (BadRequest)")
+        .stderr_has("ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"spec\"");
+    assert!(cluster
+        .object("v1", "configmaps", Some("default"), "unk")
+        .is_none());
+    cluster
+        .kubectl(&["create", "-f", &file, "--validate=false"])
+        .ok()
+        .stdout_is("configmap/unk created\n");
+    let stored = cluster.must_get("v1", "configmaps", Some("default"), "unk");
+    assert!(stored.get("spec").is_none(), "{stored}");
+    assert_eq!(stored["data"], json!({"a": "1"}));
+}
+
 #[test]
 fn replace_with_a_stale_resource_version_conflicts() {
     let cluster = Cluster::start();
