@@ -365,6 +365,31 @@ mod tests {
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loaded, namespace: team}\ndata: {a: '1'}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n",
         )
         .unwrap();
+        // The custom resource sorts before its CRD; loading applies the CRD first.
+        std::fs::write(
+            manifests.join("a-widget.yaml"),
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: team}\nspec: {size: 3}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            manifests.join("z-crd.json"),
+            json!({
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {
+                    "group": "example.com",
+                    "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [{
+                        "name": "v1", "served": true, "storage": true,
+                        "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}
+                    }]
+                }
+            })
+            .to_string(),
+        )
+        .unwrap();
         let mut flags = args(dir.path());
         flags.load = Some(manifests);
 
@@ -384,6 +409,10 @@ mod tests {
             .get_object("v1", "configmaps", Some("team"), "loaded")
             .expect("manifest not applied");
         assert_eq!(loaded["data"], json!({"a": "1"}));
+        let widget = server
+            .get_object("example.com/v1", "widgets", Some("team"), "w1")
+            .expect("custom resource not applied");
+        assert_eq!(widget["spec"], json!({"size": 3}));
         // It answers HTTP.
         let response = http_get(address, "/version").await;
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
@@ -405,6 +434,11 @@ mod tests {
         assert!(restarted
             .get_object("v1", "configmaps", Some("team"), "loaded")
             .is_some());
+        // The saved CRD is served again, with its objects.
+        assert!(restarted
+            .get_object("example.com/v1", "widgets", Some("team"), "w1")
+            .is_some());
+        assert!(restarted.resources().iter().any(|r| r.plural == "widgets"));
         stop.send(()).unwrap();
         task.await.unwrap().unwrap();
     }
