@@ -26,6 +26,7 @@ use crate::semantics::{
 };
 use crate::server::{self, json_response, value_response, FakeApiServer, MAX_BODY_BYTES};
 use crate::store::{resource_key, Mutation};
+use crate::typed::FieldValidation;
 use crate::watch;
 
 /// Longest prefix kept from `generateName` (a generated name is at most 63 characters).
@@ -100,6 +101,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         query: &query,
         headers: &parts.headers,
         manager: field_manager(&query, &request_info.user_agent),
+        warnings: Default::default(),
     };
     let result = match verb {
         "get" => call.get(),
@@ -158,6 +160,8 @@ struct Call<'a> {
     query: &'a Query,
     headers: &'a HeaderMap,
     manager: String,
+    /// Warnings for the client, sent as `Warning` headers.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Call<'_> {
@@ -189,9 +193,20 @@ impl Call<'_> {
                 &crate::semantics::format_time(self.server.shared.now()),
                 true,
             );
-            return Ok(value_response(code, &table));
+            return Ok(self.with_warnings(value_response(code, &table)));
         }
-        Ok(value_response(code, &object))
+        Ok(self.with_warnings(value_response(code, &object)))
+    }
+
+    /// Adds the collected warnings as `Warning: 299 - "..."` headers.
+    fn with_warnings(&self, mut response: Response) -> Response {
+        for warning in self.warnings.borrow().iter() {
+            let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
+            if let Ok(value) = header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
     }
 
     fn get(&self) -> Result<Response, ApiError> {
@@ -224,11 +239,7 @@ impl Call<'_> {
     }
 
     fn write_context<'b>(&'b self, now: &'b str) -> WriteContext<'b> {
-        WriteContext {
-            info: self.info,
-            now,
-            manager: &self.manager,
-        }
+        WriteContext::new(self.info, now, &self.manager)
     }
 
     fn create(&self, body: Bytes) -> Result<Response, ApiError> {
@@ -236,14 +247,19 @@ impl Call<'_> {
             return Err(ApiError::no_such_resource());
         }
         let object = parse_body(self.headers, &body)?;
-        let created = create_object(
+        let options = CreateOptions {
+            manager: &self.manager,
+            dry_run: is_dry_run(self.query),
+            validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
+        };
+        let (created, warnings) = create_object(
             self.server,
             self.info,
             self.path.namespace.as_deref(),
             object,
-            &self.manager,
-            is_dry_run(self.query),
+            &options,
         )?;
+        self.warnings.borrow_mut().extend(warnings);
         self.object_response(StatusCode::CREATED, created)
     }
 
@@ -262,6 +278,7 @@ impl Call<'_> {
         let ctx = self.write_context(&now);
         let target = self.target();
         let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
         let outcome = commit(
             self.server,
             dry_run,
@@ -273,7 +290,7 @@ impl Call<'_> {
                     ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                 })?;
                 let mut object = object;
-                kind_rules::on_decode(self.info, &mut object)?;
+                decode_object(self.info, &mut object, validation, &ctx)?;
                 finish_custom_object(self.info, &mut object)?;
                 finish_builtin_object(self.info, &mut object, &now)?;
                 strip_type_meta(self.info, &mut object);
@@ -283,6 +300,7 @@ impl Call<'_> {
         if !dry_run {
             after_write(self.server, self.info, &outcome.object, outcome.event);
         }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
         self.object_response(StatusCode::OK, outcome.object)
     }
 
@@ -301,6 +319,7 @@ impl Call<'_> {
         let ctx = self.write_context(&now);
         let target = self.target();
         let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
         let outcome = commit(
             self.server,
             dry_run,
@@ -329,7 +348,7 @@ impl Call<'_> {
                         self.name()
                     )));
                 }
-                kind_rules::on_decode(self.info, &mut patched)?;
+                decode_object(self.info, &mut patched, validation, &ctx)?;
                 finish_custom_object(self.info, &mut patched)?;
                 finish_builtin_object(self.info, &mut patched, &now)?;
                 strip_type_meta(self.info, &mut patched);
@@ -339,6 +358,7 @@ impl Call<'_> {
         if !dry_run {
             after_write(self.server, self.info, &outcome.object, outcome.event);
         }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
         self.object_response(StatusCode::OK, outcome.object)
     }
 
@@ -442,6 +462,8 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
         }
         "application/yaml" => serde_yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?,
+        "application/vnd.kubernetes.protobuf" => crate::protobuf::decode(body)
+            .map_err(|e| ApiError::new(e.code(), e.reason(), e.to_string()))?,
         other => return Err(ApiError::unsupported_media_type(other)),
     };
     if !value.is_object() {
@@ -516,18 +538,44 @@ fn is_dry_run(query: &Query) -> bool {
     query.get("dryRun") == Some("All")
 }
 
-/// Creates an object: the whole create path shared by POST and [`apply_manifest`].
+/// Decodes a written object as the real server does: through the kind's typed schema (unknown
+/// fields, wrong types), then the kind's decoding rules.
+fn decode_object(
+    info: &ResourceInfo,
+    object: &mut Value,
+    validation: FieldValidation,
+    ctx: &WriteContext<'_>,
+) -> Result<(), ApiError> {
+    let warnings = crate::typed::decode(info, object, validation)?;
+    ctx.warnings.borrow_mut().extend(warnings);
+    kind_rules::on_decode(info, object)
+}
+
+/// How a create is performed.
+pub(crate) struct CreateOptions<'a> {
+    /// The field manager recorded in managedFields.
+    pub manager: &'a str,
+    /// Compute the result without storing it.
+    pub dry_run: bool,
+    /// What to do with unknown fields.
+    pub validation: FieldValidation,
+}
+
+/// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
+/// created object and the warnings for the client.
 pub(crate) fn create_object(
     server: &FakeApiServer,
     info: &ResourceInfo,
     namespace: Option<&str>,
     mut object: Value,
-    manager: &str,
-    dry_run: bool,
-) -> Result<Value, ApiError> {
+    options: &CreateOptions<'_>,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let dry_run = options.dry_run;
+    let now = server.shared.now_string();
+    let ctx = WriteContext::new(info, &now, options.manager);
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
-    kind_rules::on_decode(info, &mut object)?;
+    decode_object(info, &mut object, options.validation, &ctx)?;
     let ns = object["metadata"]["namespace"]
         .as_str()
         .unwrap_or_default()
@@ -552,12 +600,6 @@ pub(crate) fn create_object(
             }],
         ));
     }
-    let now = server.shared.now_string();
-    let ctx = WriteContext {
-        info,
-        now: &now,
-        manager,
-    };
     // A generated name that collides is retried with another suffix, as the real server does.
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
     let mut last_error = None;
@@ -601,7 +643,7 @@ pub(crate) fn create_object(
                 if !dry_run {
                     after_write(server, info, &outcome.object, outcome.event);
                 }
-                return Ok(outcome.object);
+                return Ok((outcome.object, ctx.warnings.take()));
             }
             Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
             Err(e) => return Err(e),
@@ -867,23 +909,18 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
         if let Some(meta) = object["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
-        let mut created = create_object(
-            server,
-            &info,
-            namespace.as_deref(),
-            object,
-            "fake-apiserver",
-            false,
-        )?;
+        let options = CreateOptions {
+            manager: "fake-apiserver",
+            dry_run: false,
+            validation: FieldValidation::Warn,
+        };
+        let (mut created, _) =
+            create_object(server, &info, namespace.as_deref(), object, &options)?;
         add_type_meta(&info, &mut created);
         return Ok(created);
     }
     let now = server.shared.now_string();
-    let ctx = WriteContext {
-        info: &info,
-        now: &now,
-        manager: "fake-apiserver",
-    };
+    let ctx = WriteContext::new(&info, &now, "fake-apiserver");
     let mut object = object;
     check_type_meta(&info, &mut object)?;
     check_namespace(&info, namespace.as_deref(), &mut object)?;

@@ -35,6 +35,7 @@ pub mod manifest;
 pub mod openapi;
 mod openapi_routes;
 pub mod patch;
+pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod resource;
@@ -44,6 +45,7 @@ pub mod semantics;
 mod server;
 pub mod store;
 pub mod table;
+pub mod typed;
 pub mod validation;
 mod watch;
 

@@ -81,6 +81,12 @@ impl ListRequest {
             None => None,
         };
         let limit = query.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
+        if query.get("sendInitialEvents").is_some() && !query.flag("watch") {
+            return Err(list_options_invalid(
+                "sendInitialEvents",
+                "Forbidden: sendInitialEvents is forbidden for list",
+            ));
+        }
         let rv = query.get("resourceVersion").filter(|r| !r.is_empty());
         let rv_match = query.get("resourceVersionMatch").filter(|r| !r.is_empty());
         let parse_rv = |rv: &str| -> Result<u64, ApiError> {

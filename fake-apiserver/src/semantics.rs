@@ -21,6 +21,20 @@ pub struct WriteContext<'a> {
     pub now: &'a str,
     /// The field manager recorded in `managedFields`.
     pub manager: &'a str,
+    /// Warnings for the client (`Warning` headers), collected while the rules run.
+    pub warnings: std::cell::RefCell<Vec<String>>,
+}
+
+impl<'a> WriteContext<'a> {
+    /// A context with no warnings yet.
+    pub fn new(info: &'a ResourceInfo, now: &'a str, manager: &'a str) -> Self {
+        Self {
+            info,
+            now,
+            manager,
+            warnings: Default::default(),
+        }
+    }
 }
 
 /// Options of a DELETE (from the body's DeleteOptions and the query).
@@ -185,13 +199,12 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
     ] {
         m.remove(server_owned);
     }
+    // Kinds that track generation start at 1; the others keep whatever the client sent.
     if info.tracks_generation {
         m.insert("generation".into(), json!(1));
-    } else {
-        m.remove("generation");
     }
     set_managed_fields(m, ctx, "Update", None);
-    normalize_metadata(m);
+    normalize_metadata(m, &ctx.warnings);
     // Per-kind create strategy: status is not settable on create where a subresource owns it.
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") | ("", "Namespace") | ("", "Node") => {}
@@ -207,7 +220,7 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
 
 /// Drops empty metadata lists and maps (as Go's `omitempty` encoding does) and duplicate owner
 /// references (the real server de-duplicates them by uid).
-fn normalize_metadata(m: &mut Map<String, Value>) {
+fn normalize_metadata(m: &mut Map<String, Value>, warnings: &std::cell::RefCell<Vec<String>>) {
     for key in ["finalizers", "labels", "annotations", "ownerReferences"] {
         let empty = match m.get(key) {
             Some(Value::Array(a)) => a.is_empty(),
@@ -221,7 +234,21 @@ fn normalize_metadata(m: &mut Map<String, Value>) {
     }
     if let Some(refs) = m.get_mut("ownerReferences").and_then(Value::as_array_mut) {
         let mut seen = std::collections::BTreeSet::new();
-        refs.retain(|r| seen.insert(r["uid"].as_str().unwrap_or_default().to_string()));
+        let mut duplicates = Vec::new();
+        refs.retain(|r| {
+            let uid = r["uid"].as_str().unwrap_or_default().to_string();
+            let first = seen.insert(uid.clone());
+            if !first {
+                duplicates.push(uid);
+            }
+            first
+        });
+        if !duplicates.is_empty() {
+            warnings.borrow_mut().push(format!(
+                ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+                duplicates.join(", ")
+            ));
+        }
     }
 }
 
@@ -418,7 +445,7 @@ pub fn prepare_update(
         err
     })?;
     crate::kind_rules::validate_update(info, current, &next)?;
-    normalize_metadata(meta_mut(&mut next));
+    normalize_metadata(meta_mut(&mut next), &ctx.warnings);
 
     if info.tracks_generation && spec_changed(info, current, &next) {
         let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
@@ -680,11 +707,7 @@ mod tests {
     }
 
     fn ctx(info: &ResourceInfo) -> WriteContext<'_> {
-        WriteContext {
-            info,
-            now: "2024-01-01T00:00:00Z",
-            manager: "test",
-        }
+        WriteContext::new(info, "2024-01-01T00:00:00Z", "test")
     }
 
     fn stored(extra: Value) -> Value {

@@ -1,0 +1,260 @@
+//! Decoding of built-in objects through their typed schema (the k8s-openapi types), as the real
+//! server decodes into Go structs: a field of the wrong type is a 400, and unknown fields are
+//! dropped with a warning, or refused with `fieldValidation=Strict`.
+
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+use crate::resource::ResourceInfo;
+
+/// How unknown fields are treated (`fieldValidation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Drop them silently.
+    Ignore,
+    /// Drop them and warn (the default).
+    #[default]
+    Warn,
+    /// Refuse the request.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Reads the `fieldValidation` query parameter.
+    pub fn from_query(value: Option<&str>) -> Result<Self, ApiError> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(Self::Warn),
+            Some("Ignore") => Ok(Self::Ignore),
+            Some("Strict") => Ok(Self::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation parameter unsupported: {other}"
+            ))),
+        }
+    }
+}
+
+/// Round-trips `object` through `T`, returning the typed encoding.
+fn through<T>(object: &Value) -> Result<Value, serde_json::Error>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let typed: T = serde_json::from_value(object.clone())?;
+    serde_json::to_value(typed)
+}
+
+/// The typed encoding of a built-in object, or `None` for kinds without a typed schema here.
+fn typed_encoding(info: &ResourceInfo, object: &Value) -> Option<Result<Value, serde_json::Error>> {
+    use k8s_openapi::api::{
+        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
+        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
+        events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
+        scheduling::v1 as scheduling, storage::v1 as storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    if info.custom {
+        return None;
+    }
+    let result = match (info.group.as_str(), info.kind.as_str()) {
+        ("", "Namespace") => through::<core::Namespace>(object),
+        ("", "Pod") => through::<core::Pod>(object),
+        ("", "Node") => through::<core::Node>(object),
+        ("", "ConfigMap") => through::<core::ConfigMap>(object),
+        ("", "Secret") => through::<core::Secret>(object),
+        ("", "Event") => through::<core::Event>(object),
+        ("", "ServiceAccount") => through::<core::ServiceAccount>(object),
+        ("", "Service") => through::<core::Service>(object),
+        ("", "Endpoints") => through::<core::Endpoints>(object),
+        ("", "PersistentVolume") => through::<core::PersistentVolume>(object),
+        ("", "PersistentVolumeClaim") => through::<core::PersistentVolumeClaim>(object),
+        ("", "LimitRange") => through::<core::LimitRange>(object),
+        ("", "ResourceQuota") => through::<core::ResourceQuota>(object),
+        ("", "PodTemplate") => through::<core::PodTemplate>(object),
+        ("", "ReplicationController") => through::<core::ReplicationController>(object),
+        ("coordination.k8s.io", "Lease") => through::<coordination::Lease>(object),
+        ("apps", "Deployment") => through::<apps::Deployment>(object),
+        ("apps", "ReplicaSet") => through::<apps::ReplicaSet>(object),
+        ("apps", "StatefulSet") => through::<apps::StatefulSet>(object),
+        ("apps", "DaemonSet") => through::<apps::DaemonSet>(object),
+        ("apps", "ControllerRevision") => through::<apps::ControllerRevision>(object),
+        ("batch", "Job") => through::<batch::Job>(object),
+        ("batch", "CronJob") => through::<batch::CronJob>(object),
+        ("policy", "PodDisruptionBudget") => through::<policy::PodDisruptionBudget>(object),
+        ("networking.k8s.io", "Ingress") => through::<networking::Ingress>(object),
+        ("networking.k8s.io", "IngressClass") => through::<networking::IngressClass>(object),
+        ("networking.k8s.io", "NetworkPolicy") => through::<networking::NetworkPolicy>(object),
+        ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>(object),
+        ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>(object),
+        ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>(object),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            through::<admission::ValidatingWebhookConfiguration>(object)
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            through::<admission::MutatingWebhookConfiguration>(object)
+        }
+        ("rbac.authorization.k8s.io", "Role") => through::<rbac::Role>(object),
+        ("rbac.authorization.k8s.io", "ClusterRole") => through::<rbac::ClusterRole>(object),
+        ("rbac.authorization.k8s.io", "RoleBinding") => through::<rbac::RoleBinding>(object),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            through::<rbac::ClusterRoleBinding>(object)
+        }
+        ("events.k8s.io", "Event") => through::<events::Event>(object),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            through::<apiextensions::CustomResourceDefinition>(object)
+        }
+        _ => return None,
+    };
+    Some(result)
+}
+
+/// Decodes a built-in object through its schema. Returns the warnings for dropped unknown
+/// fields; a wrong type, or an unknown field under `Strict`, is a 400.
+pub fn decode(
+    info: &ResourceInfo,
+    object: &mut Value,
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let Some(result) = typed_encoding(info, object) else {
+        return Ok(Vec::new());
+    };
+    let typed = result.map_err(|e| {
+        ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
+            kind = info.kind,
+            version = info.version
+        ))
+    })?;
+    let mut unknown = Vec::new();
+    unknown_fields(object, &typed, "", &mut unknown);
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    let warnings: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field {f:?}"))
+        .collect();
+    match validation {
+        FieldValidation::Strict => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            warnings.join(", ")
+        ))),
+        FieldValidation::Warn | FieldValidation::Ignore => {
+            remove_fields(object, &typed);
+            Ok(if validation == FieldValidation::Warn {
+                warnings
+            } else {
+                Vec::new()
+            })
+        }
+    }
+}
+
+/// Paths present (and not null) in `original` but absent from its typed encoding.
+fn unknown_fields(original: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+    match (original, typed) {
+        (Value::Object(o), Value::Object(t)) => {
+            for (key, value) in o {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                match t.get(key) {
+                    Some(tv) => unknown_fields(value, tv, &child, out),
+                    None if !value.is_null() && !is_empty_container(value) => out.push(child),
+                    None => {}
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(t)) if o.len() == t.len() => {
+            for (i, (ov, tv)) in o.iter().zip(t).enumerate() {
+                unknown_fields(ov, tv, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_empty_container(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.is_empty()) || matches!(v, Value::Array(a) if a.is_empty())
+}
+
+/// Removes from `original` the keys its typed encoding does not have, keeping everything else as
+/// the client wrote it.
+fn remove_fields(original: &mut Value, typed: &Value) {
+    match (original, typed) {
+        (Value::Object(o), Value::Object(t)) => {
+            let keep: Map<String, Value> = std::mem::take(o)
+                .into_iter()
+                .filter(|(k, v)| t.contains_key(k) || v.is_null() || is_empty_container(v))
+                .collect();
+            *o = keep;
+            for (k, v) in o.iter_mut() {
+                if let Some(tv) = t.get(k) {
+                    remove_fields(v, tv);
+                }
+            }
+        }
+        (Value::Array(o), Value::Array(t)) if o.len() == t.len() => {
+            for (ov, tv) in o.iter_mut().zip(t) {
+                remove_fields(ov, tv);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+    use serde_json::json;
+
+    fn configmaps() -> ResourceInfo {
+        builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == "configmaps")
+            .unwrap()
+    }
+
+    #[test]
+    fn unknown_fields_are_dropped_with_a_warning() {
+        let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "bogus": 1}, "data": {"a": "1"}, "extra": true});
+        let warnings = decode(&configmaps(), &mut cm, FieldValidation::Warn).unwrap();
+        assert_eq!(
+            warnings,
+            vec![
+                "unknown field \"extra\"",
+                "unknown field \"metadata.bogus\""
+            ]
+        );
+        assert_eq!(
+            cm,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "1"}})
+        );
+    }
+
+    #[test]
+    fn strict_refuses_and_wrong_types_are_bad_requests() {
+        let mut cm = json!({"metadata": {"name": "a"}, "bogus": 1});
+        assert_eq!(
+            decode(&configmaps(), &mut cm, FieldValidation::Strict)
+                .unwrap_err()
+                .code,
+            400
+        );
+        let mut wrong = json!({"metadata": {"name": "a"}, "data": {"n": 5}});
+        let err = decode(&configmaps(), &mut wrong, FieldValidation::Warn).unwrap_err();
+        assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+        assert!(err
+            .message
+            .starts_with("ConfigMap in version \"v1\" cannot be handled as a ConfigMap"));
+    }
+
+    #[test]
+    fn nulls_and_empties_are_not_unknown() {
+        let mut cm = json!({"metadata": {"name": "a", "labels": {}}, "data": null});
+        assert!(decode(&configmaps(), &mut cm, FieldValidation::Strict)
+            .unwrap()
+            .is_empty());
+    }
+}
