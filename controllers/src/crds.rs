@@ -8,12 +8,9 @@ use crate::eno;
 
 /// Every CRD, in a stable order.
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![
-        eno::Composition::crd(),
-        eno::Synthesizer::crd(),
-        eno::ResourceSlice::crd(),
-        crate::karpenter::NodeClaim::crd(),
-    ]
+    let mut crds = eno::types::crds();
+    crds.push(crate::karpenter::NodeClaim::crd());
+    crds
 }
 
 /// CRDs as a multi-document YAML stream (`---` between documents).

@@ -9,6 +9,7 @@ use tracing::info;
 
 use super::context::Config;
 use super::executor::{install_executor, synthesize, Outcome, SynthesisRequest};
+use super::kubelet_standin::{executor_runner, KubeletStandIn};
 use super::metrics::Metrics;
 use super::wiring::EnoControllers;
 use crate::clock::{SharedClock, SystemClock};
@@ -28,6 +29,11 @@ pub struct EnoArgs {
     /// Image of this binary; synthesizer pods copy the executor out of it.
     #[arg(long, env = "EXECUTOR_IMAGE")]
     pub executor_image: String,
+    /// Development only, for clusters without nodes (the fake API server): also run a kubelet
+    /// stand-in that runs synthesizer pods in this process, executing each Synthesizer's command
+    /// on this host.
+    #[arg(long)]
+    pub simulate_kubelet: bool,
     /// Longest wait between retries of a failing reconcile, in seconds.
     #[arg(long, default_value_t = 300)]
     pub max_error_backoff_seconds: u64,
@@ -61,14 +67,31 @@ pub async fn run_eno(args: EnoArgs) -> anyhow::Result<()> {
         registry,
         |client, shutdown, readiness| {
             let clock: SharedClock = Arc::new(SystemClock);
-            EnoControllers {
+            let kubelet = args.simulate_kubelet.then(|| KubeletStandIn {
+                client: client.clone(),
+                namespace: config.pod_namespace.clone(),
+                node_name: "simulated-node".into(),
+                termination_delay: Duration::from_secs(1),
+                runner: executor_runner(client.clone(), clock.clone()),
+                clock: clock.clone(),
+            });
+            let controllers = EnoControllers {
                 client,
                 config,
                 clock,
                 ids: Arc::new(RandomIds),
                 metrics,
             }
-            .run(shutdown, readiness)
+            .run(shutdown.clone(), readiness);
+            async move {
+                match kubelet {
+                    Some(kubelet) => {
+                        info!("simulating a kubelet: synthesizer commands run on this host");
+                        futures::future::join(controllers, kubelet.run(shutdown)).await;
+                    }
+                    None => controllers.await,
+                }
+            }
         },
     )
     .await

@@ -17,6 +17,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The API group of every Eno resource.
 pub const GROUP: &str = "eno.azure.io";
 
+/// The CRDs of every Eno resource, in a stable order.
+pub fn crds(
+) -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>
+{
+    use kube::CustomResourceExt;
+    vec![Composition::crd(), Synthesizer::crd(), ResourceSlice::crd()]
+}
+
 /// What a Composition asks for: which Synthesizer to run, and the inputs bound to it.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(

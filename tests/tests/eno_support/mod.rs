@@ -28,6 +28,9 @@ use kube::Client;
 /// Every wait in these tests gives up (and fails the test) after this long.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Builds a kubelet stand-in's runner from the environment's client.
+pub type RunnerFactory = Box<dyn FnOnce(Client) -> PodRunner + Send>;
+
 /// What runs in the environment besides the lifecycle controller.
 pub struct EnvOptions {
     /// Namespace of synthesizer pods.
@@ -35,7 +38,7 @@ pub struct EnvOptions {
     /// Run the status controller too.
     pub status_controller: bool,
     /// Run a kubelet stand-in with this termination delay; its runner is built from the client.
-    pub kubelet: Option<(Duration, Box<dyn FnOnce(Client) -> PodRunner + Send>)>,
+    pub kubelet: Option<(Duration, RunnerFactory)>,
 }
 
 impl EnvOptions {
