@@ -7,6 +7,8 @@
 //! Kubernetes Go types (see [`strategy`] for the table). Errors carry the HTTP code and reason the
 //! real server answers with.
 
+pub mod go_json;
+
 use serde_json::{Map, Value};
 
 use crate::validation::{go_format_float, go_quote, Cause};
@@ -186,9 +188,12 @@ pub fn check_patch_type(header: &str, custom: bool) -> Result<PatchType, PatchEr
 /// Parses a patch body into JSON and checks its outer shape, with the 400 a real server gives
 /// for bodies it cannot decode (the server decodes patches in `fieldValidation=Warn` mode).
 pub fn decode_patch(patch_type: PatchType, body: &[u8]) -> Result<Value, PatchError> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| match patch_type {
-        PatchType::Strategic => PatchError::BadRequest(e.to_string()),
-        _ => PatchError::BadRequest(format!("error decoding patch: {e}")),
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        let message = go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+        match patch_type {
+            PatchType::Strategic => PatchError::BadRequest(message),
+            _ => PatchError::BadRequest(format!("error decoding patch: {message}")),
+        }
     })?;
     match patch_type {
         PatchType::Merge => {
@@ -2063,6 +2068,20 @@ mod tests {
         let err = decode_patch(t, body).unwrap_err();
         assert_eq!(err.code(), code);
         assert_eq!(err.reason(), "BadRequest");
+    }
+
+    #[test]
+    fn decode_errors_use_go_json_messages() {
+        assert_eq!(
+            decode_patch(PatchType::Merge, b"{bad").unwrap_err().to_string(),
+            "error decoding patch: invalid character 'b' looking for beginning of object key string"
+        );
+        assert_eq!(
+            decode_patch(PatchType::Strategic, b"")
+                .unwrap_err()
+                .to_string(),
+            "unexpected end of JSON input"
+        );
     }
 
     #[test]
