@@ -8,8 +8,9 @@
 //!
 //! Start-up: the `--state` file is loaded if it exists, then the `--load` manifests are applied
 //! (CRDs first), then the listener is bound, the kubeconfig written, and exactly one line logged:
-//! `fake-apiserver ready on http://ADDR`. On SIGINT or SIGTERM the server stops taking connections
-//! (open watches get [`SHUTDOWN_GRACE`] to end) and the state is written back to the `--state` file.
+//! `fake-apiserver ready on http://ADDR`. On SIGINT or SIGTERM the server stops taking connections,
+//! ends open watches, gives requests in flight [`SHUTDOWN_GRACE`] to finish, and writes the state
+//! back to the `--state` file.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -19,6 +20,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use fake_apiserver::hooks::RequestMatcher;
 use fake_apiserver::kubeconfig::kubeconfig_yaml;
 use fake_apiserver::manifest::{self, ManifestError};
 use fake_apiserver::FakeApiServer;
@@ -204,6 +206,9 @@ async fn run(
     shutdown.await;
     tracing::info!("shutting down");
     let _ = stop_serving.send(());
+    // Open watches would hold the graceful shutdown for the whole grace period: end them, as a
+    // real server going away does (clients see the stream close).
+    server.drop_watches(RequestMatcher::default());
     match tokio::time::timeout(SHUTDOWN_GRACE, serving).await {
         Ok(Ok(Ok(()))) => {}
         Ok(Ok(Err(e))) => return Err(RunError::Serve(e)),
