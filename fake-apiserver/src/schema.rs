@@ -230,7 +230,99 @@ fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
 pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     validate_value(obj, schema, "", true, &mut causes);
+    validate_list_types(obj, schema, "", true, &mut causes);
     causes
+}
+
+/// `x-kubernetes-list-type`: `set` lists may not repeat a value, `map` lists may not repeat
+/// the `x-kubernetes-list-map-keys` of an item (a missing key counts as its default).
+fn validate_list_types(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
+    match x {
+        Value::Object(m) => {
+            for (k, v) in m {
+                if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
+                let child = join(path, k);
+                if let Some(prop) = properties(s).and_then(|p| p.get(k)) {
+                    validate_list_types(v, prop, &child, false, causes);
+                } else if let Additional::Schema(ap) = additional(s) {
+                    validate_list_types(v, ap, &child, false, causes);
+                }
+            }
+        }
+        Value::Array(list) => {
+            match s.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("set") => {
+                    let mut seen: Vec<(&Value, usize)> = Vec::new();
+                    for (i, v) in list.iter().enumerate() {
+                        match seen.iter_mut().find(|(w, _)| json_equal(w, v)) {
+                            Some((_, times)) => {
+                                *times += 1;
+                                if *times == 2 {
+                                    causes.push(Cause::duplicate(format!("{path}[{i}]"), v));
+                                }
+                            }
+                            None => seen.push((v, 1)),
+                        }
+                    }
+                }
+                Some("map") => validate_list_map(list, s, path, causes),
+                _ => {}
+            }
+            if let Some(item_schema) = items(s) {
+                for (i, v) in list.iter().enumerate() {
+                    validate_list_types(v, item_schema, &format!("{path}[{i}]"), false, causes);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn validate_list_map(list: &[Value], s: &Value, path: &str, causes: &mut Vec<Cause>) {
+    for (i, v) in list.iter().enumerate() {
+        if !v.is_object() && !v.is_null() {
+            causes.push(Cause::invalid(
+                format!("{path}[{i}]"),
+                v,
+                "must be an object for an array of list-type map",
+            ));
+            return;
+        }
+    }
+    let keys: Vec<&str> = s
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .map(|ks| ks.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let item_props = items(s).and_then(properties);
+    let mut seen: Vec<Map<String, Value>> = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let Some(item) = v.as_object() else { continue };
+        let mut key_values = Map::new();
+        for key in &keys {
+            let value = item
+                .get(*key)
+                .or_else(|| item_props.and_then(|p| p.get(*key)).and_then(default_of));
+            if let Some(value) = value {
+                key_values.insert((*key).to_string(), value.clone());
+            }
+        }
+        if seen.iter().any(|k| {
+            json_equal(
+                &Value::Object(k.clone()),
+                &Value::Object(key_values.clone()),
+            )
+        }) {
+            causes.push(Cause::duplicate(
+                format!("{path}[{i}]"),
+                &Value::Object(key_values),
+            ));
+        } else {
+            seen.push(key_values);
+        }
+    }
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -650,6 +742,31 @@ mod tests {
             (c.field.as_str(), c.reason.as_str(), c.message.as_str()),
             (field, reason, message)
         );
+    }
+
+    #[test]
+    fn list_types_reject_duplicates() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "properties": {"name": {"type": "string", "default": "http"}, "port": {"type": "integer"}}}}
+        }}}});
+        let obj = json!({"spec": {"tags": ["a", "b", "a", "a"], "ports": [{"name": "x", "port": 1}, {"port": 2}, {"name": "x", "port": 3}, {"name": "http"}]}});
+        let causes = validate(&schema, &obj);
+        let rendered: Vec<String> = causes.iter().map(Cause::error_text).collect();
+        assert_eq!(
+            rendered,
+            vec![
+                "spec.tags[2]: Duplicate value: \"a\"",
+                "spec.ports[2]: Duplicate value: map[string]interface {}{\"name\":\"x\"}",
+                "spec.ports[3]: Duplicate value: map[string]interface {}{\"name\":\"http\"}",
+            ]
+        );
+        assert_eq!(causes[0].reason, "FieldValueDuplicate");
+        let bad = validate(&schema, &json!({"spec": {"ports": [1]}}));
+        assert!(bad.iter().any(|c| c
+            .message
+            .ends_with("must be an object for an array of list-type map")));
     }
 
     #[test]

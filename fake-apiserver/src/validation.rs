@@ -204,6 +204,16 @@ impl Cause {
         )
     }
 
+    /// `field.Duplicate(path, value)`.
+    pub fn duplicate(field: impl Into<String>, value: &Value) -> Self {
+        Cause::new(
+            FieldErrorType::Duplicate,
+            field,
+            Some(render_value(value)),
+            "",
+        )
+    }
+
     /// `field.TypeInvalid(path, value, detail)`.
     pub fn type_invalid(field: impl Into<String>, value: &Value, detail: &str) -> Self {
         Cause::new(
