@@ -1,0 +1,726 @@
+//! The message tables: the top-level kinds `kubectl create` sends as protobuf and every message
+//! they nest, with field numbers from the `generated.proto` files of `k8s.io/api` (`core/v1`,
+//! `apps/v1`, `rbac/v1`) and `k8s.io/apimachinery` (`meta/v1`). Fields a table leaves out are
+//! skipped when decoding (and logged), as protobuf readers skip unknown fields.
+
+use super::schema::{
+    inline, map, message, optional, repeated, value, Message, Type, BOOL, BYTES, INT32, INT64,
+    STRING,
+};
+
+// ---- k8s.io/apimachinery/pkg/apis/meta/v1 ----
+
+/// `metav1.ObjectMeta`.
+pub static OBJECT_META: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+    fields: &[
+        value(1, "name", STRING),
+        value(2, "generateName", STRING),
+        value(3, "namespace", STRING),
+        value(4, "selfLink", STRING),
+        value(5, "uid", STRING),
+        value(6, "resourceVersion", STRING),
+        value(7, "generation", INT64),
+        value(8, "creationTimestamp", Type::Time),
+        optional(9, "deletionTimestamp", Type::Time),
+        optional(10, "deletionGracePeriodSeconds", INT64),
+        map(11, "labels", STRING),
+        map(12, "annotations", STRING),
+        repeated(13, "ownerReferences", Type::Message(&OWNER_REFERENCE)),
+        repeated(14, "finalizers", STRING),
+        repeated(17, "managedFields", Type::Message(&MANAGED_FIELDS_ENTRY)),
+    ],
+};
+
+/// `metav1.OwnerReference`.
+pub static OWNER_REFERENCE: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference",
+    fields: &[
+        value(5, "apiVersion", STRING),
+        value(1, "kind", STRING),
+        value(3, "name", STRING),
+        value(4, "uid", STRING),
+        optional(6, "controller", BOOL),
+        optional(7, "blockOwnerDeletion", BOOL),
+    ],
+};
+
+/// `metav1.ManagedFieldsEntry`.
+pub static MANAGED_FIELDS_ENTRY: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry",
+    fields: &[
+        value(1, "manager", STRING),
+        value(2, "operation", STRING),
+        value(3, "apiVersion", STRING),
+        optional(4, "time", Type::Time),
+        value(6, "fieldsType", STRING),
+        optional(7, "fieldsV1", Type::FieldsV1),
+        value(8, "subresource", STRING),
+    ],
+};
+
+/// `metav1.LabelSelector`.
+pub static LABEL_SELECTOR: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    fields: &[
+        map(1, "matchLabels", STRING),
+        repeated(
+            2,
+            "matchExpressions",
+            Type::Message(&LABEL_SELECTOR_REQUIREMENT),
+        ),
+    ],
+};
+
+/// `metav1.LabelSelectorRequirement`.
+pub static LABEL_SELECTOR_REQUIREMENT: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement",
+    fields: &[
+        value(1, "key", STRING),
+        value(2, "operator", STRING),
+        repeated(3, "values", STRING),
+    ],
+};
+
+// ---- k8s.io/api/core/v1 ----
+
+/// `v1.ConfigMap`.
+pub static CONFIG_MAP: Message = Message {
+    name: "k8s.io.api.core.v1.ConfigMap",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        optional(4, "immutable", BOOL),
+        map(2, "data", STRING),
+        map(3, "binaryData", BYTES),
+    ],
+};
+
+/// `v1.Secret`.
+pub static SECRET: Message = Message {
+    name: "k8s.io.api.core.v1.Secret",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        optional(5, "immutable", BOOL),
+        map(2, "data", BYTES),
+        map(4, "stringData", STRING),
+        value(3, "type", STRING),
+    ],
+};
+
+/// `v1.Namespace`.
+pub static NAMESPACE: Message = Message {
+    name: "k8s.io.api.core.v1.Namespace",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &NAMESPACE_SPEC),
+        message(3, "status", &NAMESPACE_STATUS),
+    ],
+};
+
+/// `v1.NamespaceSpec`.
+pub static NAMESPACE_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.NamespaceSpec",
+    fields: &[repeated(1, "finalizers", STRING)],
+};
+
+/// `v1.NamespaceStatus`.
+pub static NAMESPACE_STATUS: Message = Message {
+    name: "k8s.io.api.core.v1.NamespaceStatus",
+    fields: &[
+        value(1, "phase", STRING),
+        repeated(2, "conditions", Type::Message(&NAMESPACE_CONDITION)),
+    ],
+};
+
+/// `v1.NamespaceCondition`.
+pub static NAMESPACE_CONDITION: Message = Message {
+    name: "k8s.io.api.core.v1.NamespaceCondition",
+    fields: &[
+        value(1, "type", STRING),
+        value(2, "status", STRING),
+        value(4, "lastTransitionTime", Type::Time),
+        value(5, "reason", STRING),
+        value(6, "message", STRING),
+    ],
+};
+
+/// `v1.ServiceAccount`.
+pub static SERVICE_ACCOUNT: Message = Message {
+    name: "k8s.io.api.core.v1.ServiceAccount",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        repeated(2, "secrets", Type::Message(&OBJECT_REFERENCE)),
+        repeated(
+            3,
+            "imagePullSecrets",
+            Type::Message(&LOCAL_OBJECT_REFERENCE),
+        ),
+        optional(4, "automountServiceAccountToken", BOOL),
+    ],
+};
+
+/// `v1.ObjectReference`.
+pub static OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.core.v1.ObjectReference",
+    fields: &[
+        value(1, "kind", STRING),
+        value(2, "namespace", STRING),
+        value(3, "name", STRING),
+        value(4, "uid", STRING),
+        value(5, "apiVersion", STRING),
+        value(6, "resourceVersion", STRING),
+        value(7, "fieldPath", STRING),
+    ],
+};
+
+/// `v1.LocalObjectReference`.
+pub static LOCAL_OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.core.v1.LocalObjectReference",
+    fields: &[value(1, "name", STRING)],
+};
+
+/// `v1.Service`.
+pub static SERVICE: Message = Message {
+    name: "k8s.io.api.core.v1.Service",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &SERVICE_SPEC),
+    ],
+};
+
+/// `v1.ServiceSpec`.
+pub static SERVICE_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.ServiceSpec",
+    fields: &[
+        repeated(1, "ports", Type::Message(&SERVICE_PORT)),
+        map(2, "selector", STRING),
+        value(3, "clusterIP", STRING),
+        repeated(18, "clusterIPs", STRING),
+        value(4, "type", STRING),
+        repeated(5, "externalIPs", STRING),
+        value(7, "sessionAffinity", STRING),
+        value(8, "loadBalancerIP", STRING),
+        repeated(9, "loadBalancerSourceRanges", STRING),
+        value(10, "externalName", STRING),
+        value(11, "externalTrafficPolicy", STRING),
+        value(12, "healthCheckNodePort", INT32),
+        value(13, "publishNotReadyAddresses", BOOL),
+        message(14, "sessionAffinityConfig", &SESSION_AFFINITY_CONFIG),
+        repeated(19, "ipFamilies", STRING),
+        optional(17, "ipFamilyPolicy", STRING),
+        optional(20, "allocateLoadBalancerNodePorts", BOOL),
+        optional(21, "loadBalancerClass", STRING),
+        optional(22, "internalTrafficPolicy", STRING),
+        optional(23, "trafficDistribution", STRING),
+    ],
+};
+
+/// `v1.ServicePort`.
+pub static SERVICE_PORT: Message = Message {
+    name: "k8s.io.api.core.v1.ServicePort",
+    fields: &[
+        value(1, "name", STRING),
+        value(2, "protocol", STRING),
+        optional(6, "appProtocol", STRING),
+        value(3, "port", INT32),
+        value(4, "targetPort", Type::IntOrString),
+        value(5, "nodePort", INT32),
+    ],
+};
+
+/// `v1.SessionAffinityConfig`.
+pub static SESSION_AFFINITY_CONFIG: Message = Message {
+    name: "k8s.io.api.core.v1.SessionAffinityConfig",
+    fields: &[message(1, "clientIP", &CLIENT_IP_CONFIG)],
+};
+
+/// `v1.ClientIPConfig`.
+pub static CLIENT_IP_CONFIG: Message = Message {
+    name: "k8s.io.api.core.v1.ClientIPConfig",
+    fields: &[optional(1, "timeoutSeconds", INT32)],
+};
+
+/// `v1.Pod` (spec only: clients do not send a pod's status).
+pub static POD: Message = Message {
+    name: "k8s.io.api.core.v1.Pod",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &POD_SPEC),
+    ],
+};
+
+/// `v1.PodTemplateSpec`.
+pub static POD_TEMPLATE_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.PodTemplateSpec",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &POD_SPEC),
+    ],
+};
+
+/// `v1.PodSpec` (volumes, affinity, DNS config and topology spread are not decoded).
+pub static POD_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.PodSpec",
+    fields: &[
+        repeated(20, "initContainers", Type::Message(&CONTAINER)),
+        repeated(2, "containers", Type::Message(&CONTAINER)),
+        value(3, "restartPolicy", STRING),
+        optional(4, "terminationGracePeriodSeconds", INT64),
+        optional(5, "activeDeadlineSeconds", INT64),
+        value(6, "dnsPolicy", STRING),
+        map(7, "nodeSelector", STRING),
+        value(8, "serviceAccountName", STRING),
+        value(9, "serviceAccount", STRING),
+        optional(21, "automountServiceAccountToken", BOOL),
+        value(10, "nodeName", STRING),
+        value(11, "hostNetwork", BOOL),
+        value(12, "hostPID", BOOL),
+        value(13, "hostIPC", BOOL),
+        optional(27, "shareProcessNamespace", BOOL),
+        message(14, "securityContext", &POD_SECURITY_CONTEXT),
+        repeated(
+            15,
+            "imagePullSecrets",
+            Type::Message(&LOCAL_OBJECT_REFERENCE),
+        ),
+        value(16, "hostname", STRING),
+        value(17, "subdomain", STRING),
+        value(19, "schedulerName", STRING),
+        repeated(22, "tolerations", Type::Message(&TOLERATION)),
+        repeated(23, "hostAliases", Type::Message(&HOST_ALIAS)),
+        value(24, "priorityClassName", STRING),
+        optional(25, "priority", INT32),
+        repeated(28, "readinessGates", Type::Message(&POD_READINESS_GATE)),
+        optional(29, "runtimeClassName", STRING),
+        optional(30, "enableServiceLinks", BOOL),
+        optional(31, "preemptionPolicy", STRING),
+        map(32, "overhead", Type::Quantity),
+        optional(35, "setHostnameAsFQDN", BOOL),
+        message(36, "os", &POD_OS),
+        optional(37, "hostUsers", BOOL),
+        repeated(38, "schedulingGates", Type::Message(&POD_SCHEDULING_GATE)),
+        message(40, "resources", &RESOURCE_REQUIREMENTS),
+        optional(41, "hostnameOverride", STRING),
+    ],
+};
+
+/// `v1.Container`.
+pub static CONTAINER: Message = Message {
+    name: "k8s.io.api.core.v1.Container",
+    fields: &[
+        value(1, "name", STRING),
+        value(2, "image", STRING),
+        repeated(3, "command", STRING),
+        repeated(4, "args", STRING),
+        value(5, "workingDir", STRING),
+        repeated(6, "ports", Type::Message(&CONTAINER_PORT)),
+        repeated(19, "envFrom", Type::Message(&ENV_FROM_SOURCE)),
+        repeated(7, "env", Type::Message(&ENV_VAR)),
+        message(8, "resources", &RESOURCE_REQUIREMENTS),
+        optional(24, "restartPolicy", STRING),
+        value(13, "terminationMessagePath", STRING),
+        value(20, "terminationMessagePolicy", STRING),
+        value(14, "imagePullPolicy", STRING),
+        message(15, "securityContext", &SECURITY_CONTEXT),
+        value(16, "stdin", BOOL),
+        value(17, "stdinOnce", BOOL),
+        value(18, "tty", BOOL),
+    ],
+};
+
+/// `v1.ContainerPort`.
+pub static CONTAINER_PORT: Message = Message {
+    name: "k8s.io.api.core.v1.ContainerPort",
+    fields: &[
+        value(1, "name", STRING),
+        value(2, "hostPort", INT32),
+        value(3, "containerPort", INT32),
+        value(4, "protocol", STRING),
+        value(5, "hostIP", STRING),
+    ],
+};
+
+/// `v1.EnvVar`.
+pub static ENV_VAR: Message = Message {
+    name: "k8s.io.api.core.v1.EnvVar",
+    fields: &[
+        value(1, "name", STRING),
+        value(2, "value", STRING),
+        message(3, "valueFrom", &ENV_VAR_SOURCE),
+    ],
+};
+
+/// `v1.EnvVarSource` (resource field references are not decoded).
+pub static ENV_VAR_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.EnvVarSource",
+    fields: &[
+        message(1, "fieldRef", &OBJECT_FIELD_SELECTOR),
+        message(3, "configMapKeyRef", &KEY_SELECTOR),
+        message(4, "secretKeyRef", &KEY_SELECTOR),
+    ],
+};
+
+/// `v1.ObjectFieldSelector`.
+pub static OBJECT_FIELD_SELECTOR: Message = Message {
+    name: "k8s.io.api.core.v1.ObjectFieldSelector",
+    fields: &[
+        value(1, "apiVersion", STRING),
+        value(2, "fieldPath", STRING),
+    ],
+};
+
+/// `v1.ConfigMapKeySelector` and `v1.SecretKeySelector` (same fields and numbers).
+pub static KEY_SELECTOR: Message = Message {
+    name: "k8s.io.api.core.v1.ConfigMapKeySelector",
+    fields: &[
+        inline(1, &LOCAL_OBJECT_REFERENCE),
+        value(2, "key", STRING),
+        optional(3, "optional", BOOL),
+    ],
+};
+
+/// `v1.EnvFromSource`.
+pub static ENV_FROM_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.EnvFromSource",
+    fields: &[
+        value(1, "prefix", STRING),
+        message(2, "configMapRef", &ENV_SOURCE),
+        message(3, "secretRef", &ENV_SOURCE),
+    ],
+};
+
+/// `v1.ConfigMapEnvSource` and `v1.SecretEnvSource` (same fields and numbers).
+pub static ENV_SOURCE: Message = Message {
+    name: "k8s.io.api.core.v1.ConfigMapEnvSource",
+    fields: &[
+        inline(1, &LOCAL_OBJECT_REFERENCE),
+        optional(2, "optional", BOOL),
+    ],
+};
+
+/// `v1.ResourceRequirements`.
+pub static RESOURCE_REQUIREMENTS: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceRequirements",
+    fields: &[
+        map(1, "limits", Type::Quantity),
+        map(2, "requests", Type::Quantity),
+    ],
+};
+
+/// `v1.SecurityContext` (capabilities, SELinux, Windows and AppArmor options are not decoded).
+pub static SECURITY_CONTEXT: Message = Message {
+    name: "k8s.io.api.core.v1.SecurityContext",
+    fields: &[
+        optional(2, "privileged", BOOL),
+        optional(4, "runAsUser", INT64),
+        optional(8, "runAsGroup", INT64),
+        optional(5, "runAsNonRoot", BOOL),
+        optional(6, "readOnlyRootFilesystem", BOOL),
+        optional(7, "allowPrivilegeEscalation", BOOL),
+        optional(9, "procMount", STRING),
+        message(11, "seccompProfile", &SECCOMP_PROFILE),
+    ],
+};
+
+/// `v1.PodSecurityContext` (SELinux, Windows, sysctls and AppArmor options are not decoded).
+pub static POD_SECURITY_CONTEXT: Message = Message {
+    name: "k8s.io.api.core.v1.PodSecurityContext",
+    fields: &[
+        optional(2, "runAsUser", INT64),
+        optional(6, "runAsGroup", INT64),
+        optional(3, "runAsNonRoot", BOOL),
+        repeated(4, "supplementalGroups", INT64),
+        optional(12, "supplementalGroupsPolicy", STRING),
+        optional(5, "fsGroup", INT64),
+        optional(9, "fsGroupChangePolicy", STRING),
+        message(10, "seccompProfile", &SECCOMP_PROFILE),
+        optional(13, "seLinuxChangePolicy", STRING),
+    ],
+};
+
+/// `v1.SeccompProfile`.
+pub static SECCOMP_PROFILE: Message = Message {
+    name: "k8s.io.api.core.v1.SeccompProfile",
+    fields: &[
+        value(1, "type", STRING),
+        optional(2, "localhostProfile", STRING),
+    ],
+};
+
+/// `v1.Toleration`.
+pub static TOLERATION: Message = Message {
+    name: "k8s.io.api.core.v1.Toleration",
+    fields: &[
+        value(1, "key", STRING),
+        value(2, "operator", STRING),
+        value(3, "value", STRING),
+        value(4, "effect", STRING),
+        optional(5, "tolerationSeconds", INT64),
+    ],
+};
+
+/// `v1.HostAlias`.
+pub static HOST_ALIAS: Message = Message {
+    name: "k8s.io.api.core.v1.HostAlias",
+    fields: &[value(1, "ip", STRING), repeated(2, "hostnames", STRING)],
+};
+
+/// `v1.PodReadinessGate`.
+pub static POD_READINESS_GATE: Message = Message {
+    name: "k8s.io.api.core.v1.PodReadinessGate",
+    fields: &[value(1, "conditionType", STRING)],
+};
+
+/// `v1.PodOS`.
+pub static POD_OS: Message = Message {
+    name: "k8s.io.api.core.v1.PodOS",
+    fields: &[value(1, "name", STRING)],
+};
+
+/// `v1.PodSchedulingGate`.
+pub static POD_SCHEDULING_GATE: Message = Message {
+    name: "k8s.io.api.core.v1.PodSchedulingGate",
+    fields: &[value(1, "name", STRING)],
+};
+
+// ---- k8s.io/api/apps/v1 ----
+
+/// `apps/v1.Deployment`.
+pub static DEPLOYMENT: Message = Message {
+    name: "k8s.io.api.apps.v1.Deployment",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &DEPLOYMENT_SPEC),
+        message(3, "status", &DEPLOYMENT_STATUS),
+    ],
+};
+
+/// `apps/v1.DeploymentSpec`.
+pub static DEPLOYMENT_SPEC: Message = Message {
+    name: "k8s.io.api.apps.v1.DeploymentSpec",
+    fields: &[
+        optional(1, "replicas", INT32),
+        message(2, "selector", &LABEL_SELECTOR),
+        message(3, "template", &POD_TEMPLATE_SPEC),
+        message(4, "strategy", &DEPLOYMENT_STRATEGY),
+        value(5, "minReadySeconds", INT32),
+        optional(6, "revisionHistoryLimit", INT32),
+        value(7, "paused", BOOL),
+        optional(9, "progressDeadlineSeconds", INT32),
+        optional(10, "podReplacementPolicy", STRING),
+    ],
+};
+
+/// `apps/v1.DeploymentStrategy`.
+pub static DEPLOYMENT_STRATEGY: Message = Message {
+    name: "k8s.io.api.apps.v1.DeploymentStrategy",
+    fields: &[
+        value(1, "type", STRING),
+        message(2, "rollingUpdate", &ROLLING_UPDATE_DEPLOYMENT),
+    ],
+};
+
+/// `apps/v1.RollingUpdateDeployment`.
+pub static ROLLING_UPDATE_DEPLOYMENT: Message = Message {
+    name: "k8s.io.api.apps.v1.RollingUpdateDeployment",
+    fields: &[
+        optional(1, "maxUnavailable", Type::IntOrString),
+        optional(2, "maxSurge", Type::IntOrString),
+    ],
+};
+
+/// `apps/v1.DeploymentStatus`.
+pub static DEPLOYMENT_STATUS: Message = Message {
+    name: "k8s.io.api.apps.v1.DeploymentStatus",
+    fields: &[
+        value(1, "observedGeneration", INT64),
+        value(2, "replicas", INT32),
+        value(3, "updatedReplicas", INT32),
+        value(7, "readyReplicas", INT32),
+        value(4, "availableReplicas", INT32),
+        value(5, "unavailableReplicas", INT32),
+        optional(9, "terminatingReplicas", INT32),
+        repeated(6, "conditions", Type::Message(&DEPLOYMENT_CONDITION)),
+        optional(8, "collisionCount", INT32),
+    ],
+};
+
+/// `apps/v1.DeploymentCondition`.
+pub static DEPLOYMENT_CONDITION: Message = Message {
+    name: "k8s.io.api.apps.v1.DeploymentCondition",
+    fields: &[
+        value(1, "type", STRING),
+        value(2, "status", STRING),
+        value(6, "lastUpdateTime", Type::Time),
+        value(7, "lastTransitionTime", Type::Time),
+        value(4, "reason", STRING),
+        value(5, "message", STRING),
+    ],
+};
+
+// ---- k8s.io/api/rbac/v1 ----
+
+/// `rbac/v1.Role`.
+pub static ROLE: Message = Message {
+    name: "k8s.io.api.rbac.v1.Role",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        repeated(2, "rules", Type::Message(&POLICY_RULE)),
+    ],
+};
+
+/// `rbac/v1.ClusterRole`.
+pub static CLUSTER_ROLE: Message = Message {
+    name: "k8s.io.api.rbac.v1.ClusterRole",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        repeated(2, "rules", Type::Message(&POLICY_RULE)),
+        message(3, "aggregationRule", &AGGREGATION_RULE),
+    ],
+};
+
+/// `rbac/v1.PolicyRule`.
+pub static POLICY_RULE: Message = Message {
+    name: "k8s.io.api.rbac.v1.PolicyRule",
+    fields: &[
+        repeated(1, "verbs", STRING),
+        repeated(2, "apiGroups", STRING),
+        repeated(3, "resources", STRING),
+        repeated(4, "resourceNames", STRING),
+        repeated(5, "nonResourceURLs", STRING),
+    ],
+};
+
+/// `rbac/v1.AggregationRule`.
+pub static AGGREGATION_RULE: Message = Message {
+    name: "k8s.io.api.rbac.v1.AggregationRule",
+    fields: &[repeated(
+        1,
+        "clusterRoleSelectors",
+        Type::Message(&LABEL_SELECTOR),
+    )],
+};
+
+/// `rbac/v1.RoleBinding` and `rbac/v1.ClusterRoleBinding` (same fields and numbers).
+pub static ROLE_BINDING: Message = Message {
+    name: "k8s.io.api.rbac.v1.RoleBinding",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        repeated(2, "subjects", Type::Message(&SUBJECT)),
+        message(3, "roleRef", &ROLE_REF),
+    ],
+};
+
+/// `rbac/v1.Subject`.
+pub static SUBJECT: Message = Message {
+    name: "k8s.io.api.rbac.v1.Subject",
+    fields: &[
+        value(1, "kind", STRING),
+        value(2, "apiGroup", STRING),
+        value(3, "name", STRING),
+        value(4, "namespace", STRING),
+    ],
+};
+
+/// `rbac/v1.RoleRef`.
+pub static ROLE_REF: Message = Message {
+    name: "k8s.io.api.rbac.v1.RoleRef",
+    fields: &[
+        value(1, "apiGroup", STRING),
+        value(2, "kind", STRING),
+        value(3, "name", STRING),
+    ],
+};
+
+/// The kinds this decoder understands, by `(apiVersion, kind)`.
+static KINDS: &[(&str, &str, &Message)] = &[
+    ("v1", "ConfigMap", &CONFIG_MAP),
+    ("v1", "Secret", &SECRET),
+    ("v1", "Namespace", &NAMESPACE),
+    ("v1", "ServiceAccount", &SERVICE_ACCOUNT),
+    ("v1", "Service", &SERVICE),
+    ("v1", "Pod", &POD),
+    ("apps/v1", "Deployment", &DEPLOYMENT),
+    ("rbac.authorization.k8s.io/v1", "Role", &ROLE),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole", &CLUSTER_ROLE),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding", &ROLE_BINDING),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        &ROLE_BINDING,
+    ),
+];
+
+/// The message table of a top-level kind, if this decoder knows it.
+pub fn top_level(api_version: &str, kind: &str) -> Option<&'static Message> {
+    KINDS
+        .iter()
+        .find(|(v, k, _)| *v == api_version && *k == kind)
+        .map(|(_, _, message)| *message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protobuf::schema::Type;
+    use std::collections::HashSet;
+
+    /// Every table reachable from a top-level kind.
+    fn reachable() -> Vec<&'static Message> {
+        let mut seen: Vec<&'static Message> = Vec::new();
+        let mut stack: Vec<&'static Message> = KINDS.iter().map(|(_, _, m)| *m).collect();
+        while let Some(message) = stack.pop() {
+            if seen.iter().any(|m| std::ptr::eq(*m, message)) {
+                continue;
+            }
+            seen.push(message);
+            for field in message.fields {
+                if let Type::Message(nested) | Type::Inline(nested) = field.ty {
+                    stack.push(nested);
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn field_numbers_and_json_names_are_unique_in_every_table() {
+        for message in reachable() {
+            let numbers: HashSet<u32> = message.fields.iter().map(|f| f.number).collect();
+            assert_eq!(numbers.len(), message.fields.len(), "{}", message.name);
+            let names: Vec<&str> = message
+                .fields
+                .iter()
+                .map(|f| f.json)
+                .filter(|n| !n.is_empty())
+                .collect();
+            let unique: HashSet<&str> = names.iter().copied().collect();
+            assert_eq!(unique.len(), names.len(), "{}", message.name);
+            assert!(
+                message.fields.iter().all(|f| f.number > 0),
+                "{}",
+                message.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_top_level_kind_starts_with_object_meta_as_field_one() {
+        for (api_version, kind, message) in KINDS {
+            let metadata = message.field(1).expect("field 1");
+            assert_eq!(metadata.json, "metadata", "{api_version} {kind}");
+            assert!(
+                matches!(metadata.ty, Type::Message(m) if std::ptr::eq(m, &OBJECT_META)),
+                "{api_version} {kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_needs_both_api_version_and_kind() {
+        assert!(top_level("v1", "ConfigMap").is_some());
+        assert!(top_level("apps/v1", "ConfigMap").is_none());
+        assert!(top_level("v1", "Deployment").is_none());
+        assert!(top_level("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").is_some());
+    }
+}
