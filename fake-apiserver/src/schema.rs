@@ -171,10 +171,10 @@ fn prune_value(x: &mut Value, s: Option<&Value>, resource_root: bool) {
             });
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    if let Some(prop) = props.and_then(|p| p.get(k)) {
-                        if k != "metadata" {
-                            prune_value(v, Some(prop), false);
-                        }
+                    if k == "metadata" {
+                        prune_object_meta(v);
+                    } else if let Some(prop) = props.and_then(|p| p.get(k)) {
+                        prune_value(v, Some(prop), false);
                     }
                     continue;
                 }
@@ -195,6 +195,32 @@ fn prune_value(x: &mut Value, s: Option<&Value>, resource_root: bool) {
     }
 }
 
+/// The JSON fields of `metav1.ObjectMeta`; `metadata` of a resource keeps only these, as
+/// decoding it into the typed ObjectMeta does.
+const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+fn prune_object_meta(meta: &mut Value) {
+    if let Value::Object(m) = meta {
+        m.retain(|k, _| OBJECT_META_FIELDS.contains(&k.as_str()));
+    }
+}
+
 /// Under `x-kubernetes-preserve-unknown-fields`: unknown fields stay, known ones are still
 /// pruned below by their own schemas.
 fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
@@ -204,6 +230,9 @@ fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
             let embedded = resource_root || flag(s, "x-kubernetes-embedded-resource");
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata" {
+                        prune_object_meta(v);
+                    }
                     continue;
                 }
                 if let Some(prop) = properties(s).and_then(|p| p.get(k)) {
@@ -664,12 +693,12 @@ mod tests {
     fn prune_drops_unknown_fields() {
         let schema = widget_schema();
         let mut obj = json!({
-            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "bogus": 1},
             "unknownTop": 1,
             "spec": {"color": "red", "unknown": true, "labels": {"a": "b"},
                      "ports": [{"port": 1, "junk": 2}],
                      "free": {"anything": {"goes": 1}, "known": {"a": "x", "b": "pruned"}},
-                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": "1", "y": 2}, "other": 1}},
+                     "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "junk": true}, "spec": {"x": "1", "y": 2}, "other": 1}},
             "status": {"phase": "Ready", "extra": 1}
         });
         prune(&schema, &mut obj);
@@ -690,9 +719,12 @@ mod tests {
     fn prune_keeps_everything_under_root_preserve() {
         let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true,
                             "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}}}}});
-        let mut obj = json!({"kind": "X", "anything": 1, "spec": {"a": "1", "b": 2}});
+        let mut obj = json!({"kind": "X", "metadata": {"name": "n", "x": 1}, "anything": 1, "spec": {"a": "1", "b": 2}});
         prune(&schema, &mut obj);
-        assert_eq!(obj, json!({"kind": "X", "anything": 1, "spec": {"a": "1"}}));
+        assert_eq!(
+            obj,
+            json!({"kind": "X", "metadata": {"name": "n"}, "anything": 1, "spec": {"a": "1"}})
+        );
     }
 
     fn single_cause(spec: Value) -> Cause {
