@@ -93,6 +93,60 @@ fn api_versions_and_server_version() {
     assert!(server["gitVersion"].as_str().unwrap().starts_with("v1.36."));
 }
 
+/// kube-rs, over TCP with the generated kubeconfig, discovers what kubectl discovers.
+#[test]
+fn kube_rs_discovery_agrees_with_kubectl() {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::core::{discovery::Scope, GroupVersionKind};
+
+    let cluster = Cluster::start();
+    let kubeconfig =
+        Kubeconfig::from_yaml(&fake_apiserver::kubeconfig::kubeconfig_yaml(&cluster.url))
+            .expect("kubeconfig parses");
+    let discovery = cluster.block_on(async {
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .expect("kube-rs accepts the kubeconfig");
+        let client = kube::Client::try_from(config).expect("client");
+        kube::Discovery::new(client).run().await.expect("discovery")
+    });
+    let mut versions: Vec<String> = discovery
+        .groups()
+        .flat_map(|group| {
+            group.versions().map(move |version| {
+                if group.name().is_empty() {
+                    version.to_string()
+                } else {
+                    format!("{}/{version}", group.name())
+                }
+            })
+        })
+        .collect();
+    versions.sort();
+    let kubectl = cluster.kubectl(&["api-versions"]);
+    kubectl.ok();
+    assert_eq!(versions, kubectl.stdout.lines().collect::<Vec<_>>());
+
+    let (resource, caps) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk("apps", "v1", "Deployment"))
+        .expect("deployments are discovered");
+    assert_eq!(resource.plural, "deployments");
+    assert_eq!(caps.scope, Scope::Namespaced);
+    assert_eq!(
+        caps.subresources
+            .iter()
+            .map(|(sub, _)| sub.plural.as_str())
+            .collect::<Vec<_>>(),
+        ["status"]
+    );
+    let (nodes, caps) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk("", "v1", "Node"))
+        .expect("nodes are discovered");
+    assert_eq!(nodes.plural, "nodes");
+    assert_eq!(caps.scope, Scope::Cluster);
+}
+
 #[test]
 fn explain_reads_the_openapi_schemas() {
     let cluster = Cluster::start();
