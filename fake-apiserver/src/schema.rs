@@ -260,6 +260,12 @@ pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     validate_value(obj, schema, "", true, &mut causes);
     validate_list_types(obj, schema, "", true, &mut causes);
+    // Errors about the root itself have no field path: Go prints the nil path as `<nil>`.
+    for cause in &mut causes {
+        if cause.field.is_empty() {
+            cause.field = "<nil>".to_string();
+        }
+    }
     causes
 }
 
@@ -443,6 +449,19 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
         }
     }
 
+    // The validator's order: composition, then string/number/array checks, then enum, then
+    // object checks (properties before required).
+    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+        for sub in all {
+            validate_value(x, sub, path, root, causes);
+        }
+    }
+    match x {
+        Value::String(text) => validate_string(text, x, s, path, causes),
+        Value::Number(n) => validate_number(n.as_f64().unwrap_or(0.0), x, s, path, causes),
+        Value::Array(list) => validate_array(list, x, s, path, causes),
+        _ => {}
+    }
     if let Some(options) = s.get("enum").and_then(Value::as_array) {
         if !options.iter().any(|o| json_equal(o, x)) {
             let allowed: Vec<String> = options
@@ -455,19 +474,8 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
             causes.push(Cause::not_supported(path, x, &allowed));
         }
     }
-
-    match x {
-        Value::String(text) => validate_string(text, x, s, path, causes),
-        Value::Number(n) => validate_number(n.as_f64().unwrap_or(0.0), x, s, path, causes),
-        Value::Array(list) => validate_array(list, x, s, path, causes),
-        Value::Object(m) => validate_object(m, x, s, path, root, causes),
-        _ => {}
-    }
-
-    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
-        for sub in all {
-            validate_value(x, sub, path, root, causes);
-        }
+    if let Value::Object(m) = x {
+        validate_object(m, s, path, root, causes);
     }
 }
 
@@ -540,12 +548,12 @@ fn validate_number(n: f64, x: &Value, s: &Value, path: &str, causes: &mut Vec<Ca
 }
 
 fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
-    let len = list.len() as i64;
-    if let Some(max) = s.get("maxItems").and_then(Value::as_i64) {
-        if len > max {
-            causes.push(Cause::too_many(path, len, max));
+    if let Some(item_schema) = items(s) {
+        for (i, v) in list.iter().enumerate() {
+            validate_value(v, item_schema, &format!("{path}[{i}]"), false, causes);
         }
     }
+    let len = list.len() as i64;
     if let Some(min) = s.get("minItems").and_then(Value::as_i64) {
         if len < min {
             causes.push(Cause::invalid(
@@ -553,6 +561,11 @@ fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut
                 &Value::from(len),
                 &format!("{path} in body should have at least {min} items"),
             ));
+        }
+    }
+    if let Some(max) = s.get("maxItems").and_then(Value::as_i64) {
+        if len > max {
+            causes.push(Cause::too_many(path, len, max));
         }
     }
     if flag(s, "uniqueItems") {
@@ -568,53 +581,54 @@ fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut
             ));
         }
     }
-    if let Some(item_schema) = items(s) {
-        for (i, v) in list.iter().enumerate() {
-            validate_value(v, item_schema, &format!("{path}[{i}]"), false, causes);
-        }
-    }
 }
 
 fn validate_object(
     m: &Map<String, Value>,
-    x: &Value,
     s: &Value,
     path: &str,
     root: bool,
     causes: &mut Vec<Cause>,
 ) {
-    if let Some(required) = s.get("required").and_then(Value::as_array) {
-        for key in required.iter().filter_map(Value::as_str) {
-            if !m.contains_key(key) {
-                causes.push(Cause::required(join(path, key), ""));
-            }
+    let count = m.len() as i64;
+    if let Some(min) = s.get("minProperties").and_then(Value::as_i64) {
+        if count < min {
+            causes.push(Cause::invalid(
+                path,
+                &Value::from(min),
+                &format!("{path} in body should have at least {min} properties"),
+            ));
         }
     }
-    let count = m.len() as i64;
     if let Some(max) = s.get("maxProperties").and_then(Value::as_i64) {
         if count > max {
             causes.push(Cause::too_many(path, count, max));
         }
     }
-    if let Some(min) = s.get("minProperties").and_then(Value::as_i64) {
-        if count < min {
-            causes.push(Cause::invalid(
-                path,
-                x,
-                &format!("{path} in body should have at least {min} properties"),
-            ));
+    let props = properties(s);
+    let skip = |k: &str| root && matches!(k, "apiVersion" | "kind" | "metadata");
+    if let Additional::Schema(ap) = additional(s) {
+        for (k, v) in m {
+            if !skip(k) && !props.is_some_and(|p| p.contains_key(k)) {
+                validate_value(v, ap, &join(path, k), false, causes);
+            }
         }
     }
-    let props = properties(s);
-    for (k, v) in m {
-        if root && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-            continue;
+    if let Some(props) = props {
+        for (k, prop) in props {
+            if skip(k) {
+                continue;
+            }
+            if let Some(v) = m.get(k) {
+                validate_value(v, prop, &join(path, k), false, causes);
+            }
         }
-        let child = join(path, k);
-        if let Some(prop) = props.and_then(|p| p.get(k)) {
-            validate_value(v, prop, &child, false, causes);
-        } else if let Additional::Schema(ap) = additional(s) {
-            validate_value(v, ap, &child, false, causes);
+    }
+    if let Some(required) = s.get("required").and_then(Value::as_array) {
+        for key in required.iter().filter_map(Value::as_str) {
+            if !m.contains_key(key) {
+                causes.push(Cause::required(join(path, key), ""));
+            }
         }
     }
 }
@@ -805,12 +819,29 @@ mod tests {
     fn max_length_is_too_long() {
         let causes = validate(&widget_schema(), &json!({"spec": {"color": "redddd"}}));
         let reasons: Vec<&str> = causes.iter().map(|c| c.reason.as_str()).collect();
-        assert_eq!(reasons, ["FieldValueNotSupported", "FieldValueTooLong"]);
+        assert_eq!(reasons, ["FieldValueTooLong", "FieldValueNotSupported"]);
         let schema =
             json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}});
         let causes = validate(&schema, &json!({"s": "abcd"}));
         assert_eq!(causes[0].message, "Too long: may not be more than 3 bytes");
         assert_eq!(causes[0].reason, "FieldValueTooLong");
+    }
+
+    #[test]
+    fn errors_come_in_the_validators_order() {
+        let schema = json!({"type": "object", "required": ["b"], "minProperties": 3, "properties": {
+            "a": {"type": "array", "minItems": 3, "items": {"type": "integer"}}}});
+        let causes = validate(&schema, &json!({"a": ["x"]}));
+        let fields: Vec<String> = causes.iter().map(Cause::error_text).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "<nil>: Invalid value: 3:  in body should have at least 3 properties",
+                "a[0]: Invalid value: \"string\": a[0] in body must be of type integer: \"string\"",
+                "a: Invalid value: 1: a in body should have at least 3 items",
+                "b: Required value",
+            ]
+        );
     }
 
     #[test]
