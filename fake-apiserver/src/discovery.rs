@@ -509,13 +509,20 @@ mod tests {
             [
                 "apps",
                 "events.k8s.io",
+                "batch",
+                "networking.k8s.io",
+                "policy",
                 "rbac.authorization.k8s.io",
+                "storage.k8s.io",
+                "admissionregistration.k8s.io",
+                "scheduling.k8s.io",
                 "coordination.k8s.io",
                 "apiextensions.k8s.io",
+                "discovery.k8s.io",
                 "example.com"
             ]
         );
-        let widgets = &v["groups"][5];
+        let widgets = &v["groups"][12];
         assert_eq!(
             widgets["versions"],
             json!([
@@ -554,13 +561,24 @@ mod tests {
             names,
             [
                 "configmaps",
+                "endpoints",
                 "events",
+                "limitranges",
                 "namespaces",
                 "namespaces/status",
                 "nodes",
                 "nodes/status",
+                "persistentvolumeclaims",
+                "persistentvolumeclaims/status",
+                "persistentvolumes",
+                "persistentvolumes/status",
                 "pods",
                 "pods/status",
+                "podtemplates",
+                "replicationcontrollers",
+                "replicationcontrollers/status",
+                "resourcequotas",
+                "resourcequotas/status",
                 "secrets",
                 "serviceaccounts",
                 "services",

@@ -1009,12 +1009,19 @@ mod tests {
             keys,
             [
                 "api/v1",
+                "apis/admissionregistration.k8s.io/v1",
                 "apis/apiextensions.k8s.io/v1",
                 "apis/apps/v1",
+                "apis/batch/v1",
                 "apis/coordination.k8s.io/v1",
+                "apis/discovery.k8s.io/v1",
                 "apis/events.k8s.io/v1",
                 "apis/example.com/v1",
-                "apis/rbac.authorization.k8s.io/v1"
+                "apis/networking.k8s.io/v1",
+                "apis/policy/v1",
+                "apis/rbac.authorization.k8s.io/v1",
+                "apis/scheduling.k8s.io/v1",
+                "apis/storage.k8s.io/v1",
             ]
         );
         let url = paths["apis/apps/v1"]["serverRelativeURL"].as_str().unwrap();

@@ -223,8 +223,8 @@ mod tests {
         assert_eq!(
             warnings,
             vec![
-                "unknown field \"extra\"",
-                "unknown field \"metadata.bogus\""
+                "unknown field \"metadata.bogus\"",
+                "unknown field \"extra\""
             ]
         );
         assert_eq!(
