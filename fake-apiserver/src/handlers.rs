@@ -457,7 +457,12 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
             serde_json::from_slice(body).map_err(|e| {
-                ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+                // Go's wording where we can give it, so clients see what a real server says.
+                let detail =
+                    crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+                ApiError::bad_request(format!(
+                    "couldn't get version/kind; json parse error: {detail}"
+                ))
             })?
         }
         "application/yaml" => serde_yaml::from_slice(body)

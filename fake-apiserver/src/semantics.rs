@@ -204,7 +204,8 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
         m.insert("generation".into(), json!(1));
     }
     set_managed_fields(m, ctx, "Update", None);
-    normalize_metadata(m, &ctx.warnings);
+    normalize_metadata(m);
+    dedup_owner_references(body, ctx, false);
     // Per-kind create strategy: status is not settable on create where a subresource owns it.
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") | ("", "Namespace") | ("", "Node") => {}
@@ -218,9 +219,8 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
     Ok(())
 }
 
-/// Drops empty metadata lists and maps (as Go's `omitempty` encoding does) and duplicate owner
-/// references (the real server de-duplicates them by uid).
-fn normalize_metadata(m: &mut Map<String, Value>, warnings: &std::cell::RefCell<Vec<String>>) {
+/// Drops empty metadata lists and maps, as Go's `omitempty` encoding does.
+fn normalize_metadata(m: &mut Map<String, Value>) {
     for key in ["finalizers", "labels", "annotations", "ownerReferences"] {
         let empty = match m.get(key) {
             Some(Value::Array(a)) => a.is_empty(),
@@ -232,23 +232,12 @@ fn normalize_metadata(m: &mut Map<String, Value>, warnings: &std::cell::RefCell<
             m.remove(key);
         }
     }
-    if let Some(refs) = m.get_mut("ownerReferences").and_then(Value::as_array_mut) {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut duplicates = Vec::new();
-        refs.retain(|r| {
-            let uid = r["uid"].as_str().unwrap_or_default().to_string();
-            let first = seen.insert(uid.clone());
-            if !first {
-                duplicates.push(uid);
-            }
-            first
-        });
-        if !duplicates.is_empty() {
-            warnings.borrow_mut().push(format!(
-                ".metadata.ownerReferences contains duplicate entries; API server dedups owner references in 1.20+, and may reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
-                duplicates.join(", ")
-            ));
-        }
+}
+
+/// Removes duplicate owner references, as the real server does, with its warning.
+fn dedup_owner_references(object: &mut Value, ctx: &WriteContext<'_>, after_admission: bool) {
+    if let Some(warning) = crate::validation::dedup_owner_references(object, after_admission) {
+        ctx.warnings.borrow_mut().push(warning);
     }
 }
 
@@ -445,7 +434,8 @@ pub fn prepare_update(
         err
     })?;
     crate::kind_rules::validate_update(info, current, &next)?;
-    normalize_metadata(meta_mut(&mut next), &ctx.warnings);
+    normalize_metadata(meta_mut(&mut next));
+    dedup_owner_references(&mut next, ctx, true);
 
     if info.tracks_generation && spec_changed(info, current, &next) {
         let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
