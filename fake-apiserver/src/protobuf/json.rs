@@ -50,7 +50,7 @@ fn decode_field(
             let bytes = expect_len(message, field, wire)?;
             decode_into(inner, bytes, out)
         }
-        (Label::Value | Label::Optional, Type::Message(inner)) => {
+        (Label::Value | Label::Always | Label::Optional, Type::Message(inner)) => {
             let bytes = expect_len(message, field, wire)?;
             let slot = out
                 .entry(field.json)
@@ -63,9 +63,9 @@ fn decode_field(
                 _ => Ok(()),
             }
         }
-        (Label::Value | Label::Optional, ty) => {
+        (Label::Value | Label::Always | Label::Optional, ty) => {
             match single(message, field, ty, wire)? {
-                Some(v) if field.label == Label::Optional || !is_zero(&v) => {
+                Some(v) if field.label != Label::Value || !is_zero(&v) => {
                     out.insert(field.json.to_string(), v);
                 }
                 // A zero value field, or a zero time: absent, as in Go's JSON.

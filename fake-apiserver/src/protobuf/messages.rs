@@ -1,11 +1,12 @@
 //! The message tables: the top-level kinds `kubectl create` sends as protobuf and every message
 //! they nest, with field numbers from the `generated.proto` files of `k8s.io/api` (`core/v1`,
-//! `apps/v1`, `rbac/v1`) and `k8s.io/apimachinery` (`meta/v1`). Fields a table leaves out are
+//! `apps/v1`, `batch/v1`, `policy/v1`, `networking/v1`, `scheduling/v1`, `rbac/v1`) and
+//! `k8s.io/apimachinery` (`meta/v1`). Fields a table leaves out are
 //! skipped when decoding (and logged), as protobuf readers skip unknown fields.
 
 use super::schema::{
-    inline, map, message, optional, repeated, value, Message, Type, BOOL, BYTES, INT32, INT64,
-    STRING,
+    always, inline, map, message, optional, repeated, value, Message, Type, BOOL, BYTES, INT32,
+    INT64, STRING,
 };
 
 // ---- k8s.io/apimachinery/pkg/apis/meta/v1 ----
@@ -350,11 +351,12 @@ pub static ENV_VAR: Message = Message {
     ],
 };
 
-/// `v1.EnvVarSource` (resource field references are not decoded).
+/// `v1.EnvVarSource` (file key references are not decoded).
 pub static ENV_VAR_SOURCE: Message = Message {
     name: "k8s.io.api.core.v1.EnvVarSource",
     fields: &[
         message(1, "fieldRef", &OBJECT_FIELD_SELECTOR),
+        message(2, "resourceFieldRef", &RESOURCE_FIELD_SELECTOR),
         message(3, "configMapKeyRef", &KEY_SELECTOR),
         message(4, "secretKeyRef", &KEY_SELECTOR),
     ],
@@ -366,6 +368,16 @@ pub static OBJECT_FIELD_SELECTOR: Message = Message {
     fields: &[
         value(1, "apiVersion", STRING),
         value(2, "fieldPath", STRING),
+    ],
+};
+
+/// `v1.ResourceFieldSelector`.
+pub static RESOURCE_FIELD_SELECTOR: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceFieldSelector",
+    fields: &[
+        value(1, "containerName", STRING),
+        value(2, "resource", STRING),
+        optional(3, "divisor", Type::Quantity),
     ],
 };
 
@@ -404,7 +416,14 @@ pub static RESOURCE_REQUIREMENTS: Message = Message {
     fields: &[
         map(1, "limits", Type::Quantity),
         map(2, "requests", Type::Quantity),
+        repeated(3, "claims", Type::Message(&RESOURCE_CLAIM)),
     ],
+};
+
+/// `v1.ResourceClaim` (a container's reference to a pod resource claim).
+pub static RESOURCE_CLAIM: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceClaim",
+    fields: &[value(1, "name", STRING), value(2, "request", STRING)],
 };
 
 /// `v1.SecurityContext` (capabilities, SELinux, Windows and AppArmor options are not decoded).
@@ -483,6 +502,75 @@ pub static POD_SCHEDULING_GATE: Message = Message {
     fields: &[value(1, "name", STRING)],
 };
 
+/// `v1.ResourceQuota` (spec only).
+pub static RESOURCE_QUOTA: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceQuota",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &RESOURCE_QUOTA_SPEC),
+    ],
+};
+
+/// `v1.ResourceQuotaSpec`.
+pub static RESOURCE_QUOTA_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.ResourceQuotaSpec",
+    fields: &[
+        map(1, "hard", Type::Quantity),
+        repeated(2, "scopes", STRING),
+        message(3, "scopeSelector", &SCOPE_SELECTOR),
+    ],
+};
+
+/// `v1.ScopeSelector`.
+pub static SCOPE_SELECTOR: Message = Message {
+    name: "k8s.io.api.core.v1.ScopeSelector",
+    fields: &[repeated(
+        1,
+        "matchExpressions",
+        Type::Message(&SCOPED_RESOURCE_SELECTOR_REQUIREMENT),
+    )],
+};
+
+/// `v1.ScopedResourceSelectorRequirement`.
+pub static SCOPED_RESOURCE_SELECTOR_REQUIREMENT: Message = Message {
+    name: "k8s.io.api.core.v1.ScopedResourceSelectorRequirement",
+    fields: &[
+        value(1, "scopeName", STRING),
+        value(2, "operator", STRING),
+        repeated(3, "values", STRING),
+    ],
+};
+
+/// `v1.ReplicationController` (spec only).
+pub static REPLICATION_CONTROLLER: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationController",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &REPLICATION_CONTROLLER_SPEC),
+    ],
+};
+
+/// `v1.ReplicationControllerSpec`.
+pub static REPLICATION_CONTROLLER_SPEC: Message = Message {
+    name: "k8s.io.api.core.v1.ReplicationControllerSpec",
+    fields: &[
+        optional(1, "replicas", INT32),
+        value(4, "minReadySeconds", INT32),
+        map(2, "selector", STRING),
+        message(3, "template", &POD_TEMPLATE_SPEC),
+    ],
+};
+
+/// `v1.TypedLocalObjectReference`.
+pub static TYPED_LOCAL_OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.core.v1.TypedLocalObjectReference",
+    fields: &[
+        optional(1, "apiGroup", STRING),
+        value(2, "kind", STRING),
+        value(3, "name", STRING),
+    ],
+};
+
 // ---- k8s.io/api/apps/v1 ----
 
 /// `apps/v1.Deployment`.
@@ -555,6 +643,244 @@ pub static DEPLOYMENT_CONDITION: Message = Message {
         value(7, "lastTransitionTime", Type::Time),
         value(4, "reason", STRING),
         value(5, "message", STRING),
+    ],
+};
+
+// ---- k8s.io/api/batch/v1 ----
+
+/// `batch/v1.Job` (spec only).
+pub static JOB: Message = Message {
+    name: "k8s.io.api.batch.v1.Job",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &JOB_SPEC),
+    ],
+};
+
+/// `batch/v1.JobSpec`.
+pub static JOB_SPEC: Message = Message {
+    name: "k8s.io.api.batch.v1.JobSpec",
+    fields: &[
+        optional(1, "parallelism", INT32),
+        optional(2, "completions", INT32),
+        optional(3, "activeDeadlineSeconds", INT64),
+        message(11, "podFailurePolicy", &POD_FAILURE_POLICY),
+        message(16, "successPolicy", &SUCCESS_POLICY),
+        optional(7, "backoffLimit", INT32),
+        optional(12, "backoffLimitPerIndex", INT32),
+        optional(13, "maxFailedIndexes", INT32),
+        message(4, "selector", &LABEL_SELECTOR),
+        optional(5, "manualSelector", BOOL),
+        message(6, "template", &POD_TEMPLATE_SPEC),
+        optional(8, "ttlSecondsAfterFinished", INT32),
+        optional(9, "completionMode", STRING),
+        optional(10, "suspend", BOOL),
+        optional(14, "podReplacementPolicy", STRING),
+        optional(15, "managedBy", STRING),
+    ],
+};
+
+/// `batch/v1.PodFailurePolicy`.
+pub static POD_FAILURE_POLICY: Message = Message {
+    name: "k8s.io.api.batch.v1.PodFailurePolicy",
+    fields: &[repeated(
+        1,
+        "rules",
+        Type::Message(&POD_FAILURE_POLICY_RULE),
+    )],
+};
+
+/// `batch/v1.PodFailurePolicyRule`.
+pub static POD_FAILURE_POLICY_RULE: Message = Message {
+    name: "k8s.io.api.batch.v1.PodFailurePolicyRule",
+    fields: &[
+        value(1, "action", STRING),
+        message(2, "onExitCodes", &POD_FAILURE_POLICY_ON_EXIT_CODES),
+        repeated(
+            3,
+            "onPodConditions",
+            Type::Message(&POD_FAILURE_POLICY_ON_POD_CONDITIONS),
+        ),
+    ],
+};
+
+/// `batch/v1.PodFailurePolicyOnExitCodesRequirement`.
+pub static POD_FAILURE_POLICY_ON_EXIT_CODES: Message = Message {
+    name: "k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
+    fields: &[
+        optional(1, "containerName", STRING),
+        value(2, "operator", STRING),
+        repeated(3, "values", INT32),
+    ],
+};
+
+/// `batch/v1.PodFailurePolicyOnPodConditionsPattern`.
+pub static POD_FAILURE_POLICY_ON_POD_CONDITIONS: Message = Message {
+    name: "k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern",
+    fields: &[value(1, "type", STRING), value(2, "status", STRING)],
+};
+
+/// `batch/v1.SuccessPolicy`.
+pub static SUCCESS_POLICY: Message = Message {
+    name: "k8s.io.api.batch.v1.SuccessPolicy",
+    fields: &[repeated(1, "rules", Type::Message(&SUCCESS_POLICY_RULE))],
+};
+
+/// `batch/v1.SuccessPolicyRule`.
+pub static SUCCESS_POLICY_RULE: Message = Message {
+    name: "k8s.io.api.batch.v1.SuccessPolicyRule",
+    fields: &[
+        optional(1, "succeededIndexes", STRING),
+        optional(2, "succeededCount", INT32),
+    ],
+};
+
+/// `batch/v1.CronJob` (spec only).
+pub static CRON_JOB: Message = Message {
+    name: "k8s.io.api.batch.v1.CronJob",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &CRON_JOB_SPEC),
+    ],
+};
+
+/// `batch/v1.CronJobSpec`.
+pub static CRON_JOB_SPEC: Message = Message {
+    name: "k8s.io.api.batch.v1.CronJobSpec",
+    fields: &[
+        value(1, "schedule", STRING),
+        optional(8, "timeZone", STRING),
+        optional(2, "startingDeadlineSeconds", INT64),
+        value(3, "concurrencyPolicy", STRING),
+        optional(4, "suspend", BOOL),
+        message(5, "jobTemplate", &JOB_TEMPLATE_SPEC),
+        optional(6, "successfulJobsHistoryLimit", INT32),
+        optional(7, "failedJobsHistoryLimit", INT32),
+    ],
+};
+
+/// `batch/v1.JobTemplateSpec`.
+pub static JOB_TEMPLATE_SPEC: Message = Message {
+    name: "k8s.io.api.batch.v1.JobTemplateSpec",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &JOB_SPEC),
+    ],
+};
+
+// ---- k8s.io/api/policy/v1 ----
+
+/// `policy/v1.PodDisruptionBudget` (spec only).
+pub static POD_DISRUPTION_BUDGET: Message = Message {
+    name: "k8s.io.api.policy.v1.PodDisruptionBudget",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &POD_DISRUPTION_BUDGET_SPEC),
+    ],
+};
+
+/// `policy/v1.PodDisruptionBudgetSpec`.
+pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
+    name: "k8s.io.api.policy.v1.PodDisruptionBudgetSpec",
+    fields: &[
+        optional(1, "minAvailable", Type::IntOrString),
+        message(2, "selector", &LABEL_SELECTOR),
+        optional(3, "maxUnavailable", Type::IntOrString),
+        optional(4, "unhealthyPodEvictionPolicy", STRING),
+    ],
+};
+
+// ---- k8s.io/api/scheduling/v1 ----
+
+/// `scheduling.k8s.io/v1.PriorityClass`.
+pub static PRIORITY_CLASS: Message = Message {
+    name: "k8s.io.api.scheduling.v1.PriorityClass",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        always(2, "value", INT32),
+        value(3, "globalDefault", BOOL),
+        value(4, "description", STRING),
+        optional(5, "preemptionPolicy", STRING),
+    ],
+};
+
+// ---- k8s.io/api/networking/v1 ----
+
+/// `networking.k8s.io/v1.Ingress` (spec only).
+pub static INGRESS: Message = Message {
+    name: "k8s.io.api.networking.v1.Ingress",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &INGRESS_SPEC),
+    ],
+};
+
+/// `networking.k8s.io/v1.IngressSpec`.
+pub static INGRESS_SPEC: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressSpec",
+    fields: &[
+        optional(4, "ingressClassName", STRING),
+        message(1, "defaultBackend", &INGRESS_BACKEND),
+        repeated(2, "tls", Type::Message(&INGRESS_TLS)),
+        repeated(3, "rules", Type::Message(&INGRESS_RULE)),
+    ],
+};
+
+/// `networking.k8s.io/v1.IngressBackend`.
+pub static INGRESS_BACKEND: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressBackend",
+    fields: &[
+        message(4, "service", &INGRESS_SERVICE_BACKEND),
+        message(3, "resource", &TYPED_LOCAL_OBJECT_REFERENCE),
+    ],
+};
+
+/// `networking.k8s.io/v1.IngressServiceBackend`.
+pub static INGRESS_SERVICE_BACKEND: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressServiceBackend",
+    fields: &[
+        value(1, "name", STRING),
+        message(2, "port", &SERVICE_BACKEND_PORT),
+    ],
+};
+
+/// `networking.k8s.io/v1.ServiceBackendPort`.
+pub static SERVICE_BACKEND_PORT: Message = Message {
+    name: "k8s.io.api.networking.v1.ServiceBackendPort",
+    fields: &[value(1, "name", STRING), value(2, "number", INT32)],
+};
+
+/// `networking.k8s.io/v1.IngressTLS`.
+pub static INGRESS_TLS: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressTLS",
+    fields: &[repeated(1, "hosts", STRING), value(2, "secretName", STRING)],
+};
+
+/// `networking.k8s.io/v1.IngressRule` (its `IngressRuleValue` is embedded inline).
+pub static INGRESS_RULE: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressRule",
+    fields: &[value(1, "host", STRING), inline(2, &INGRESS_RULE_VALUE)],
+};
+
+/// `networking.k8s.io/v1.IngressRuleValue`.
+pub static INGRESS_RULE_VALUE: Message = Message {
+    name: "k8s.io.api.networking.v1.IngressRuleValue",
+    fields: &[message(1, "http", &HTTP_INGRESS_RULE_VALUE)],
+};
+
+/// `networking.k8s.io/v1.HTTPIngressRuleValue`.
+pub static HTTP_INGRESS_RULE_VALUE: Message = Message {
+    name: "k8s.io.api.networking.v1.HTTPIngressRuleValue",
+    fields: &[repeated(1, "paths", Type::Message(&HTTP_INGRESS_PATH))],
+};
+
+/// `networking.k8s.io/v1.HTTPIngressPath`.
+pub static HTTP_INGRESS_PATH: Message = Message {
+    name: "k8s.io.api.networking.v1.HTTPIngressPath",
+    fields: &[
+        value(1, "path", STRING),
+        optional(3, "pathType", STRING),
+        message(2, "backend", &INGRESS_BACKEND),
     ],
 };
 
@@ -640,7 +966,14 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ("v1", "ServiceAccount", &SERVICE_ACCOUNT),
     ("v1", "Service", &SERVICE),
     ("v1", "Pod", &POD),
+    ("v1", "ResourceQuota", &RESOURCE_QUOTA),
+    ("v1", "ReplicationController", &REPLICATION_CONTROLLER),
     ("apps/v1", "Deployment", &DEPLOYMENT),
+    ("batch/v1", "Job", &JOB),
+    ("batch/v1", "CronJob", &CRON_JOB),
+    ("policy/v1", "PodDisruptionBudget", &POD_DISRUPTION_BUDGET),
+    ("scheduling.k8s.io/v1", "PriorityClass", &PRIORITY_CLASS),
+    ("networking.k8s.io/v1", "Ingress", &INGRESS),
     ("rbac.authorization.k8s.io/v1", "Role", &ROLE),
     ("rbac.authorization.k8s.io/v1", "ClusterRole", &CLUSTER_ROLE),
     ("rbac.authorization.k8s.io/v1", "RoleBinding", &ROLE_BINDING),

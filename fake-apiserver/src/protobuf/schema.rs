@@ -48,6 +48,9 @@ pub enum Label {
     /// value means "not set" and is omitted, as `omitempty` would in JSON. Messages are kept
     /// even when empty (Go renders an empty struct as `{}`).
     Value,
+    /// A Go value field whose JSON tag has no `omitempty` and whose zero value means something
+    /// (e.g. `PriorityClass.value: 0`): kept even when zero.
+    Always,
     /// A Go pointer field (`*int32`, `*bool`, `*string`): written only when set, so a zero
     /// value on the wire is kept (e.g. `replicas: 0`).
     Optional,
@@ -104,6 +107,16 @@ pub const fn value(number: u32, json: &'static str, ty: Type) -> Field {
         json,
         ty,
         label: Label::Value,
+    }
+}
+
+/// A Go value field kept even when zero (see [`Label::Always`]).
+pub const fn always(number: u32, json: &'static str, ty: Type) -> Field {
+    Field {
+        number,
+        json,
+        ty,
+        label: Label::Always,
     }
 }
 

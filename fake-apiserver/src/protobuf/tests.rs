@@ -587,6 +587,247 @@ fn invalid_utf8_is_replaced_as_go_does() {
     );
 }
 
+#[test]
+fn job_and_cronjob_with_pointer_fields() {
+    let template = Encoder::new()
+        .message(1, object_meta("", "", none()))
+        .message(
+            2,
+            Encoder::new()
+                .message(2, Encoder::new().string(1, "j").string(2, "busybox"))
+                .string(3, "Never"),
+        );
+    let job_spec = || {
+        Encoder::new()
+            .int(7, 0)
+            .message(6, template.clone())
+            .bool(10, false)
+            .message(
+                11,
+                Encoder::new().message(
+                    1,
+                    Encoder::new().string(1, "FailJob").message(
+                        2,
+                        Encoder::new().string(2, "In").int(3, 42).bytes(3, &[0x07]),
+                    ),
+                ),
+            )
+    };
+    let expected_spec = json!({
+        "backoffLimit": 0,
+        "template": {
+            "metadata": {},
+            "spec": {"containers": [{"name": "j", "image": "busybox"}], "restartPolicy": "Never"},
+        },
+        "suspend": false,
+        "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42, 7]}}]},
+    });
+    let job = Encoder::new()
+        .message(1, object_meta("j", "default", none()))
+        .message(2, job_spec())
+        .finish();
+    assert_eq!(
+        decode(&envelope("batch/v1", "Job", &job)).unwrap(),
+        json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "j", "namespace": "default"},
+            "spec": expected_spec,
+        })
+    );
+
+    let cron = Encoder::new()
+        .message(1, object_meta("cj", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .string(1, "*/5 * * * *")
+                .string(3, "")
+                .message(
+                    5,
+                    Encoder::new()
+                        .message(1, object_meta("cj", "", none()))
+                        .message(2, job_spec()),
+                )
+                .int(6, 0),
+        )
+        .finish();
+    assert_eq!(
+        decode(&envelope("batch/v1", "CronJob", &cron)).unwrap()["spec"],
+        json!({
+            "schedule": "*/5 * * * *",
+            "jobTemplate": {"metadata": {"name": "cj"}, "spec": expected_spec},
+            "successfulJobsHistoryLimit": 0,
+        })
+    );
+}
+
+#[test]
+fn priority_class_keeps_a_zero_value() {
+    let raw = Encoder::new()
+        .message(1, object_meta("low", "", none()))
+        .int(2, 0)
+        .bool(3, false)
+        .string(4, "")
+        .string(5, "Never")
+        .finish();
+    assert_eq!(
+        decode(&envelope("scheduling.k8s.io/v1", "PriorityClass", &raw)).unwrap(),
+        json!({
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "low"},
+            "value": 0,
+            "preemptionPolicy": "Never",
+        })
+    );
+}
+
+#[test]
+fn ingress_rules_inline_their_rule_value() {
+    let backend =
+        |port: Encoder| Encoder::new().message(4, Encoder::new().string(1, "svc").message(2, port));
+    let rule = Encoder::new().string(1, "a.example.com").message(
+        2,
+        Encoder::new().message(
+            1,
+            Encoder::new().message(
+                1,
+                Encoder::new()
+                    .string(1, "/")
+                    .string(3, "Exact")
+                    .message(2, backend(Encoder::new().string(1, "").int(2, 80))),
+            ),
+        ),
+    );
+    let raw = Encoder::new()
+        .message(1, object_meta("web", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .string(4, "nginx")
+                .message(1, backend(Encoder::new().string(1, "http").int(2, 0)))
+                .message(
+                    2,
+                    Encoder::new().string(1, "a.example.com").string(2, "tls-a"),
+                )
+                .message(3, rule),
+        )
+        .finish();
+    assert_eq!(
+        decode(&envelope("networking.k8s.io/v1", "Ingress", &raw)).unwrap()["spec"],
+        json!({
+            "ingressClassName": "nginx",
+            "defaultBackend": {"service": {"name": "svc", "port": {"name": "http"}}},
+            "tls": [{"hosts": ["a.example.com"], "secretName": "tls-a"}],
+            "rules": [{
+                "host": "a.example.com",
+                "http": {"paths": [{
+                    "path": "/",
+                    "pathType": "Exact",
+                    "backend": {"service": {"name": "svc", "port": {"number": 80}}},
+                }]},
+            }],
+        })
+    );
+}
+
+#[test]
+fn pdb_quota_and_replication_controller() {
+    let pdb = Encoder::new()
+        .message(1, object_meta("p", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .message(1, int_or_string_str("50%"))
+                .message(2, Encoder::new().string_entry(1, "app", "web")),
+        )
+        .finish();
+    assert_eq!(
+        decode(&envelope("policy/v1", "PodDisruptionBudget", &pdb)).unwrap()["spec"],
+        json!({"minAvailable": "50%", "selector": {"matchLabels": {"app": "web"}}})
+    );
+
+    let quota = Encoder::new()
+        .message(1, object_meta("q", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .message_entry(1, "pods", quantity("2"))
+                .message_entry(1, "requests.cpu", quantity("1500m"))
+                .string(2, "BestEffort")
+                .message(
+                    3,
+                    Encoder::new().message(
+                        1,
+                        Encoder::new()
+                            .string(1, "PriorityClass")
+                            .string(2, "In")
+                            .string(3, "low"),
+                    ),
+                ),
+        )
+        .finish();
+    assert_eq!(
+        decode(&envelope("v1", "ResourceQuota", &quota)).unwrap()["spec"],
+        json!({
+            "hard": {"pods": "2", "requests.cpu": "1500m"},
+            "scopes": ["BestEffort"],
+            "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["low"]}]},
+        })
+    );
+
+    let rc = Encoder::new()
+        .message(1, object_meta("rc", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .int(1, 2)
+                .string_entry(2, "app", "web")
+                .int(4, 0),
+        )
+        .finish();
+    assert_eq!(
+        decode(&envelope("v1", "ReplicationController", &rc)).unwrap()["spec"],
+        json!({"replicas": 2, "selector": {"app": "web"}})
+    );
+}
+
+#[test]
+fn env_resource_field_ref_and_resource_claims() {
+    let container = Encoder::new()
+        .string(1, "main")
+        .message(
+            7,
+            Encoder::new().string(1, "CPU").message(
+                3,
+                Encoder::new().message(
+                    2,
+                    Encoder::new()
+                        .string(1, "")
+                        .string(2, "limits.cpu")
+                        .message(3, quantity("1m")),
+                ),
+            ),
+        )
+        .message(
+            8,
+            Encoder::new().message(3, Encoder::new().string(1, "gpu").string(2, "")),
+        );
+    let raw = Encoder::new()
+        .message(1, object_meta("p", "default", none()))
+        .message(2, Encoder::new().message(2, container))
+        .finish();
+    assert_eq!(
+        decode(&envelope("v1", "Pod", &raw)).unwrap()["spec"]["containers"][0],
+        json!({
+            "name": "main",
+            "env": [{"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1m"}}}],
+            "resources": {"claims": [{"name": "gpu"}]},
+        })
+    );
+}
+
 fn configmap_raw() -> Vec<u8> {
     Encoder::new()
         .message(1, object_meta("k", "default", none()))
@@ -598,7 +839,7 @@ fn configmap_raw() -> Vec<u8> {
 #[case::empty_body(Vec::new(), 400)]
 #[case::json_body(br#"{"kind":"ConfigMap"}"#.to_vec(), 400)]
 #[case::magic_only(MAGIC.to_vec(), 400)]
-#[case::unknown_kind(envelope("batch/v1", "Job", &[]), 415)]
+#[case::unknown_kind(envelope("storage.k8s.io/v1", "StorageClass", &[]), 415)]
 #[case::kind_in_wrong_version(envelope("v1", "Deployment", &[]), 415)]
 #[case::missing_kind(envelope("v1", "", &configmap_raw()), 400)]
 #[case::gzip(envelope_with("v1", "ConfigMap", &configmap_raw(), "gzip", ""), 415)]
@@ -626,15 +867,15 @@ fn bad_bodies_get_typed_errors(#[case] body: Vec<u8>, #[case] code: u16) {
 
 #[test]
 fn unknown_kind_message_names_the_kind() {
-    let err = decode(&envelope("batch/v1", "Job", &[])).unwrap_err();
+    let err = decode(&envelope("storage.k8s.io/v1", "StorageClass", &[])).unwrap_err();
     assert_eq!(
         err,
         ProtobufError::UnsupportedKind {
-            api_version: "batch/v1".into(),
-            kind: "Job".into()
+            api_version: "storage.k8s.io/v1".into(),
+            kind: "StorageClass".into()
         }
     );
-    assert!(err.to_string().contains("\"Job\""), "{err}");
+    assert!(err.to_string().contains("\"StorageClass\""), "{err}");
 }
 
 /// A Deployment body with every kind of field, for mutation.
