@@ -67,13 +67,13 @@ pub async fn run_eno(args: EnoArgs) -> anyhow::Result<()> {
         registry,
         |client, shutdown, readiness| {
             let clock: SharedClock = Arc::new(SystemClock);
-            let kubelet = args.simulate_kubelet.then(|| KubeletStandIn {
-                client: client.clone(),
-                namespace: config.pod_namespace.clone(),
-                node_name: "simulated-node".into(),
-                termination_delay: Duration::from_secs(1),
-                runner: executor_runner(client.clone(), clock.clone()),
-                clock: clock.clone(),
+            let kubelet = args.simulate_kubelet.then(|| {
+                KubeletStandIn::new(
+                    client.clone(),
+                    &config.pod_namespace,
+                    executor_runner(client.clone(), clock.clone()),
+                    clock.clone(),
+                )
             });
             let controllers = EnoControllers {
                 client,

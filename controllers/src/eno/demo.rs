@@ -206,14 +206,13 @@ pub async fn run_demo(client: Client, options: DemoOptions) -> Result<DemoReport
         ids: std::sync::Arc::new(RandomIds),
         metrics: Metrics::default(),
     };
-    let kubelet = KubeletStandIn {
-        client: client.clone(),
-        namespace: options.pod_namespace.clone(),
-        node_name: "demo-node".into(),
-        termination_delay: Duration::from_millis(200),
-        runner: executor_runner(client.clone(), clock.clone()),
+    let mut kubelet = KubeletStandIn::new(
+        client.clone(),
+        &options.pod_namespace,
+        executor_runner(client.clone(), clock.clone()),
         clock,
-    };
+    );
+    kubelet.termination_delay = Duration::from_millis(200);
     let running = tokio::spawn(futures::future::join(
         controllers.run(stop_signal.clone(), Readiness::new()),
         kubelet.run(stop_signal),

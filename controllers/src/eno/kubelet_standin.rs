@@ -8,6 +8,7 @@
 //! end-to-end tests use it.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,6 +47,8 @@ pub struct KubeletStandIn {
     pub runner: PodRunner,
     /// Time source for the status timestamps.
     pub clock: SharedClock,
+    /// Set once the API server has refused the `binding` subresource.
+    pub binding_unsupported: Arc<AtomicBool>,
 }
 
 /// A runner that executes the Eno synthesis executor for the pod, as the pod's container would.
@@ -77,6 +80,19 @@ pub fn executor_runner(client: Client, clock: SharedClock) -> PodRunner {
 }
 
 impl KubeletStandIn {
+    /// A stand-in for `namespace` on node `stand-in-node`, removing terminated pods after 1s.
+    pub fn new(client: Client, namespace: &str, runner: PodRunner, clock: SharedClock) -> Self {
+        Self {
+            client,
+            namespace: namespace.to_string(),
+            node_name: "stand-in-node".into(),
+            termination_delay: Duration::from_secs(1),
+            runner,
+            clock,
+            binding_unsupported: Arc::default(),
+        }
+    }
+
     /// Run until `shutdown` completes.
     pub async fn run(self, shutdown: Shutdown) {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.namespace);
@@ -140,15 +156,20 @@ impl KubeletStandIn {
             .as_ref()
             .and_then(|s| s.node_name.as_deref())
             .is_some_and(|n| !n.is_empty());
-        if !bound {
-            let mut binding = pod.clone();
-            if let Some(spec) = binding.spec.as_mut() {
-                spec.node_name = Some(self.node_name.clone());
+        if !bound && !self.binding_unsupported.load(Ordering::SeqCst) {
+            // Bind as the scheduler does, through the `binding` subresource (a pod update may
+            // not change `spec.nodeName`). Bound pods are deleted gracefully.
+            match self.bind(pods, &name).await {
+                Ok(()) => return,
+                Err(e) if is_status(&e, 404) || is_status(&e, 405) => {
+                    warn!(error = %e, "the API server cannot bind pods; running them unbound (deletions are immediate)");
+                    self.binding_unsupported.store(true, Ordering::SeqCst);
+                }
+                Err(e) => {
+                    debug!(podName = %name, error = %e, "binding pod failed; waiting for the next event");
+                    return;
+                }
             }
-            if let Err(e) = pods.replace(&name, &PostParams::default(), &binding).await {
-                debug!(podName = %name, error = %e, "binding pod failed; waiting for the next event");
-            }
-            return;
         }
         let phase = pod.status.as_ref().and_then(|s| s.phase.clone());
         if !matches!(phase.as_deref(), None | Some("Pending")) {
@@ -162,7 +183,7 @@ impl KubeletStandIn {
             return;
         }
         let mut running = pod.clone();
-        running.status = Some(self.status("Running", None));
+        running.status = Some(self.status(&pod, "Running", None));
         let running = match pods
             .replace_status(&name, &PostParams::default(), &running)
             .await
@@ -185,6 +206,24 @@ impl KubeletStandIn {
         });
     }
 
+    /// Bind the pod to this stand-in's node (`POST pods/{name}/binding`).
+    async fn bind(&self, pods: &Api<Pod>, name: &str) -> Result<(), kube::Error> {
+        let binding = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node_name},
+        });
+        pods.create_subresource::<_, serde_json::Value>(
+            "binding",
+            name,
+            &PostParams::default(),
+            &binding,
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Record the pod's end (Succeeded or Failed), retrying on conflicts.
     async fn finish(&self, pods: &Api<Pod>, name: &str, success: bool) {
         for _ in 0..5 {
@@ -192,7 +231,7 @@ impl KubeletStandIn {
                 return;
             };
             let phase = if success { "Succeeded" } else { "Failed" };
-            pod.status = Some(self.status(phase, Some(if success { 0 } else { 1 })));
+            pod.status = Some(self.status(&pod, phase, Some(if success { 0 } else { 1 })));
             match pods
                 .replace_status(name, &PostParams::default(), &pod)
                 .await
@@ -204,7 +243,8 @@ impl KubeletStandIn {
         }
     }
 
-    fn status(&self, phase: &str, exit_code: Option<i32>) -> PodStatus {
+    /// A status with one container status per container of the pod.
+    fn status(&self, pod: &Pod, phase: &str, exit_code: Option<i32>) -> PodStatus {
         let now = Time(self.clock.now());
         let state = match exit_code {
             None => ContainerState {
@@ -225,12 +265,19 @@ impl KubeletStandIn {
         PodStatus {
             phase: Some(phase.to_string()),
             start_time: Some(now),
-            container_statuses: Some(vec![ContainerStatus {
-                name: super::pod_template::SYNTHESIZER_CONTAINER.to_string(),
-                ready: exit_code.is_none(),
-                state: Some(state),
-                ..ContainerStatus::default()
-            }]),
+            container_statuses: Some(
+                pod.spec
+                    .iter()
+                    .flat_map(|spec| spec.containers.iter())
+                    .map(|container| ContainerStatus {
+                        name: container.name.clone(),
+                        image: container.image.clone().unwrap_or_default(),
+                        ready: exit_code.is_none(),
+                        state: Some(state.clone()),
+                        ..ContainerStatus::default()
+                    })
+                    .collect(),
+            ),
             ..PodStatus::default()
         }
     }

@@ -100,14 +100,13 @@ impl Env {
             options.status_controller,
         ))];
         if let Some((termination_delay, runner)) = options.kubelet {
-            let kubelet = KubeletStandIn {
-                client: client.clone(),
-                namespace: options.pod_namespace.clone(),
-                node_name: "node-1".into(),
-                termination_delay,
-                runner: runner(client.clone()),
-                clock: clock(),
-            };
+            let mut kubelet = KubeletStandIn::new(
+                client.clone(),
+                &options.pod_namespace,
+                runner(client.clone()),
+                clock(),
+            );
+            kubelet.termination_delay = termination_delay;
             tasks.push(tokio::spawn(kubelet.run(signal)));
         }
         Self {
