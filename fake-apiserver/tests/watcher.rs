@@ -1,0 +1,81 @@
+//! kube-runtime's watcher and reflector against the server: the initial list, live events, and
+//! recovery when the server expires the watch (410) or drops it.
+
+use std::time::Duration;
+
+use fake_apiserver::hooks::RequestMatcher;
+use fake_apiserver::FakeApiServer;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams};
+use kube::runtime::{reflector, watcher, WatchStreamExt};
+use serde_json::json;
+
+fn configmap(name: &str) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "1"}})).unwrap()
+}
+
+async fn wait_for(store: &reflector::Store<ConfigMap>, count: usize) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while store.state().len() != count {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "the cache never reached {count} objects (has {})",
+            store.state().len()
+        )
+    });
+}
+
+#[rstest::rstest]
+#[case::list_then_watch(watcher::Config::default())]
+#[case::streaming_list(watcher::Config::default().streaming_lists())]
+#[tokio::test]
+async fn a_reflector_follows_the_server_through_expiry_and_drops(#[case] config: watcher::Config) {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &configmap("before"))
+        .await
+        .unwrap();
+
+    let (store, writer) = reflector::store();
+    let stream = reflector(writer, watcher(api.clone(), config)).applied_objects();
+    let task = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while stream.next().await.is_some() {}
+    });
+    wait_for(&store, 1).await;
+
+    api.create(&PostParams::default(), &configmap("live"))
+        .await
+        .unwrap();
+    wait_for(&store, 2).await;
+
+    // The connection drops: the watcher re-watches from its last resourceVersion.
+    server.drop_watches(RequestMatcher::default());
+    api.create(&PostParams::default(), &configmap("after-drop"))
+        .await
+        .unwrap();
+    wait_for(&store, 3).await;
+
+    // The history is compacted while the watch is down: the re-watch gets 410 and the watcher
+    // relists; an object deleted meanwhile leaves the cache.
+    server.compact();
+    server.drop_watches(RequestMatcher::default());
+    api.delete("before", &Default::default()).await.unwrap();
+    api.create(&PostParams::default(), &configmap("after-expiry"))
+        .await
+        .unwrap();
+    wait_for(&store, 3).await;
+    let mut names: Vec<String> = store
+        .state()
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["after-drop", "after-expiry", "live"]);
+    task.abort();
+}
