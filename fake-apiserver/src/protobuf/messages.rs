@@ -60,6 +60,27 @@ pub static MANAGED_FIELDS_ENTRY: Message = Message {
     ],
 };
 
+/// `metav1.DeleteOptions` (the body of a typed client's DELETE, or of an eviction).
+pub static DELETE_OPTIONS: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    fields: &[
+        optional(1, "gracePeriodSeconds", INT64),
+        message(2, "preconditions", &PRECONDITIONS),
+        optional(3, "orphanDependents", BOOL),
+        optional(4, "propagationPolicy", STRING),
+        repeated(5, "dryRun", STRING),
+    ],
+};
+
+/// `metav1.Preconditions`.
+pub static PRECONDITIONS: Message = Message {
+    name: "k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions",
+    fields: &[
+        optional(1, "uid", STRING),
+        optional(2, "resourceVersion", STRING),
+    ],
+};
+
 /// `metav1.LabelSelector`.
 pub static LABEL_SELECTOR: Message = Message {
     name: "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector",
@@ -779,6 +800,15 @@ pub static POD_DISRUPTION_BUDGET: Message = Message {
     ],
 };
 
+/// `policy/v1.Eviction` (the body of a POST to `pods/NAME/eviction`).
+pub static EVICTION: Message = Message {
+    name: "k8s.io.api.policy.v1.Eviction",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "deleteOptions", &DELETE_OPTIONS),
+    ],
+};
+
 /// `policy/v1.PodDisruptionBudgetSpec`.
 pub static POD_DISRUPTION_BUDGET_SPEC: Message = Message {
     name: "k8s.io.api.policy.v1.PodDisruptionBudgetSpec",
@@ -972,6 +1002,7 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ("batch/v1", "Job", &JOB),
     ("batch/v1", "CronJob", &CRON_JOB),
     ("policy/v1", "PodDisruptionBudget", &POD_DISRUPTION_BUDGET),
+    ("policy/v1", "Eviction", &EVICTION),
     ("scheduling.k8s.io/v1", "PriorityClass", &PRIORITY_CLASS),
     ("networking.k8s.io/v1", "Ingress", &INGRESS),
     ("rbac.authorization.k8s.io/v1", "Role", &ROLE),
@@ -984,8 +1015,13 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ),
 ];
 
-/// The message table of a top-level kind, if this decoder knows it.
+/// The message table of a top-level kind, if this decoder knows it. `DeleteOptions` is
+/// registered in every group version (a typed client stamps it with its own), so it matches
+/// under any apiVersion.
 pub fn top_level(api_version: &str, kind: &str) -> Option<&'static Message> {
+    if kind == "DeleteOptions" {
+        return Some(&DELETE_OPTIONS);
+    }
     KINDS
         .iter()
         .find(|(v, k, _)| *v == api_version && *k == kind)
@@ -1002,6 +1038,7 @@ mod tests {
     fn reachable() -> Vec<&'static Message> {
         let mut seen: Vec<&'static Message> = Vec::new();
         let mut stack: Vec<&'static Message> = KINDS.iter().map(|(_, _, m)| *m).collect();
+        stack.push(&DELETE_OPTIONS);
         while let Some(message) = stack.pop() {
             if seen.iter().any(|m| std::ptr::eq(*m, message)) {
                 continue;
@@ -1055,5 +1092,7 @@ mod tests {
         assert!(top_level("apps/v1", "ConfigMap").is_none());
         assert!(top_level("v1", "Deployment").is_none());
         assert!(top_level("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").is_some());
+        assert!(top_level("v1", "DeleteOptions").is_some());
+        assert!(top_level("apps/v1", "DeleteOptions").is_some());
     }
 }

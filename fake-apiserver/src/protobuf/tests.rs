@@ -828,6 +828,39 @@ fn env_resource_field_ref_and_resource_claims() {
     );
 }
 
+#[test]
+fn delete_options_under_any_group_version_and_inside_an_eviction() {
+    let options = Encoder::new()
+        .int(1, 0)
+        .message(2, Encoder::new().string(1, "uid-1").string(2, "42"))
+        .string(4, "Foreground")
+        .string(5, "All");
+    let raw = options.clone().finish();
+    for api_version in ["v1", "apps/v1", "meta.k8s.io/v1"] {
+        assert_eq!(
+            decode(&envelope(api_version, "DeleteOptions", &raw)).unwrap(),
+            json!({
+                "apiVersion": api_version,
+                "kind": "DeleteOptions",
+                "gracePeriodSeconds": 0,
+                "preconditions": {"uid": "uid-1", "resourceVersion": "42"},
+                "propagationPolicy": "Foreground",
+                "dryRun": ["All"],
+            })
+        );
+    }
+    let eviction = Encoder::new()
+        .message(1, object_meta("web-0", "default", none()))
+        .message(2, options)
+        .finish();
+    let decoded = decode(&envelope("policy/v1", "Eviction", &eviction)).unwrap();
+    assert_eq!(
+        decoded["metadata"],
+        json!({"name": "web-0", "namespace": "default"})
+    );
+    assert_eq!(decoded["deleteOptions"]["gracePeriodSeconds"], 0);
+}
+
 fn configmap_raw() -> Vec<u8> {
     Encoder::new()
         .message(1, object_meta("k", "default", none()))
