@@ -36,7 +36,7 @@ pub struct OperatorArgs {
 /// leading, with leader election) until SIGTERM/SIGINT.
 ///
 /// `start` gets the client, the shutdown signal and the readiness flag to set once its caches
-/// have synced. Returns an error if leadership is lost or the setup fails; the process should
+/// have synced (with leader election, the process reports ready while it waits as a standby). Returns an error if leadership is lost or the setup fails; the process should
 /// then exit non-zero.
 pub async fn run<F, Fut>(
     args: &OperatorArgs,
@@ -77,6 +77,9 @@ where
             LeaderElectionConfig::new(lease_name, &namespace, &identity),
             clock,
         );
+        // A standby replica is ready: it serves its purpose by waiting. Gating /readyz on
+        // leadership would keep every standby unready and stall rolling updates.
+        readiness.set(true);
         info!(lease = lease_name, %namespace, %identity, "waiting for leadership");
         elector
             .run_as_leader(shutdown.clone(), start(client, shutdown.clone(), readiness))
