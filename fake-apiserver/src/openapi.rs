@@ -810,7 +810,10 @@ fn register<T: JsonSchema>(generator: &mut SchemaGenerator) -> String {
 }
 
 fn generate_builtin_library() -> BuiltinLibrary {
-    use k8s_openapi::api::{apps, batch, coordination, core, events, networking, policy, rbac};
+    use k8s_openapi::api::{
+        admissionregistration, apps, batch, coordination, core, discovery, events, networking,
+        policy, rbac, scheduling, storage,
+    };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     use k8s_openapi::apimachinery::pkg::apis::meta;
 
@@ -842,6 +845,15 @@ fn generate_builtin_library() -> BuiltinLibrary {
             "PersistentVolumeClaim",
             core::v1::PersistentVolumeClaim
         ),
+        ("", "v1", "LimitRange", core::v1::LimitRange),
+        ("", "v1", "ResourceQuota", core::v1::ResourceQuota),
+        ("", "v1", "PodTemplate", core::v1::PodTemplate),
+        (
+            "",
+            "v1",
+            "ReplicationController",
+            core::v1::ReplicationController
+        ),
         (
             "coordination.k8s.io",
             "v1",
@@ -852,8 +864,68 @@ fn generate_builtin_library() -> BuiltinLibrary {
         ("apps", "v1", "ReplicaSet", apps::v1::ReplicaSet),
         ("apps", "v1", "StatefulSet", apps::v1::StatefulSet),
         ("apps", "v1", "DaemonSet", apps::v1::DaemonSet),
+        (
+            "apps",
+            "v1",
+            "ControllerRevision",
+            apps::v1::ControllerRevision
+        ),
         ("batch", "v1", "Job", batch::v1::Job),
         ("batch", "v1", "CronJob", batch::v1::CronJob),
+        (
+            "policy",
+            "v1",
+            "PodDisruptionBudget",
+            policy::v1::PodDisruptionBudget
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "Ingress",
+            networking::v1::Ingress
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "IngressClass",
+            networking::v1::IngressClass
+        ),
+        (
+            "networking.k8s.io",
+            "v1",
+            "NetworkPolicy",
+            networking::v1::NetworkPolicy
+        ),
+        (
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            discovery::v1::EndpointSlice
+        ),
+        (
+            "storage.k8s.io",
+            "v1",
+            "StorageClass",
+            storage::v1::StorageClass
+        ),
+        (
+            "scheduling.k8s.io",
+            "v1",
+            "PriorityClass",
+            scheduling::v1::PriorityClass
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            admissionregistration::v1::ValidatingWebhookConfiguration
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingWebhookConfiguration",
+            admissionregistration::v1::MutatingWebhookConfiguration
+        ),
         ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
         (
             "rbac.authorization.k8s.io",
@@ -874,18 +946,6 @@ fn generate_builtin_library() -> BuiltinLibrary {
             rbac::v1::ClusterRoleBinding
         ),
         ("events.k8s.io", "v1", "Event", events::v1::Event),
-        (
-            "networking.k8s.io",
-            "v1",
-            "Ingress",
-            networking::v1::Ingress
-        ),
-        (
-            "policy",
-            "v1",
-            "PodDisruptionBudget",
-            policy::v1::PodDisruptionBudget
-        ),
         (
             "apiextensions.k8s.io",
             "v1",
@@ -921,19 +981,12 @@ fn fnv1a_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discovery::fixtures;
     use crate::resource::builtin_resources;
     use rstest::rstest;
 
     fn widget() -> ResourceInfo {
         ResourceInfo {
-            group: "example.com".into(),
-            version: "v1".into(),
-            kind: "Widget".into(),
-            plural: "widgets".into(),
-            singular: "widget".into(),
-            namespaced: true,
-            has_status: true,
-            custom: true,
             schema: Some(json!({
                 "type": "object",
                 "properties": {
@@ -941,12 +994,12 @@ mod tests {
                     "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
                 }
             })),
-            ..Default::default()
+            ..fixtures::widget("v1")
         }
     }
 
     fn served() -> Vec<ResourceInfo> {
-        let mut all = builtin_resources();
+        let mut all = fixtures::builtin_subset();
         all.push(widget());
         all
     }
@@ -1009,19 +1062,12 @@ mod tests {
             keys,
             [
                 "api/v1",
-                "apis/admissionregistration.k8s.io/v1",
                 "apis/apiextensions.k8s.io/v1",
                 "apis/apps/v1",
-                "apis/batch/v1",
                 "apis/coordination.k8s.io/v1",
-                "apis/discovery.k8s.io/v1",
                 "apis/events.k8s.io/v1",
                 "apis/example.com/v1",
-                "apis/networking.k8s.io/v1",
-                "apis/policy/v1",
-                "apis/rbac.authorization.k8s.io/v1",
-                "apis/scheduling.k8s.io/v1",
-                "apis/storage.k8s.io/v1",
+                "apis/rbac.authorization.k8s.io/v1"
             ]
         );
         let url = paths["apis/apps/v1"]["serverRelativeURL"].as_str().unwrap();
@@ -1165,10 +1211,12 @@ mod tests {
 
     #[test]
     fn v2_document_has_every_kind_and_local_refs() {
-        let doc = v2_document(&served());
+        let mut all = builtin_resources();
+        all.push(widget());
+        let doc = v2_document(&all);
         assert_eq!(doc["swagger"], "2.0");
         let definitions = doc["definitions"].as_object().unwrap();
-        for info in served() {
+        for info in all {
             let name = definition_name(&info);
             assert_eq!(
                 definitions[&name]["x-kubernetes-group-version-kind"][0]["kind"], info.kind,
