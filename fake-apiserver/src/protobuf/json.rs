@@ -52,13 +52,7 @@ fn decode_field(
         }
         (Label::Value | Label::Always | Label::Optional, Type::Message(inner)) => {
             let bytes = expect_len(message, field, wire)?;
-            let slot = out
-                .entry(field.json)
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !slot.is_object() {
-                *slot = Value::Object(Map::new());
-            }
-            match slot {
+            match slot(out, field.json, empty_object) {
                 Value::Object(object) => decode_into(inner, bytes, object),
                 _ => Ok(()),
             }
@@ -77,13 +71,7 @@ fn decode_field(
         }
         (Label::Repeated, ty) => {
             let items = repeated_items(message, field, ty, wire)?;
-            let slot = out
-                .entry(field.json)
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if !slot.is_array() {
-                *slot = Value::Array(Vec::new());
-            }
-            if let Value::Array(array) = slot {
+            if let Value::Array(array) = slot(out, field.json, || Value::Array(Vec::new())) {
                 array.extend(items);
             }
             Ok(())
@@ -91,18 +79,26 @@ fn decode_field(
         (Label::Map, ty) => {
             let bytes = expect_len(message, field, wire)?;
             let (key, v) = map_entry(message, field, ty, bytes)?;
-            let slot = out
-                .entry(field.json)
-                .or_insert_with(|| Value::Object(Map::new()));
-            if !slot.is_object() {
-                *slot = Value::Object(Map::new());
-            }
-            if let Value::Object(object) = slot {
+            if let Value::Object(object) = slot(out, field.json, empty_object) {
                 object.insert(key, v);
             }
             Ok(())
         }
     }
+}
+
+/// The value under `key` in `out`, set to `empty()` if absent or of another JSON kind (a field
+/// seen again merges into what is there).
+fn slot<'m>(out: &'m mut Map<String, Value>, key: &str, empty: fn() -> Value) -> &'m mut Value {
+    let slot = out.entry(key).or_insert_with(empty);
+    if std::mem::discriminant(slot) != std::mem::discriminant(&empty()) {
+        *slot = empty();
+    }
+    slot
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
 }
 
 /// The elements one wire occurrence of a repeated field contributes: one value, or several for
@@ -359,7 +355,7 @@ fn zero_value(ty: Type) -> Value {
         Type::Scalar(Scalar::Int32 | Scalar::Int64) | Type::IntOrString => {
             Value::Number(Number::from(0))
         }
-        Type::Message(_) | Type::Inline(_) => Value::Object(Map::new()),
+        Type::Message(_) | Type::Inline(_) => empty_object(),
         Type::Time | Type::FieldsV1 => Value::Null,
     }
 }

@@ -1074,6 +1074,29 @@ mod tests {
         }
     }
 
+    /// The decoder recurses once per nesting level of the tables, so the tables must not nest
+    /// themselves: then no input, however deep, can nest the recursion further.
+    #[test]
+    fn tables_do_not_nest_themselves() {
+        fn visit(message: &'static Message, path: &mut Vec<&'static str>) {
+            assert!(
+                !path.contains(&message.name),
+                "cycle: {path:?} -> {}",
+                message.name
+            );
+            path.push(message.name);
+            for field in message.fields {
+                if let Type::Message(nested) | Type::Inline(nested) = field.ty {
+                    visit(nested, path);
+                }
+            }
+            path.pop();
+        }
+        for message in reachable() {
+            visit(message, &mut Vec::new());
+        }
+    }
+
     #[test]
     fn every_top_level_kind_starts_with_object_meta_as_field_one() {
         for (api_version, kind, message) in KINDS {
