@@ -586,6 +586,22 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn installs_itself_as_an_executable() {
+        let dir = std::env::temp_dir().join(format!("eno-install-test-{}", std::process::id()));
+        let target = dir.join("bin/controllers");
+        install_executor(&target).unwrap();
+        let installed = std::fs::metadata(&target).unwrap();
+        let source = std::fs::metadata(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(installed.len(), source.len());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(installed.permissions().mode() & 0o777, 0o755);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[rstest]
     #[case(&[("COMPOSITION_NAME", "c"), ("COMPOSITION_NAMESPACE", "n"), ("COMPOSITION_GENERATION", "3"), ("SYNTHESIS_UUID", "u")], true)]
     #[case(&[("COMPOSITION_NAME", "c"), ("COMPOSITION_NAMESPACE", "n"), ("COMPOSITION_GENERATION", "three"), ("SYNTHESIS_UUID", "u")], false)]

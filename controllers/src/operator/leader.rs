@@ -280,6 +280,75 @@ mod tests {
         }
     }
 
+    /// Two candidates against the fake API server: one leads, the other waits; after a release
+    /// the other takes over.
+    #[tokio::test]
+    async fn one_leader_at_a_time_against_an_api_server() {
+        let server = fake_apiserver::FakeApiServer::new();
+        let clock = crate::clock::ManualClock::default();
+        let candidate = |identity: &str| {
+            let mut config = LeaderElectionConfig::new("lease", "default", identity);
+            config.retry_period = Duration::from_millis(10);
+            LeaderElector::new(server.client(), config, std::sync::Arc::new(clock.clone()))
+        };
+        let (a, b) = (candidate("a"), candidate("b"));
+        assert!(a.try_acquire_or_renew().await.unwrap());
+        assert!(
+            !b.try_acquire_or_renew().await.unwrap(),
+            "a's lease is valid"
+        );
+        assert!(a.try_acquire_or_renew().await.unwrap(), "a renews");
+        a.release().await;
+        assert!(
+            b.try_acquire_or_renew().await.unwrap(),
+            "b takes the released lease"
+        );
+        assert!(!a.try_acquire_or_renew().await.unwrap());
+        // b stops renewing; once its lease expires, a takes over.
+        clock.advance(jiff::SignedDuration::from_secs(16));
+        assert!(a.try_acquire_or_renew().await.unwrap());
+        let lease = Api::<Lease>::namespaced(server.client(), "default")
+            .get("lease")
+            .await
+            .unwrap();
+        let spec = lease.spec.unwrap();
+        assert_eq!(spec.holder_identity.as_deref(), Some("a"));
+        assert_eq!(spec.lease_transitions, Some(2));
+    }
+
+    #[tokio::test]
+    async fn run_as_leader_runs_the_work_and_stops_on_shutdown() {
+        let server = fake_apiserver::FakeApiServer::new();
+        let mut config = LeaderElectionConfig::new("lease", "default", "me");
+        config.retry_period = Duration::from_millis(10);
+        let elector = LeaderElector::new(
+            server.client(),
+            config,
+            std::sync::Arc::new(crate::clock::SystemClock),
+        );
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = ran.clone();
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(5),
+            elector.run_as_leader(futures::future::pending(), async move {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            }),
+        )
+        .await
+        .unwrap();
+        assert!(outcome.is_ok());
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        let lease = Api::<Lease>::namespaced(server.client(), "default")
+            .get("lease")
+            .await
+            .unwrap();
+        assert_eq!(
+            lease.spec.unwrap().holder_identity,
+            None,
+            "released after the work"
+        );
+    }
+
     #[test]
     fn creates_a_missing_lease() {
         let LeaseStep::Create(created) = next_step(None, &config(), at(0)) else {
