@@ -1233,6 +1233,21 @@ mod tests {
     }
 
     #[test]
+    fn every_built_in_kind_has_its_real_schema() {
+        for info in builtin_resources() {
+            let typed = builtin_library()
+                .kinds
+                .iter()
+                .any(|k| k.group == info.group && k.version == info.version && k.kind == info.kind);
+            assert!(
+                typed,
+                "{}/{} {} has no k8s-openapi schema: add it to the `typed!` table in openapi.rs",
+                info.group, info.version, info.kind
+            );
+        }
+    }
+
+    #[test]
     fn fnv_hash_is_stable() {
         assert_eq!(fnv1a_hex(b""), "CBF29CE484222325");
         assert_eq!(fnv1a_hex(b"a"), "AF63DC4C8601EC8C");
