@@ -67,7 +67,8 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         return ApiError::no_such_resource().into_response();
     }
     if let Some(sub) = &rp.subresource {
-        if !(sub == "status" && info.has_status) {
+        let is_pod = info.group.is_empty() && info.kind == "Pod";
+        if !((sub == "status" && info.has_status) || (sub == "binding" && is_pod)) {
             return ApiError::no_such_resource().into_response();
         }
     }
@@ -107,6 +108,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         "get" => call.get(),
         "list" => call.list(),
         "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
+        "create" if rp.subresource.is_some() => call.bind(body),
         "create" => call.create(body),
         "update" => call.update(body),
         "patch" => call.patch(body),
@@ -130,6 +132,7 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
         ("GET", false) if query.flag("watch") => "watch",
         ("GET", false) => "list",
         ("POST", false) if rp.subresource.is_none() => "create",
+        ("POST", true) if rp.subresource.as_deref() == Some("binding") => "create",
         ("PUT", true) => "update",
         ("PATCH", true) => "patch",
         ("DELETE", true) if rp.subresource.is_none() => "delete",
@@ -261,6 +264,62 @@ impl Call<'_> {
         )?;
         self.warnings.borrow_mut().extend(warnings);
         self.object_response(StatusCode::CREATED, created)
+    }
+
+    /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
+    fn bind(&self, body: Bytes) -> Result<Response, ApiError> {
+        let binding = parse_body(self.headers, &body)?;
+        let node = binding["target"]["name"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "",
+                    "Binding",
+                    self.name(),
+                    vec![crate::error::StatusCause {
+                        reason: "FieldValueRequired".into(),
+                        message: "Required value".into(),
+                        field: "target.name".into(),
+                    }],
+                )
+            })?
+            .to_string();
+        let outcome = self.server.shared.store.mutate(
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                let conflict =
+                    |why: String| ApiError::conflict("", "pods/binding", self.name(), &why);
+                if current["metadata"].get("deletionTimestamp").is_some() {
+                    return Err(conflict(format!(
+                        "pod {} is being deleted, cannot be assigned to a host",
+                        self.name()
+                    )));
+                }
+                if let Some(assigned) = current["spec"]["nodeName"]
+                    .as_str()
+                    .filter(|n| !n.is_empty())
+                {
+                    return Err(conflict(format!(
+                        "pod {} is already assigned to node {assigned:?}",
+                        self.name()
+                    )));
+                }
+                let mut next = current.clone();
+                next["spec"]["nodeName"] = json!(node);
+                // Binding is the one way to change a pod's spec.nodeName: it bypasses the pod
+                // update rules.
+                Ok(Mutation::Put(next))
+            },
+        )?;
+        after_write(self.server, self.info, &outcome.object, outcome.event);
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+        Ok(value_response(StatusCode::CREATED, &status))
     }
 
     fn update(&self, body: Bytes) -> Result<Response, ApiError> {

@@ -197,6 +197,54 @@ async fn bound_pods_terminate_gracefully_and_unbound_go_at_once() {
 }
 
 #[tokio::test]
+async fn pods_are_bound_through_the_binding_subresource() {
+    let server = FakeApiServer::new();
+    let api: Api<Pod> = Api::namespaced(server.client(), "default");
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &pod).await.unwrap();
+    let binding = json!({
+        "apiVersion": "v1", "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+    });
+    let _: kube::core::Status = api
+        .create_subresource("binding", "p", &PostParams::default(), &binding)
+        .await
+        .unwrap();
+    assert_eq!(
+        api.get("p")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .node_name
+            .as_deref(),
+        Some("n1")
+    );
+    let again = api
+        .create_subresource::<_, kube::core::Status>(
+            "binding",
+            "p",
+            &PostParams::default(),
+            &binding,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status_code(again).0, 409);
+    // The spec itself cannot move the pod.
+    let patch = json!({"spec": {"nodeName": "n2"}});
+    let err = api
+        .patch("p", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap_err();
+    assert_eq!(status_code(err).0, 422);
+}
+
+#[tokio::test]
 async fn lists_select_and_page_consistently() {
     let server = FakeApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");

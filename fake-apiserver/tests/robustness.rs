@@ -76,7 +76,7 @@ fn garbage(seed: u64) -> Vec<u8> {
     ];
     let mut bytes = shapes[(seed % shapes.len() as u64) as usize].to_vec();
     // Truncate some of them.
-    if seed % 3 == 0 {
+    if seed.is_multiple_of(3) {
         bytes.truncate(bytes.len() / 2);
     }
     bytes
