@@ -102,10 +102,11 @@ pub async fn run(args: KarpenterArgs) -> anyhow::Result<()> {
                 shutdown.clone(),
             );
             let standin = kubelet_standin.then(|| {
-                let kctx = Arc::new(KubeletContext {
-                    client: client.clone(),
+                let kctx = Arc::new(KubeletContext::new(
+                    client.clone(),
                     clock,
-                });
+                    std::time::Duration::from_secs(10),
+                ));
                 tokio::spawn(kubelet::run(kctx, Default::default(), shutdown.clone()))
             });
             if ctx.nodeclaims.wait_until_ready().await.is_ok()

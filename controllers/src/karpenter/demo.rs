@@ -174,10 +174,11 @@ pub async fn run_demo(client: Client, options: DemoOptions) -> Result<DemoReport
         let _ = stop_rx.await;
     });
     let running = wiring::spawn(ctx.clone(), writers, WiringOptions::default(), stop.clone());
-    let kctx = Arc::new(KubeletContext {
-        client: client.clone(),
-        clock: options.clock.clone(),
-    });
+    let kctx = Arc::new(KubeletContext::new(
+        client.clone(),
+        options.clock.clone(),
+        Duration::from_millis(500),
+    ));
     let standin = tokio::spawn(kubelet::run(kctx, Default::default(), stop.clone()));
 
     let result = demo_phases(&client, &options, provider.as_ref()).await;

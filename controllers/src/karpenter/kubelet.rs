@@ -5,12 +5,14 @@
 //! - sets the `Ready=True` condition and phase `Running` (status subresource), like kwok;
 //! - once the Node is owned by a NodeClaim (Registration added the reference), removes that
 //!   NodeClaim's startup taints, like the daemonset whose readiness they gate;
+//! - refreshes the Ready condition every heartbeat (kwok's and the kubelet's status updates);
 //! - removes the known ephemeral taints (`not-ready`, `unreachable`, `uninitialized`), like the
 //!   node lifecycle controller and the cloud controller manager.
 //!
 //! Taints are rewritten with a merge patch carrying the resourceVersion (409 retries).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -35,6 +37,33 @@ pub struct KubeletContext {
     pub client: Client,
     /// Timestamps of the conditions it writes.
     pub clock: SharedClock,
+    /// How often each Node's status is refreshed (kwok's and the kubelet's heartbeat).
+    pub heartbeat: Duration,
+    beats: Mutex<HashMap<String, (u64, tokio::time::Instant)>>,
+}
+
+impl KubeletContext {
+    /// A stand-in heartbeating every `heartbeat`.
+    pub fn new(client: Client, clock: SharedClock, heartbeat: Duration) -> Self {
+        Self {
+            client,
+            clock,
+            heartbeat,
+            beats: Mutex::default(),
+        }
+    }
+
+    /// The heartbeat number to post for `node` now, or `None` when the last one is recent.
+    fn due(&self, node: &str) -> Option<u64> {
+        let now = tokio::time::Instant::now();
+        let mut beats = self.beats.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = beats.entry(node.to_string()).or_insert((0, now));
+        if entry.0 > 0 && now.duration_since(entry.1) < self.heartbeat {
+            return None;
+        }
+        *entry = (entry.0 + 1, now);
+        Some(entry.0)
+    }
 }
 
 impl std::fmt::Debug for KubeletContext {
@@ -64,14 +93,25 @@ pub async fn reconcile(node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Acti
     }
     let api: Api<Node> = Api::all(ctx.client.clone());
     let name = node.name_any();
-    if !is_ready(&node) {
+    // Ready, and refreshed every heartbeat: like kwok, the stand-in keeps updating Node status,
+    // which is what eventually maps a Node to its NodeClaim when the Node appeared before the
+    // NodeClaim cache had the provider id (spec §8.4).
+    let beat = ctx.due(&name);
+    if !is_ready(&node) || beat.is_some() {
         let now = Time(ctx.clock.now());
+        let transition = node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready" && c.status == "True"))
+            .and_then(|c| c.last_transition_time.clone())
+            .unwrap_or_else(|| now.clone());
         let body = json!({"status": {
             "phase": "Running",
             "conditions": [{
                 "type": "Ready", "status": "True", "reason": "KubeletReady",
-                "message": "kubelet stand-in is posting ready status",
-                "lastHeartbeatTime": now, "lastTransitionTime": now,
+                "message": format!("kubelet stand-in is posting ready status (heartbeat {})", beat.unwrap_or(0)),
+                "lastHeartbeatTime": now, "lastTransitionTime": transition,
             }],
         }});
         api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
@@ -115,7 +155,7 @@ pub async fn reconcile(node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Acti
         }
         tracing::info!(node = %name, removed = current.len() - kept.len(), "kubelet stand-in removed taints");
     }
-    Ok(Action::await_change())
+    Ok(Action::requeue(ctx.heartbeat))
 }
 
 fn error_policy(node: Arc<Node>, error: &Error, _ctx: Arc<KubeletContext>) -> Action {

@@ -96,12 +96,16 @@ impl ReadOwnWrites {
             );
     }
 
-    /// Decide whether a reconcile of `key`, whose cached copy is at `cached_rv`, may run.
-    pub fn gate(&self, key: &str, cached_rv: Option<&str>) -> Gate {
+    /// Decide whether a reconcile of `key` may run; `cached_rv` reads the version the cache holds
+    /// *now*. It is read under the tracker's lock, so a cache update racing with this call is
+    /// either seen here or re-triggers the key through [`ReadOwnWrites::caught_up_by`].
+    pub fn gate_with(&self, key: &str, cached_rv: impl FnOnce() -> Option<String>) -> Gate {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let Some(p) = pending.get_mut(key) else {
             return Gate::Proceed;
         };
+        let cached_rv = cached_rv();
+        let cached_rv = cached_rv.as_deref();
         if cached_rv.is_some_and(|c| version_at_least(c, &p.resource_version)) {
             pending.remove(key);
             return Gate::Proceed;
@@ -120,6 +124,11 @@ impl ReadOwnWrites {
         p.deferrals += 1;
         let remaining = p.deadline.duration_since(now).unsigned_abs();
         Gate::Wait(remaining)
+    }
+
+    /// [`ReadOwnWrites::gate_with`] for a version already read.
+    pub fn gate(&self, key: &str, cached_rv: Option<&str>) -> Gate {
+        self.gate_with(key, || cached_rv.map(str::to_string))
     }
 
     /// Whether a cache update of `key` to `cached_rv` completes a pending wait (the dispatcher

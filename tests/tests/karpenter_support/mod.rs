@@ -365,3 +365,135 @@ impl Write for LogCapture {
 pub fn name(nc: &NodeClaim) -> String {
     nc.name_any()
 }
+
+/// The real controllers (`kube::runtime::Controller`s through the production wiring) on the
+/// in-process client, with a manual clock, optionally with the kubelet stand-in.
+pub struct Running {
+    /// The server.
+    pub server: FakeApiServer,
+    /// In-process client.
+    pub client: Client,
+    /// The manual clock.
+    pub clock: ManualClock,
+    /// The running controllers (context, resync, shutdown).
+    pub controllers: controllers::karpenter::wiring::Running,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    kubelet: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Which provider an end-to-end run uses.
+pub enum ProviderChoice {
+    /// The kwok-style provider, optionally capacity-limited.
+    Kwok(Option<usize>),
+    /// The fake provider (creates no Nodes).
+    Fake(FakeCloudProvider),
+}
+
+impl Running {
+    /// Starts everything.
+    pub async fn start(
+        provider: ProviderChoice,
+        kubelet: bool,
+    ) -> (
+        Self,
+        Option<controllers::karpenter::cloudprovider::kwok::KwokCloudProvider>,
+    ) {
+        use controllers::karpenter::cloudprovider::kwok::KwokCloudProvider;
+        use controllers::karpenter::kubelet::{self, KubeletContext};
+        let clock = ManualClock::default();
+        let server = server(&clock);
+        let client = server.client();
+        install_crd(&client).await;
+        let ids = Arc::new(SeededIds::new(21));
+        let (shared, kwok): (SharedCloudProvider, _) = match provider {
+            ProviderChoice::Kwok(max) => {
+                let k = KwokCloudProvider::new(client.clone(), ids.clone()).with_max_instances(max);
+                (Arc::new(k.clone()), Some(k))
+            }
+            ProviderChoice::Fake(f) => (Arc::new(f), None),
+        };
+        let (stores, writers) = new_stores();
+        let ctx = Arc::new(Context::new(
+            client.clone(),
+            stores,
+            shared,
+            Arc::new(clock.clone()),
+            ids,
+            Metrics::new(),
+            Config::default(),
+        ));
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let stop = controllers::operator::shutdown::on(async move {
+            let _ = stop_rx.await;
+        });
+        let controllers =
+            controllers::karpenter::wiring::spawn(ctx, writers, Default::default(), stop.clone());
+        let kubelet = kubelet.then(|| {
+            let kctx = Arc::new(KubeletContext::new(
+                client.clone(),
+                Arc::new(clock.clone()),
+                Duration::from_millis(100),
+            ));
+            tokio::spawn(kubelet::run(kctx, Default::default(), stop))
+        });
+        (
+            Self {
+                server,
+                client,
+                clock,
+                controllers,
+                stop: Some(stop_tx),
+                kubelet,
+            },
+            kwok,
+        )
+    }
+
+    /// NodeClaim API.
+    pub fn nodeclaims(&self) -> Api<NodeClaim> {
+        Api::all(self.client.clone())
+    }
+
+    /// Node API.
+    pub fn nodes(&self) -> Api<Node> {
+        Api::all(self.client.clone())
+    }
+
+    /// Stops the controllers and the stand-in and waits for them.
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.controllers.shutdown().await;
+        if let Some(k) = self.kubelet.take() {
+            let _ = k.await;
+        }
+    }
+}
+
+/// Polls `check` every 20ms until it holds; panics with `what` after `timeout`.
+pub async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A NodeClaim the kwok provider can launch (instance-type requirement, a startup taint, a CPU request).
+pub fn kwok_nodeclaim(name: &str) -> NodeClaim {
+    let mut nc = controllers::karpenter::demo::demo_nodeclaim("default");
+    nc.metadata.generate_name = None;
+    nc.metadata.name = Some(name.into());
+    nc
+}

@@ -4,6 +4,7 @@
 //! The Node gets provider id `kwok://<node name>` (the name is random, from the injected id
 //! source), the instance-type, zone and capacity-type labels plus the NodeClaim's labels,
 //! `kubernetes.io/hostname` = the NodeClaim name, the annotation `kwok.x-k8s.io/node: fake`, the
+//! NodeClaim's taints and startup taints (as a kubelet registers with them), the
 //! instance type's capacity and allocatable, phase `Pending` and no `Ready` condition: something
 //! else (kwok, or [`crate::karpenter::kubelet`]) plays the kubelet. The NodeClaim must carry an
 //! instance-type requirement. `Delete` deletes the Node (the upstream fix 9fe41b8; before it, kwok
@@ -19,6 +20,7 @@ use kube::{Api, Client};
 use crate::ids::SharedIds;
 use crate::karpenter::error::is_not_found;
 use crate::karpenter::requirements::Requirements;
+use crate::karpenter::taints;
 use crate::karpenter::types::{
     NodeClaim, NodeClaimStatus, CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL,
     ZONE_LABEL,
@@ -119,6 +121,13 @@ impl KwokCloudProvider {
             },
             spec: Some(NodeSpec {
                 provider_id: Some(format!("{KWOK_PROVIDER_PREFIX}{name}")),
+                // The kubelet registers with the NodeClaim's taints and startup taints
+                // (`--register-with-taints`), so they are there before anything can schedule.
+                taints: Some(taints::merge(
+                    &nodeclaim.spec.taints,
+                    &nodeclaim.spec.startup_taints,
+                ))
+                .filter(|t| !t.is_empty()),
                 ..Default::default()
             }),
             status: Some(NodeStatus {

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use tracing::Instrument;
@@ -93,15 +94,20 @@ pub fn error_policy(nodeclaim: Arc<NodeClaim>, error: &Error, ctx: Arc<Context>)
     Action::requeue(ctx.lifecycle_rate_limiter.when(&key))
 }
 
-async fn reconcile_pass(cached: &NodeClaim, ctx: &Context) -> Result<Pass, Error> {
-    let name = cached.name_any();
-    if let Gate::Wait(wait) = ctx
-        .read_own_writes
-        .gate(&name, cached.resource_version().as_deref())
-    {
+async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Error> {
+    let name = triggered.name_any();
+    let key = ObjectRef::from_obj(triggered);
+    if let Gate::Wait(wait) = ctx.read_own_writes.gate_with(&name, || {
+        let latest = ctx.nodeclaims.get(&key);
+        latest.as_deref().unwrap_or(triggered).resource_version()
+    }) {
         tracing::debug!(?wait, "cache has not seen our last write; deferring");
         return Ok(Pass::Deferred(wait));
     }
+    // Like controller-runtime, work on the cache's copy as of now (it may be newer than the one
+    // the trigger carried).
+    let latest = ctx.nodeclaims.get(&key);
+    let cached: &NodeClaim = latest.as_deref().unwrap_or(triggered);
     if cached.is_deleting() {
         return Ok(Pass::Finished(Outcome::Done));
     }
