@@ -457,3 +457,87 @@ fn a_kind_without_a_protobuf_table_is_unsupported_media_type() {
         "{response}"
     );
 }
+
+/// Every field kubectl would put in the JSON form of the object (`--dry-run=client -o json`)
+/// arrives in the stored object with the same value: the protobuf body decodes to what the JSON
+/// body would have said. `null`s (the zero `creationTimestamp`) and the top-level `status` (which
+/// a create ignores) are left out of the comparison.
+#[rstest::rstest]
+#[case(&["configmap", "k", "--from-literal=a=1", "--from-literal=b="], "v1", "configmaps", true, "k")]
+#[case(&["secret", "generic", "s", "--from-literal=p=hunter2", "--type=example.com/x"], "v1", "secrets", true, "s")]
+#[case(&["namespace", "team-a"], "v1", "namespaces", false, "team-a")]
+#[case(&["serviceaccount", "builder"], "v1", "serviceaccounts", true, "builder")]
+#[case(&["deployment", "web", "--image=nginx:1.27", "--image=busybox", "--replicas=2", "--port=80"], "apps/v1", "deployments", true, "web")]
+#[case(&["job", "once", "--image=busybox", "--", "sh", "-c", "date"], "batch/v1", "jobs", true, "once")]
+#[case(&["cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *"], "batch/v1", "cronjobs", true, "nightly")]
+#[case(&["role", "r", "--verb=get", "--verb=list", "--resource=pods,deployments.apps"], "rbac.authorization.k8s.io/v1", "roles", true, "r")]
+#[case(&["clusterrole", "agg", "--aggregation-rule=rbac.example.com/agg=true"], "rbac.authorization.k8s.io/v1", "clusterroles", false, "agg")]
+#[case(&["rolebinding", "rb", "--clusterrole=view", "--user=alice", "--serviceaccount=default:builder"], "rbac.authorization.k8s.io/v1", "rolebindings", true, "rb")]
+#[case(&["clusterrolebinding", "crb", "--clusterrole=view", "--group=ops"], "rbac.authorization.k8s.io/v1", "clusterrolebindings", false, "crb")]
+#[case(&["service", "clusterip", "web", "--tcp=80:8080", "--tcp=443:https"], "v1", "services", true, "web")]
+#[case(&["service", "nodeport", "np", "--tcp=80:8080"], "v1", "services", true, "np")]
+#[case(&["service", "loadbalancer", "lb", "--tcp=80"], "v1", "services", true, "lb")]
+#[case(&["service", "externalname", "ext", "--external-name=db.example.com"], "v1", "services", true, "ext")]
+#[case(&["poddisruptionbudget", "pdb", "--selector=app=web", "--max-unavailable=1"], "policy/v1", "poddisruptionbudgets", true, "pdb")]
+#[case(&["priorityclass", "high", "--value=1000", "--global-default=false", "--preemption-policy=Never"], "scheduling.k8s.io/v1", "priorityclasses", false, "high")]
+#[case(&["quota", "q", "--hard=pods=2,services=1", "--scopes=NotBestEffort"], "v1", "resourcequotas", true, "q")]
+#[case(&["ingress", "ing", "--rule=a.example.com/api*=svc:http,tls=cert", "--default-backend=def:80"], "networking.k8s.io/v1", "ingresses", true, "ing")]
+fn stored_object_holds_everything_the_json_form_says(
+    #[case] generator: &[&str],
+    #[case] api_version: &str,
+    #[case] plural: &str,
+    #[case] namespaced: bool,
+    #[case] name: &str,
+) {
+    let cluster = Cluster::start();
+    let args: Vec<&str> = std::iter::once("create")
+        .chain(generator.iter().copied())
+        .collect();
+    // Flags go before a `--` that starts a container command.
+    let command_at = args.iter().position(|a| *a == "--").unwrap_or(args.len());
+    let mut dry_run = args.clone();
+    dry_run.splice(command_at..command_at, ["--dry-run=client", "-o", "json"]);
+    let json_form = cluster.kubectl(&dry_run).ok().json();
+    cluster.kubectl(&args).ok();
+    let namespace = namespaced.then_some("default");
+    let stored = cluster.must_get(api_version, plural, namespace, name);
+    let mut expected = json_form.clone();
+    if let Some(object) = expected.as_object_mut() {
+        object.remove("status");
+    }
+    assert_holds(&stored, &expected, "");
+}
+
+/// Asserts that `actual` has every non-null value of `expected`, recursively.
+#[track_caller]
+fn assert_holds(actual: &serde_json::Value, expected: &serde_json::Value, path: &str) {
+    use serde_json::Value;
+    match expected {
+        Value::Null => {}
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                if value.is_null() {
+                    continue;
+                }
+                let inner = actual.get(key).unwrap_or_else(|| {
+                    panic!("{path}/{key} missing; expected {value}; stored {actual}")
+                });
+                assert_holds(inner, value, &format!("{path}/{key}"));
+            }
+        }
+        Value::Array(items) => {
+            let actual_items = actual
+                .as_array()
+                .unwrap_or_else(|| panic!("{path} is {actual}, expected an array"));
+            assert_eq!(
+                actual_items.len(),
+                items.len(),
+                "{path}: {actual} vs {expected}"
+            );
+            for (index, (a, e)) in actual_items.iter().zip(items).enumerate() {
+                assert_holds(a, e, &format!("{path}/{index}"));
+            }
+        }
+        scalar => assert_eq!(actual, scalar, "at {path}"),
+    }
+}
