@@ -162,3 +162,55 @@ async fn compositions_sharing_a_name_synthesize_independently() {
     .await
     .expect("test timed out");
 }
+
+#[tokio::test]
+async fn a_missing_binding_fails_each_attempt_until_it_is_bound() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let env = Env::start(EnvOptions::full()).await;
+        let mut syn = synthesizer("echo", "cat", 300, 200);
+        syn.spec.refs = vec![controllers::eno::types::SynthesizerInputRef {
+            key: "config".into(),
+            resource: controllers::eno::types::ResourceKind {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+            },
+        }];
+        create_synthesizer(&env.client, &syn).await;
+        create_composition(&env.client, "default", "web", "echo").await;
+        wait_for("two failed attempts", WAIT, || async {
+            let current = env
+                .composition("default", "web")
+                .await?
+                .status?
+                .current_synthesis?;
+            (current.attempts >= 2 && current.synthesized.is_none()).then_some(())
+        })
+        .await;
+        let settings: k8s_openapi::api::core::v1::ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": "settings"}, "data": {"k": "v"}}))
+                .unwrap();
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(env.client.clone(), "default")
+            .create(&PostParams::default(), &settings)
+            .await
+            .unwrap();
+        let generation = change_spec(&env.client, "default", "web", |c| {
+            c.spec.bindings = vec![controllers::eno::types::Binding {
+                key: "config".into(),
+                resource: controllers::eno::types::ResourceBinding {
+                    name: "settings".into(),
+                    namespace: String::new(),
+                },
+            }];
+        })
+        .await;
+        wait_for("synthesized once bound", WAIT, || async {
+            let comp = env.composition("default", "web").await?;
+            synthesized_at(&comp, generation).then_some(())
+        })
+        .await;
+        env.stop().await;
+    })
+    .await
+    .expect("test timed out");
+}

@@ -435,3 +435,62 @@ async fn a_synthesizer_that_never_finishes_is_retried_with_at_most_one_live_and_
     .await
     .expect("test timed out");
 }
+
+/// A Synthesizer `cat` that echoes its input, with one ConfigMap ref keyed `config`.
+fn echo_synthesizer() -> controllers::eno::types::Synthesizer {
+    let mut syn = synthesizer("echo", "cat", 5_000, 2_000);
+    syn.spec.refs = vec![controllers::eno::types::SynthesizerInputRef {
+        key: "config".into(),
+        resource: controllers::eno::types::ResourceKind {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+        },
+    }];
+    syn
+}
+
+#[tokio::test]
+async fn bound_inputs_reach_the_synthesizer() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let env = Env::start(EnvOptions::full()).await;
+        let settings: k8s_openapi::api::core::v1::ConfigMap =
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "settings", "namespace": "default"},
+                "data": {"color": "blue"}
+            }))
+            .unwrap();
+        Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(env.client.clone(), "default")
+            .create(&Default::default(), &settings)
+            .await
+            .unwrap();
+        create_synthesizer(&env.client, &echo_synthesizer()).await;
+        create_composition(&env.client, "default", "web", "echo").await;
+        let generation = change_spec(&env.client, "default", "web", |c| {
+            c.spec.bindings = vec![controllers::eno::types::Binding {
+                key: "config".into(),
+                resource: controllers::eno::types::ResourceBinding {
+                    name: "settings".into(),
+                    namespace: String::new(),
+                },
+            }];
+        })
+        .await;
+        let comp = wait_synthesized(&env, "default", "web", generation).await;
+        let manifests = slice_manifests(&env.client, &comp).await;
+        assert_eq!(manifests.len(), 1, "{manifests:?}");
+        assert!(
+            manifests[0].contains(r#""color":"blue""#),
+            "{}",
+            manifests[0]
+        );
+        assert!(
+            manifests[0].contains(r#""eno.azure.io/input-key":"config""#),
+            "{}",
+            manifests[0]
+        );
+        env.stop().await;
+    })
+    .await
+    .expect("test timed out");
+}

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
-use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, ObjectMeta, PostParams};
+use kube::discovery::Scope;
 use kube::{Client, Resource, ResourceExt};
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
@@ -79,6 +80,9 @@ pub enum ExecutorError {
         #[source]
         source: Box<kube::Error>,
     },
+    /// A Synthesizer ref has no Composition binding.
+    #[error("the composition binds nothing to the synthesizer's ref {0:?}")]
+    MissingBinding(String),
     /// The Synthesizer has no command.
     #[error("synthesizer {0:?} has no command")]
     NoCommand(String),
@@ -226,11 +230,7 @@ pub async fn synthesize(
         .await
         .map_err(api_error("getting synthesizer"))?;
 
-    let input = json!({
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": [],
-    });
+    let input = build_input(client, &comp, &syn).await?;
     let exec_timeout = syn
         .spec
         .exec_timeout
@@ -257,6 +257,62 @@ pub async fn synthesize(
             Err(e)
         }
     }
+}
+
+/// Annotation marking which Synthesizer ref an input item satisfies.
+pub const ANNOTATION_INPUT_KEY: &str = "eno.azure.io/input-key";
+
+/// The ResourceList given to the synthesizer (upstream `buildPodInput`): for every ref of the
+/// Synthesizer, the resource the Composition binds to that key, annotated with the key.
+pub async fn build_input(
+    client: &Client,
+    comp: &Composition,
+    syn: &Synthesizer,
+) -> Result<Value, ExecutorError> {
+    let namespace = comp.namespace().unwrap_or_default();
+    let mut items = Vec::new();
+    for input in &syn.spec.refs {
+        let binding = comp
+            .spec
+            .bindings
+            .iter()
+            .find(|b| b.key == input.key)
+            .ok_or_else(|| ExecutorError::MissingBinding(input.key.clone()))?;
+        let gvk = GroupVersionKind::gvk(
+            &input.resource.group,
+            &input.resource.version,
+            &input.resource.kind,
+        );
+        let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk)
+            .await
+            .map_err(api_error("discovering an input's resource"))?;
+        let api: Api<DynamicObject> = match capabilities.scope {
+            Scope::Namespaced => {
+                let bound_namespace = if binding.resource.namespace.is_empty() {
+                    namespace.as_str()
+                } else {
+                    binding.resource.namespace.as_str()
+                };
+                Api::namespaced_with(client.clone(), bound_namespace, &resource)
+            }
+            Scope::Cluster => Api::all_with(client.clone(), &resource),
+        };
+        let mut object = api
+            .get(&binding.resource.name)
+            .await
+            .map_err(api_error("reading an input"))?;
+        object
+            .annotations_mut()
+            .insert(ANNOTATION_INPUT_KEY.to_string(), input.key.clone());
+        items.push(
+            serde_json::to_value(&object).map_err(|e| ExecutorError::BadOutput(e.to_string()))?,
+        );
+    }
+    Ok(json!({
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+    }))
 }
 
 /// Run the Synthesizer's command with the ResourceList on stdin and `env` added to its
