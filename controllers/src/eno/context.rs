@@ -99,3 +99,86 @@ impl Context {
 pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::ids::SeededIds;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use kube::runtime::reflector::{self, store::Writer};
+    use kube::runtime::watcher::Event;
+
+    fn pod(name: &str, namespace: &str, labels: &[(&str, &str)], created: i64) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.name = Some(name.into());
+        pod.metadata.namespace = Some(namespace.into());
+        pod.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        pod.metadata.creation_timestamp = Some(Time(
+            jiff::Timestamp::from_second(1_700_000_000 + created).unwrap(),
+        ));
+        pod
+    }
+
+    #[tokio::test]
+    async fn pods_of_matches_namespace_and_name_oldest_first() {
+        let (pods, mut writer): (Store<Pod>, Writer<Pod>) = reflector::store();
+        let ours = [
+            (LABEL_COMPOSITION_NAME, "x"),
+            (LABEL_COMPOSITION_NAMESPACE, "a"),
+        ];
+        for p in [
+            pod("newer", "eno", &ours, 20),
+            pod("older", "eno", &ours, 10),
+            pod("same-age-b", "eno", &ours, 15),
+            pod("same-age-a", "eno", &ours, 15),
+            pod(
+                "other-namespace-label",
+                "eno",
+                &[
+                    (LABEL_COMPOSITION_NAME, "x"),
+                    (LABEL_COMPOSITION_NAMESPACE, "b"),
+                ],
+                1,
+            ),
+            pod(
+                "name-label-only",
+                "eno",
+                &[(LABEL_COMPOSITION_NAME, "x")],
+                1,
+            ),
+            pod("wrong-pod-namespace", "default", &ours, 1),
+        ] {
+            writer.apply_watcher_event(&Event::Apply(p));
+        }
+        let client = kube::Client::new(unused_api(), "default");
+        let (compositions, _w) = reflector::store();
+        let (synthesizers, _s) = reflector::store();
+        let ctx = Context {
+            client,
+            compositions,
+            pods,
+            synthesizers,
+            config: Config::new("eno", "img"),
+            clock: std::sync::Arc::new(ManualClock::default()),
+            ids: std::sync::Arc::new(SeededIds::new(1)),
+            metrics: Metrics::default(),
+        };
+        let names: Vec<String> = ctx
+            .pods_of(&ObjectRef::new("x").within("a"))
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["older", "same-age-a", "same-age-b", "newer"]);
+    }
+
+    /// A client that is never called (the store lookup needs none).
+    fn unused_api() -> axum::Router {
+        axum::Router::new()
+    }
+}
