@@ -37,6 +37,10 @@ use serde_json::{json, Map, Value};
 use crate::discovery::{compare_kube_versions, GIT_VERSION};
 use crate::resource::ResourceInfo;
 
+mod protobuf;
+
+pub use protobuf::CONTENT_TYPE as V2_PROTOBUF_CONTENT_TYPE;
+
 /// Where definitions live in an OpenAPI v3 document.
 const V3_REF_PREFIX: &str = "#/components/schemas/";
 /// Where definitions live in a Swagger 2.0 document.
@@ -67,18 +71,47 @@ enum Dialect {
     V3,
 }
 
-/// Whether an `Accept` header for `/openapi/v2` can be answered with JSON (the only encoding this
-/// server produces). When it cannot (client-go asks for protobuf only), answer `406 Not
-/// Acceptable`; kubectl then falls back to what it needs without the v2 document.
+/// Whether an `Accept` header for `/openapi/v2` can be answered with JSON. Prefer
+/// [`v2_encoding`], which also offers the protobuf encoding client-go asks for.
 pub fn v2_accepts_json(accept: &str) -> bool {
-    let accept = accept.trim();
-    accept.is_empty()
-        || accept.split(',').any(|range| {
-            let media_type = range.split(';').next().unwrap_or_default().trim();
-            ["application/json", "application/*", "*/*"]
-                .iter()
-                .any(|ok| media_type.eq_ignore_ascii_case(ok))
-        })
+    accept.trim().is_empty()
+        || accept
+            .split(',')
+            .any(|range| v2_encoding(range) == Some(V2Encoding::Json))
+}
+
+/// How to encode `/openapi/v2` for a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum V2Encoding {
+    /// Swagger 2.0 JSON, `Content-Type: application/json` ([`v2_document`]).
+    Json,
+    /// gnostic protobuf, `Content-Type:` [`V2_PROTOBUF_CONTENT_TYPE`] ([`v2_protobuf`]); what
+    /// client-go and kubectl ask for.
+    Protobuf,
+}
+
+/// The encoding to answer `/openapi/v2` with: the first media range of `accept` this server can
+/// produce (JSON when the header is empty), or `None` for `406 Not Acceptable`.
+pub fn v2_encoding(accept: &str) -> Option<V2Encoding> {
+    if accept.trim().is_empty() {
+        return Some(V2Encoding::Json);
+    }
+    accept.split(',').find_map(|range| {
+        let media_type = range.split(';').next().unwrap_or_default().trim();
+        let is = |candidate: &str| media_type.eq_ignore_ascii_case(candidate);
+        if is("application/json") || is("application/*") || is("*/*") {
+            Some(V2Encoding::Json)
+        } else if is(protobuf::CONTENT_TYPE) || is(protobuf::CONTENT_TYPE_DEPRECATED) {
+            Some(V2Encoding::Protobuf)
+        } else {
+            None
+        }
+    })
+}
+
+/// The `/openapi/v2` document in gnostic protobuf (see [`V2Encoding::Protobuf`]).
+pub fn v2_protobuf(resources: &[ResourceInfo]) -> Vec<u8> {
+    protobuf::encode_document(&v2_document(resources))
 }
 
 /// The `/openapi/v2` document: every served kind with its paths and definitions.
@@ -224,6 +257,7 @@ fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, 
     if dialect == Dialect::V2 {
         rewrite_refs(&mut paths, V3_REF_PREFIX, V2_REF_PREFIX);
         rewrite_refs(&mut definitions, V3_REF_PREFIX, V2_REF_PREFIX);
+        to_swagger_schemas(&mut definitions);
     }
     (paths, definitions)
 }
@@ -354,6 +388,40 @@ fn rewrite_refs(value: &mut Value, from: &str, to: &str) {
         Value::Array(items) => items
             .iter_mut()
             .for_each(|item| rewrite_refs(item, from, to)),
+        _ => {}
+    }
+}
+
+/// Rewrites OpenAPI 3 schema idioms the Swagger 2.0 readers (kube-openapi's `proto` package) do
+/// not follow: `{allOf: [{$ref}], description}` becomes `{$ref, description}` (Swagger 2.0 allows
+/// siblings of `$ref`, and kube-apiserver writes its v2 document that way), and an array without
+/// `items` gets `items: {}` (those readers reject an array with no item schema).
+fn to_swagger_schemas(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let single_ref = match map.get("allOf") {
+                Some(Value::Array(parts)) if parts.len() == 1 && !map.contains_key("$ref") => {
+                    match &parts[0] {
+                        Value::Object(part) if part.len() == 1 => {
+                            part.get("$ref").filter(|r| r.is_string()).cloned()
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(reference) = single_ref {
+                map.remove("allOf");
+                map.insert("$ref".into(), reference);
+            }
+            if map.get("type").and_then(Value::as_str) == Some("array")
+                && !map.contains_key("items")
+            {
+                map.insert("items".into(), json!({}));
+            }
+            map.values_mut().for_each(to_swagger_schemas);
+        }
+        Value::Array(items) => items.iter_mut().for_each(to_swagger_schemas),
         _ => {}
     }
 }
@@ -1044,13 +1112,30 @@ mod tests {
     }
 
     #[rstest]
-    #[case("application/com.github.proto-openapi.spec.v2@v1.0+protobuf", false)]
-    #[case("application/json", true)]
-    #[case("application/json, */*", true)]
-    #[case("*/*", true)]
-    #[case("", true)]
-    fn v2_content_negotiation(#[case] accept: &str, #[case] json_ok: bool) {
-        assert_eq!(v2_accepts_json(accept), json_ok);
+    #[case(
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        Some(V2Encoding::Protobuf)
+    )]
+    #[case(
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+        Some(V2Encoding::Protobuf)
+    )]
+    #[case(
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json",
+        Some(V2Encoding::Protobuf)
+    )]
+    #[case("application/json", Some(V2Encoding::Json))]
+    #[case("application/json, */*", Some(V2Encoding::Json))]
+    #[case("text/html, */*;q=0.8", Some(V2Encoding::Json))]
+    #[case("*/*", Some(V2Encoding::Json))]
+    #[case("", Some(V2Encoding::Json))]
+    #[case("application/vnd.kubernetes.protobuf", None)]
+    fn v2_content_negotiation(#[case] accept: &str, #[case] expected: Option<V2Encoding>) {
+        assert_eq!(v2_encoding(accept), expected);
+        assert_eq!(
+            v2_accepts_json(accept),
+            expected == Some(V2Encoding::Json) || accept.contains("json")
+        );
     }
 
     #[test]
@@ -1245,6 +1330,26 @@ mod tests {
                 info.group, info.version, info.kind
             );
         }
+    }
+
+    #[test]
+    fn v2_schemas_use_swagger_idioms() {
+        let doc = v2_document(&served());
+        let definitions = &doc["definitions"];
+        let metadata = &definitions["io.k8s.api.core.v1.Pod"]["properties"]["metadata"];
+        assert_eq!(
+            metadata["$ref"],
+            "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        );
+        assert!(metadata.get("allOf").is_none());
+        let text = doc.to_string();
+        assert!(!text.contains("#/components/schemas/"));
+        // The protobuf encoding carries the same document.
+        let encoded = v2_protobuf(&served());
+        assert!(encoded.len() > 1000);
+        assert!(encoded
+            .windows(b"io.k8s.api.core.v1.Pod".len())
+            .any(|w| w == b"io.k8s.api.core.v1.Pod"));
     }
 
     #[test]
