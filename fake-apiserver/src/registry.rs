@@ -45,6 +45,14 @@ impl Registry {
             .cloned()
     }
 
+    /// The first served version of `group/plural` (how store keys name resources).
+    pub fn lookup_resource(&self, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.read()
+            .iter()
+            .find(|r| r.group == group && r.plural == plural)
+            .cloned()
+    }
+
     /// The resource for an `apiVersion` and `kind`.
     pub fn lookup_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
         let (group, version) = split_api_version(api_version);

@@ -241,6 +241,39 @@ impl FakeApiServer {
         Some(value)
     }
 
+    /// Every stored object of a resource (optionally one namespace), with `apiVersion` and
+    /// `kind`, in key order, and the revision the list reflects.
+    pub fn list_objects(
+        &self,
+        api_version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+    ) -> (u64, Vec<Value>) {
+        let (group, version) = registry::split_api_version(api_version);
+        let Some(info) = self.shared.registry.lookup(group, version, plural) else {
+            return (self.revision(), Vec::new());
+        };
+        let snapshot = self
+            .shared
+            .store
+            .snapshot(&resource_key(group, plural), namespace);
+        let objects = snapshot
+            .items
+            .iter()
+            .filter_map(|(_, bytes)| {
+                serde_json::from_slice(&crate::encoding::typed_bytes(&info, bytes)).ok()
+            })
+            .collect();
+        (snapshot.revision, objects)
+    }
+
+    /// The object an event carries, with `apiVersion` and `kind` (as a watcher would see it).
+    pub fn event_object(&self, event: &StoreEvent) -> Option<Value> {
+        let (group, plural) = event.resource.split_once('/')?;
+        let info = self.shared.registry.lookup_resource(group, plural)?;
+        serde_json::from_slice(&crate::encoding::typed_bytes(&info, &event.object)).ok()
+    }
+
     /// A receiver for every write from now on, in revision order.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
         self.shared.store.subscribe()

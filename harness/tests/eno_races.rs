@@ -1,0 +1,71 @@
+//! Eno's informer-lag race (spec §7.4) under the harness: with the live pod list before a create
+//! defeated, a seeded schedule makes the lifecycle controller create a second pod for the same
+//! synthesis; with the guard in place, no explored schedule does. Same seed, same trace.
+
+use std::time::Duration;
+
+use harness::engine::{explore, replay, report, run, seeds_from_env, shrink};
+use harness::eno::{EnoModel, Guards};
+
+const MAX_STEPS: usize = 120;
+
+async fn guarded(seed: u64) -> EnoModel {
+    EnoModel::new(seed, Guards::default(), Duration::from_secs(120)).await
+}
+
+async fn defeated(seed: u64) -> EnoModel {
+    EnoModel::new(
+        seed,
+        Guards {
+            live_pod_list: false,
+        },
+        Duration::from_secs(120),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_same_seed_gives_the_same_trace() {
+    let mut a = guarded(11).await;
+    let mut b = guarded(11).await;
+    let first = run(
+        &mut a,
+        &mut harness::choices::Chooser::seeded(11),
+        MAX_STEPS,
+    )
+    .await;
+    let second = run(
+        &mut b,
+        &mut harness::choices::Chooser::seeded(11),
+        MAX_STEPS,
+    )
+    .await;
+    assert!(first.trace.len() > 10, "{}", first.render());
+    assert_eq!(first.render(), second.render());
+    let replayed = replay(&guarded, 11, first.choices.clone(), MAX_STEPS).await;
+    assert_eq!(replayed.render(), first.render());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn without_the_live_pod_list_a_second_pod_is_created() {
+    let failure = explore(defeated, seeds_from_env(0..64), MAX_STEPS)
+        .await
+        .expect("some schedule delivers the status write before the pod's ADDED event");
+    let shrunk = shrink(&defeated, &failure, MAX_STEPS).await;
+    let text = report("eno_races", &failure, &shrunk);
+    println!("{text}");
+    let violation = shrunk.violation.as_deref().unwrap_or_default();
+    assert!(violation.contains("2 live synthesizer pods"), "{text}");
+    assert!(shrunk.trace.len() <= failure.run.trace.len());
+    // The shrunk schedule is itself a replayable failure.
+    let again = replay(&defeated, failure.seed, shrunk.choices.clone(), MAX_STEPS).await;
+    assert_eq!(again.violation, shrunk.violation);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_the_live_pod_list_no_schedule_creates_a_second_pod() {
+    if let Some(failure) = explore(guarded, seeds_from_env(0..64), MAX_STEPS).await {
+        let shrunk = shrink(&guarded, &failure, MAX_STEPS).await;
+        panic!("{}", report("eno_races", &failure, &shrunk));
+    }
+}
