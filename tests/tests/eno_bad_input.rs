@@ -43,6 +43,21 @@ async fn a_missing_synthesizer_blocks_only_until_it_exists() {
             "nothing started without a synthesizer"
         );
         assert!(env.pods_of("default", "web").await.is_empty());
+        // Reported as a Warning Event on the composition.
+        let events: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(env.client.clone(), "default");
+        wait_for("a SynthesizerNotFound event", WAIT, || async {
+            let list = events.list(&Default::default()).await.ok()?;
+            list.items
+                .iter()
+                .any(|e| {
+                    e.reason.as_deref() == Some("SynthesizerNotFound")
+                        && e.type_.as_deref() == Some("Warning")
+                        && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web")
+                })
+                .then_some(())
+        })
+        .await;
         // The reconcile error is retried with backoff, so the synthesizer's arrival is noticed.
         create_synthesizer(&env.client, &output_synthesizer("later")).await;
         wait_synthesized(&env, "default", "web").await;
@@ -128,11 +143,12 @@ async fn compositions_sharing_a_name_synthesize_independently() {
                 .await
                 .unwrap();
         }
-        create_synthesizer(&env.client, &output_synthesizer("syn")).await;
         create_composition(&env.client, "team-a", "web", "syn").await;
-        // Different generations, so a name-only pod index would see "superseded" pods.
+        // Different generations, so a name-only pod index would see "superseded" pods. The
+        // synthesizer comes last, so that no pod starts before team-b/web's bump.
         create_composition(&env.client, "team-b", "web", "syn").await;
         bump_generation(&env.client, "team-b", "web", 1).await;
+        create_synthesizer(&env.client, &output_synthesizer("syn")).await;
         wait_synthesized(&env, "team-a", "web").await;
         wait_for("team-b/web synthesized at generation 2", WAIT, || async {
             let comp = env.composition("team-b", "web").await?;

@@ -12,6 +12,7 @@ use futures::{future, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Client, Resource};
@@ -171,6 +172,13 @@ impl EnoControllers {
             compositions: compositions.clone(),
         });
 
+        let recorder = Recorder::new(
+            self.client.clone(),
+            Reporter {
+                controller: "eno-controller".into(),
+                instance: std::env::var("HOSTNAME").ok(),
+            },
+        );
         let lifecycle_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
         let status_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
 
@@ -193,6 +201,7 @@ impl EnoControllers {
                         }
                     },
                     move |comp, error, _ctx| {
+                        report(&recorder, comp.as_ref(), error);
                         error_policy(
                             &on_err,
                             "podLifecycleController",
@@ -267,6 +276,32 @@ impl EnoControllers {
         future::join3(lifecycle_controller, status_controller, caches).await;
         info!("eno controllers stopped");
     }
+}
+
+/// Report a failed reconcile as a Warning Event on the composition (`kubectl describe` shows
+/// it). Conflicts are routine and not reported. Publishing runs in the background.
+fn report(recorder: &Recorder, comp: &Composition, error: &Error) {
+    if error.is_conflict() {
+        return;
+    }
+    let reason = match error {
+        Error::SynthesizerNotFound { .. } => "SynthesizerNotFound",
+        _ => "ReconcileError",
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: reason.into(),
+        note: Some(error.to_string()),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    let reference = comp.object_ref(&());
+    let recorder = recorder.clone();
+    tokio::spawn(async move {
+        if let Err(e) = recorder.publish(&event, &reference).await {
+            tracing::debug!(error = %e, "could not publish event");
+        }
+    });
 }
 
 fn error_policy(
