@@ -240,3 +240,39 @@ fn crd_then_custom_resources_with_printer_columns() {
         .ok()
         .stdout_is("");
 }
+
+/// A CRD and an object of its kind in one file: kubectl creates the CRD, then (as against a real
+/// server) cannot map the kind it had not discovered. Getting there needs `/openapi/v2` in
+/// protobuf: the v3 documents do not know the kind yet, so kubectl validates the object against
+/// v2, finds no schema and goes on.
+#[test]
+fn crd_and_object_in_one_file_needs_the_crd_first() {
+    let cluster = Cluster::start();
+    let crd_name = format!("widgets.{GROUP}");
+    let both = format!(
+        "{}---\n{}",
+        serde_yaml::to_string(&widget_crd()).unwrap(),
+        serde_yaml::to_string(&widget("w1", "teal", 5)).unwrap()
+    );
+    let file = cluster.write("both.yaml", &both);
+    let run = cluster.kubectl(&["apply", "-f", &file]);
+    run.fails()
+        .stderr_has(&format!(
+            "resource mapping not found for name: \"w1\" namespace: \"default\" from \"{file}\": no matches for kind \"Widget\" in version \"{GROUP}/v1\""
+        ))
+        .stderr_has("ensure CRDs are installed first");
+    assert_eq!(
+        run.stdout,
+        format!("customresourcedefinition.apiextensions.k8s.io/{crd_name} created\n")
+    );
+    // Applying again finds the kind.
+    cluster
+        .kubectl(&["apply", "-f", &file])
+        .ok()
+        .stdout_is(&format!(
+            "customresourcedefinition.apiextensions.k8s.io/{crd_name} unchanged\nwidget.{GROUP}/w1 created\n"
+        ));
+    assert!(cluster
+        .object(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1")
+        .is_some());
+}

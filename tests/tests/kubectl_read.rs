@@ -185,6 +185,33 @@ fn explain_reads_the_openapi_schemas() {
         .stderr_has("field \"nosuchfield\" does not exist");
 }
 
+/// `--output=plaintext-openapiv2` reads `/openapi/v2`, which client-go fetches as protobuf.
+#[test]
+fn explain_from_openapi_v2() {
+    let cluster = Cluster::start();
+    let run = cluster.kubectl(&[
+        "explain",
+        "pods.spec.containers.image",
+        "--output=plaintext-openapiv2",
+    ]);
+    run.ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "KIND:     Pod",
+            "VERSION:  v1",
+            "",
+            "FIELD:    image <string>"
+        ],
+        "{run}"
+    );
+    let run = cluster.kubectl(&["explain", "deployment.spec", "--output=plaintext-openapiv2"]);
+    run.ok();
+    assert!(run.stdout.contains("VERSION:  apps/v1"), "{run}");
+    assert!(run.stdout.contains("replicas\t<integer>"), "{run}");
+}
+
 #[test]
 fn get_in_every_output_format() {
     let cluster = Cluster::start();
