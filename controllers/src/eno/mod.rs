@@ -11,9 +11,17 @@
 //! - its reconcile: [`lifecycle::reconcile`] (and [`status_controller::reconcile`]);
 //! - its context: [`context::Context`] (and [`status_controller::StatusContext`]).
 //!
-//! [`wiring`] puts them into `kube::runtime::Controller` for production; [`executor`] is the
-//! in-pod `synthesize` program that completes a synthesis; [`demo`] runs everything against an
-//! in-process API server.
+//! [`wiring`] puts them into `kube::runtime::Controller` for production (failed reconciles are
+//! retried with per-object backoff and reported as Warning Events); [`executor`] is the in-pod
+//! `synthesize` program that completes a synthesis; [`kubelet_standin`] runs synthesizer pods
+//! where there are no nodes (the fake API server); [`demo`] runs everything against an API
+//! server and reports the synthesized composition; [`cli`] holds the `eno` and `synthesize`
+//! subcommands.
+//!
+//! Deliberate changes from upstream, each commented where it is made: `isReconciling` with a nil
+//! current synthesis, an unset `podTimeout`, pods matched by composition namespace *and* name,
+//! deletion without a Synthesizer, the status controller releasing pods it cannot record, and
+//! the executor running inside the pod.
 
 pub mod cli;
 pub mod context;
