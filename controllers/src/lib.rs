@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod crds;
+pub mod demo;
 pub mod eno;
 pub mod ids;
 pub mod karpenter;

@@ -30,6 +30,8 @@ enum Command {
     Karpenter(controllers::karpenter::cli::KarpenterArgs),
     /// Print every CRD as YAML.
     Crds,
+    /// Run both controllers against the embedded, in-process fake API server.
+    Demo(controllers::demo::DemoArgs),
 }
 
 #[tokio::main]
@@ -40,6 +42,7 @@ async fn main() -> ExitCode {
         Command::Eno(args) => controllers::eno::cli::run_eno(args).await,
         Command::Synthesize(args) => controllers::eno::cli::run_synthesize(args).await,
         Command::Karpenter(args) => controllers::karpenter::cli::run(args).await,
+        Command::Demo(args) => controllers::demo::run(args).await,
         Command::Crds => controllers::crds::to_yaml(&controllers::crds::all())
             .map(|yaml| print!("{yaml}"))
             .map_err(Into::into),
