@@ -109,9 +109,7 @@ pub async fn run(args: KarpenterArgs) -> anyhow::Result<()> {
                 ));
                 tokio::spawn(kubelet::run(kctx, Default::default(), shutdown.clone()))
             });
-            if ctx.nodeclaims.wait_until_ready().await.is_ok()
-                && ctx.nodes.wait_until_ready().await.is_ok()
-            {
+            if running.ready().await {
                 readiness.set(true);
                 info!(
                     provider = ctx.cloud_provider.name(),
@@ -123,6 +121,7 @@ pub async fn run(args: KarpenterArgs) -> anyhow::Result<()> {
             if let Some(s) = standin {
                 let _ = s.await;
             }
+            info!("karpenter controllers stopped");
         },
     )
     .await

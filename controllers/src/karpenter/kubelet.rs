@@ -26,10 +26,13 @@ use serde_json::json;
 
 use crate::clock::SharedClock;
 
+use crate::operator::shutdown::Shutdown;
+
 use super::cloudprovider::kwok::KWOK_NODE_ANNOTATION;
 use super::error::{is_conflict, is_not_found, Error};
 use super::taints;
 use super::types::NodeClaim;
+use super::wiring::{forceful_after, InFlight, SHUTDOWN_GRACE};
 
 /// What the stand-in needs.
 pub struct KubeletContext {
@@ -164,14 +167,13 @@ fn error_policy(node: Arc<Node>, error: &Error, _ctx: Arc<KubeletContext>) -> Ac
 }
 
 /// Runs the stand-in until `shutdown` resolves.
-pub async fn run(
-    ctx: Arc<KubeletContext>,
-    watcher_config: watcher::Config,
-    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-) {
+pub async fn run(ctx: Arc<KubeletContext>, watcher_config: watcher::Config, shutdown: Shutdown) {
+    let in_flight = InFlight::default();
+    let cut = forceful_after(shutdown.clone(), in_flight.clone(), SHUTDOWN_GRACE);
     Controller::new(Api::<Node>::all(ctx.client.clone()), watcher_config)
         .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, ctx)
+        .run(in_flight.wrap(reconcile), error_policy, ctx)
+        .take_until(cut)
         .for_each(|_| futures::future::ready(()))
         .await;
 }

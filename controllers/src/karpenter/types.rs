@@ -292,6 +292,18 @@ mod tests {
     }
 
     #[test]
+    fn deploy_manifest_matches_the_code() {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let committed: CustomResourceDefinition =
+            serde_yaml::from_str(include_str!("../../../deploy/karpenter/crds.yaml")).unwrap();
+        assert_eq!(
+            committed,
+            NodeClaim::crd(),
+            "regenerate deploy/karpenter/crds.yaml with `controllers crds`"
+        );
+    }
+
+    #[test]
     fn parses_a_nodeclaim_without_requirements_or_resources() {
         let nc: NodeClaim = serde_json::from_value(serde_json::json!({
             "apiVersion": "karpenter.sh/v1beta1", "kind": "NodeClaim",

@@ -21,13 +21,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::channel::mpsc;
-use futures::future::FutureExt;
+use futures::future::{BoxFuture, FutureExt};
 use futures::{stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, store::Writer, ObjectRef, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::task::JoinHandle;
 
 use crate::operator::shutdown::{self, Shutdown};
@@ -240,6 +242,7 @@ impl Default for WiringOptions {
 pub struct Running {
     /// The shared context (stores, metrics, provider, caches).
     pub context: Arc<Context>,
+    ready: futures::future::Shared<BoxFuture<'static, bool>>,
     resync: Vec<mpsc::UnboundedSender<()>>,
     stop: Option<futures::channel::oneshot::Sender<()>>,
     tasks: Vec<JoinHandle<()>>,
@@ -252,6 +255,12 @@ impl Running {
         for tx in &self.resync {
             let _ = tx.unbounded_send(());
         }
+    }
+
+    /// Resolves once both stores hold a full list and the controllers run (`false` if stopped
+    /// first). Use this rather than `Store::wait_until_ready` on the context's stores.
+    pub async fn ready(&self) -> bool {
+        self.ready.clone().await
     }
 
     /// Stop watching, let running reconciles finish, and wait for every task.
@@ -333,13 +342,143 @@ pub fn spawn(
         }
     }));
 
+    // kube's `Store::wait_until_ready` wakes only the last of several concurrent waiters, and
+    // every `Controller` waits on its store before running; lifecycle and termination share the
+    // NodeClaim store. So one task waits for both stores first (one waiter each) and only then
+    // builds the controllers, whose own waits then return at once.
+    let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<()>();
+    let ready = ready_rx.map(|r| r.is_ok()).boxed().shared();
+    let starter_ctx = ctx.clone();
+    tasks.push(tokio::spawn(async move {
+        let ctx = starter_ctx;
+        let stores_ready = async {
+            ctx.nodeclaims.wait_until_ready().await.is_ok()
+                && ctx.nodes.wait_until_ready().await.is_ok()
+        };
+        let synced = tokio::select! {
+            ok = stores_ready => ok,
+            _ = stop.clone() => false,
+        };
+        if !synced {
+            return;
+        }
+        let _ = ready_tx.send(());
+        run_controllers(
+            ctx,
+            lc_rx,
+            tm_rx,
+            node_rx,
+            lc_resync_rx,
+            tm_resync_rx,
+            node_termination,
+            stop,
+        )
+        .await;
+    }));
+
+    Running {
+        context: ctx,
+        ready,
+        resync: vec![lc_resync_tx, tm_resync_tx],
+        stop: Some(stop_tx),
+        tasks,
+    }
+}
+
+/// Longest wait for running reconciles once stopping.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Counts running reconciles, so shutdown can wait for them and no longer.
+#[derive(Debug, Clone, Default)]
+pub struct InFlight(Arc<AtomicUsize>);
+
+struct InFlightGuard(Arc<AtomicUsize>);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl InFlight {
+    /// Wraps a reconcile function so each call is counted while it runs.
+    pub fn wrap<K, C, F, Fut>(
+        &self,
+        f: F,
+    ) -> impl FnMut(Arc<K>, Arc<C>) -> BoxFuture<'static, Fut::Output>
+    where
+        F: Fn(Arc<K>, Arc<C>) -> Fut,
+        Fut: Future + Send + 'static,
+    {
+        let counter = self.0.clone();
+        move |obj, ctx| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let guard = InFlightGuard(counter.clone());
+            let fut = f(obj, ctx);
+            async move {
+                let _guard = guard;
+                fut.await
+            }
+            .boxed()
+        }
+    }
+
+    /// Number of running reconciles.
+    pub fn running(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Resolves once `stop` has fired and then no reconcile is running, or `grace` after `stop`.
+pub fn forceful_after(
+    stop: Shutdown,
+    in_flight: InFlight,
+    grace: std::time::Duration,
+) -> BoxFuture<'static, ()> {
+    async move {
+        stop.await;
+        tracing::debug!(
+            running = in_flight.running(),
+            "stopping: waiting for running reconciles"
+        );
+        let idle = async {
+            while in_flight.running() > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        };
+        let _ = tokio::time::timeout(grace, idle).await;
+    }
+    .boxed()
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_controllers(
+    ctx: Arc<Context>,
+    lc_rx: mpsc::UnboundedReceiver<ObjectRef<NodeClaim>>,
+    tm_rx: mpsc::UnboundedReceiver<ObjectRef<NodeClaim>>,
+    node_rx: mpsc::UnboundedReceiver<ObjectRef<Node>>,
+    lc_resync_rx: mpsc::UnboundedReceiver<()>,
+    tm_resync_rx: mpsc::UnboundedReceiver<()>,
+    node_termination: bool,
+    stop: Shutdown,
+) {
+    // `graceful_shutdown_on` stops new reconciles but the applier still waits for requeues already
+    // scheduled (Liveness asks for up to 15 minutes), so each controller's stream is also cut as
+    // soon as no reconcile is running once we are stopping.
+    let in_flight = InFlight::default();
+    let cut = || forceful_after(stop.clone(), in_flight.clone(), SHUTDOWN_GRACE);
     let lifecycle = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
         .reconcile_on(lc_rx)
         .reconcile_all_on(lc_resync_rx)
         .with_config(ControllerConfig::default().concurrency(ctx.config.lifecycle_concurrency))
         .graceful_shutdown_on(stop.clone())
-        .run(lifecycle::reconcile, lifecycle::error_policy, ctx.clone());
-    tasks.push(tokio::spawn(drain("nodeclaim.lifecycle", lifecycle)));
+        .run(
+            in_flight.wrap(lifecycle::reconcile),
+            lifecycle::error_policy,
+            ctx.clone(),
+        )
+        .take_until(cut());
+    let mut drains = vec![drain("nodeclaim.lifecycle", lifecycle).boxed()];
 
     let termination = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
         .reconcile_on(tm_rx)
@@ -347,11 +486,12 @@ pub fn spawn(
         .with_config(ControllerConfig::default().concurrency(ctx.config.termination_concurrency))
         .graceful_shutdown_on(stop.clone())
         .run(
-            termination::reconcile,
+            in_flight.wrap(termination::reconcile),
             termination::error_policy,
             ctx.clone(),
-        );
-    tasks.push(tokio::spawn(drain("nodeclaim.termination", termination)));
+        )
+        .take_until(cut());
+    drains.push(drain("nodeclaim.termination", termination).boxed());
 
     if node_termination {
         let nodes = Controller::for_stream(stream::pending(), ctx.nodes.clone())
@@ -361,19 +501,15 @@ pub fn spawn(
             )
             .graceful_shutdown_on(stop.clone())
             .run(
-                node_termination::reconcile,
+                in_flight.wrap(node_termination::reconcile),
                 node_termination::error_policy,
                 ctx.clone(),
-            );
-        tasks.push(tokio::spawn(drain("node.termination", nodes)));
+            )
+            .take_until(cut());
+        drains.push(drain("node.termination", nodes).boxed());
     }
 
-    Running {
-        context: ctx,
-        resync: vec![lc_resync_tx, tm_resync_tx],
-        stop: Some(stop_tx),
-        tasks,
-    }
+    futures::future::join_all(drains).await;
 }
 
 enum Watched {
