@@ -134,8 +134,10 @@ pub fn decode(
         .collect();
     match validation {
         FieldValidation::Strict => Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            warnings.join(", ")
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+            warnings.join(", "),
+            kind = info.kind,
+            version = info.version
         ))),
         FieldValidation::Warn | FieldValidation::Ignore => {
             remove_fields(object, &typed);
