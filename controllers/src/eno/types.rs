@@ -157,17 +157,29 @@ pub struct SynthesizerSpec {
     #[schemars(extend("default" = ["synthesize"]))]
     pub command: Vec<String>,
     /// How long one run of `command` may take. The CRD defaults it to 10s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_duration"
+    )]
     #[schemars(extend("default" = "10s"))]
     pub exec_timeout: Option<GoDuration>,
     /// How long a synthesizer pod may live before it is replaced. The CRD defaults it to 2m.
     /// `None` (a server that does not apply CRD defaults) means "no timeout".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_duration"
+    )]
     #[schemars(extend("default" = "2m"))]
     pub pod_timeout: Option<GoDuration>,
     /// How long the rollout controller waits between resynthesizing compositions after this
     /// Synthesizer changes. The CRD defaults it to 30s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_duration"
+    )]
     #[schemars(extend("default" = "30s"))]
     pub rollout_cooldown: Option<GoDuration>,
     /// Inputs the synthesizer expects, bound by the Composition's `bindings`.
@@ -254,6 +266,22 @@ pub struct ResourceSliceStatus {
     pub resources: Vec<serde_json::Value>,
 }
 
+/// An optional Go duration that reads an unparsable value as unset (and logs it), so that one
+/// Synthesizer with a malformed duration cannot stop the whole Synthesizer cache from decoding.
+/// The CRD's `pattern` makes a real API server refuse such values in the first place.
+fn lenient_duration<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<GoDuration>, D::Error> {
+    let text: Option<String> = Option::deserialize(deserializer)?;
+    Ok(text.and_then(|text| match GoDuration::parse(&text) {
+        Ok(duration) => Some(duration),
+        Err(e) => {
+            tracing::warn!(error = %e, "ignoring a malformed duration");
+            None
+        }
+    }))
+}
+
 fn is_zero(n: &i64) -> bool {
     *n == 0
 }
@@ -262,6 +290,9 @@ fn is_zero(n: &i64) -> bool {
 /// `metav1.Duration` serializes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct GoDuration(pub Duration);
+
+/// The CRD pattern of a (non-negative) Go duration.
+pub const DURATION_PATTERN: &str = r"^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$";
 
 /// A string that is not a Go duration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -378,6 +409,7 @@ impl JsonSchema for GoDuration {
     fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
+            "pattern": DURATION_PATTERN,
             "description": "A duration in Go syntax, e.g. \"10s\", \"2m\", \"1h30m\"."
         })
     }
@@ -391,6 +423,7 @@ mod tests {
     use super::*;
     use kube::CustomResourceExt;
     use rstest::rstest;
+    use serde_json::json;
 
     #[rstest]
     #[case("10s", 10_000)]
@@ -452,6 +485,36 @@ mod tests {
         assert_eq!(crd["spec"]["scope"], "Namespaced");
         assert_eq!(crd["metadata"]["name"], "compositions.eno.azure.io");
         assert!(crd["spec"]["versions"][0]["subresources"]["status"].is_object());
+    }
+
+    #[rstest]
+    #[case(json!({"image": "x", "podTimeout": "garbage"}), None)]
+    #[case(json!({"image": "x", "podTimeout": "-1s"}), None)]
+    #[case(json!({"image": "x", "podTimeout": "1.5m"}), Some(90_000))]
+    #[case(json!({"image": "x", "podTimeout": null}), None)]
+    fn malformed_durations_read_as_unset(
+        #[case] spec: serde_json::Value,
+        #[case] millis: Option<u64>,
+    ) {
+        let spec: SynthesizerSpec = serde_json::from_value(spec).unwrap();
+        assert_eq!(spec.pod_timeout, millis.map(GoDuration::from_millis));
+    }
+
+    #[rstest]
+    #[case("10s", true)]
+    #[case("1h30m", true)]
+    #[case("1.5m", true)]
+    #[case("0", true)]
+    #[case("garbage", false)]
+    #[case("-1s", false)]
+    #[case("10", false)]
+    fn the_parser_accepts_what_the_crd_pattern_describes(#[case] text: &str, #[case] valid: bool) {
+        assert_eq!(GoDuration::parse(text).is_ok(), valid, "{text}");
+        let crd = serde_json::to_value(Synthesizer::crd()).unwrap();
+        let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        for field in ["execTimeout", "podTimeout", "rolloutCooldown"] {
+            assert_eq!(spec["properties"][field]["pattern"], DURATION_PATTERN);
+        }
     }
 
     #[test]
