@@ -229,3 +229,103 @@ impl CloudProvider for KwokCloudProvider {
         "kwok"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::SeededIds;
+    use crate::karpenter::taints::taint;
+    use crate::karpenter::types::{NodeClaimSpec, NodeSelectorRequirementWithMinValues};
+    use std::sync::Arc;
+
+    fn nodeclaim(instance_types: Option<&[&str]>) -> NodeClaim {
+        let mut spec = NodeClaimSpec {
+            taints: vec![taint("dedicated", Some("x"), "NoSchedule")],
+            startup_taints: vec![taint("agent", None, "NoSchedule")],
+            ..Default::default()
+        };
+        if let Some(types) = instance_types {
+            spec.requirements
+                .push(NodeSelectorRequirementWithMinValues {
+                    key: INSTANCE_TYPE_LABEL.into(),
+                    operator: "In".into(),
+                    values: types.iter().map(|s| s.to_string()).collect(),
+                    min_values: None,
+                });
+        }
+        NodeClaim::new("nc", spec)
+    }
+
+    #[tokio::test]
+    async fn builds_a_kwok_node_from_the_cheapest_requested_type() {
+        let client = fake_apiserver::FakeApiServer::new().client();
+        let kwok = KwokCloudProvider::new(client, Arc::new(SeededIds::new(1)));
+        let node = kwok
+            .to_node(&nodeclaim(Some(&["m-2x-amd64-linux", "c-2x-amd64-linux"])))
+            .unwrap();
+        let labels = node.metadata.labels.clone().unwrap();
+        assert_eq!(labels[INSTANCE_TYPE_LABEL], "c-2x-amd64-linux");
+        assert_eq!(labels[HOSTNAME_LABEL], "nc");
+        assert_eq!(
+            node.metadata.annotations.clone().unwrap()[KWOK_NODE_ANNOTATION],
+            "fake"
+        );
+        let spec = node.spec.clone().unwrap();
+        let name = node.metadata.name.clone().unwrap();
+        assert_eq!(spec.provider_id.unwrap(), format!("kwok://{name}"));
+        assert_eq!(
+            spec.taints.unwrap().len(),
+            2,
+            "registers with taints and startup taints"
+        );
+        let status = node.status.unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Pending"));
+        assert!(
+            status.conditions.is_none(),
+            "no Ready until a kubelet says so"
+        );
+    }
+
+    #[tokio::test]
+    async fn rejects_missing_or_unknown_instance_types() {
+        let client = fake_apiserver::FakeApiServer::new().client();
+        let kwok = KwokCloudProvider::new(client, Arc::new(SeededIds::new(1)));
+        let err = kwok.to_node(&nodeclaim(None)).unwrap_err();
+        assert_eq!(err.to_string(), "instance type requirement not found");
+        let err = kwok
+            .to_node(&nodeclaim(Some(&["x-9x-amd64-linux"])))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "instance type x-9x-amd64-linux not found");
+    }
+
+    #[tokio::test]
+    async fn create_and_delete_track_instances_and_nodes() {
+        let server = fake_apiserver::FakeApiServer::new();
+        let kwok = KwokCloudProvider::new(server.client(), Arc::new(SeededIds::new(1)))
+            .with_max_instances(Some(1));
+        let created = kwok
+            .create(&nodeclaim(Some(&["c-1x-amd64-linux"])))
+            .await
+            .unwrap();
+        let name = created
+            .provider_id()
+            .strip_prefix(KWOK_PROVIDER_PREFIX)
+            .unwrap()
+            .to_string();
+        assert!(server.get_object("v1", "nodes", None, &name).is_some());
+        assert_eq!(kwok.list().await.unwrap().len(), 1);
+        let full = kwok
+            .create(&nodeclaim(Some(&["c-1x-amd64-linux"])))
+            .await
+            .unwrap_err();
+        assert!(full.is_insufficient_capacity());
+        kwok.delete(&created).await.unwrap();
+        assert!(kwok.instances().is_empty());
+        assert!(server.get_object("v1", "nodes", None, &name).is_none());
+        assert!(kwok
+            .delete(&created)
+            .await
+            .unwrap_err()
+            .is_nodeclaim_not_found());
+    }
+}
