@@ -126,18 +126,37 @@ pub fn v2_document(resources: &[ResourceInfo]) -> Value {
     })
 }
 
+/// Bump when the documents this module builds change shape for the same resources, so that the
+/// hashes in the `/openapi/v3` index (which clients cache documents by) change with them.
+const DOCUMENT_REVISION: u32 = 1;
+
 /// The `/openapi/v3` index: one entry per served group version (`api/v1`, `apis/apps/v1`), each
-/// pointing at its document with a hash of the content, as kube-apiserver's `OpenAPIV3Discovery`.
+/// pointing at its document with a content hash, as kube-apiserver's `OpenAPIV3Discovery`.
+///
+/// A document is a pure function of its group version's resources, so the hash is taken over
+/// those (and [`DOCUMENT_REVISION`]) rather than over the document: the index stays cheap.
 pub fn v3_index(resources: &[ResourceInfo]) -> Value {
     let mut paths = Map::new();
-    for path in group_version_paths(resources) {
-        if let Some(document) = v3_document(resources, &path) {
-            let hash = fnv1a_hex(document.to_string().as_bytes());
-            paths.insert(
-                path.clone(),
-                json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}")}),
-            );
-        }
+    for (group, version) in group_versions(resources) {
+        let path = if group.is_empty() {
+            format!("api/{version}")
+        } else {
+            format!("apis/{group}/{version}")
+        };
+        let served = sorted_resources(
+            resources
+                .iter()
+                .filter(|r| r.group == group && r.version == version),
+        );
+        let fingerprint = format!(
+            "{} {DOCUMENT_REVISION} {served:?}",
+            env!("CARGO_PKG_VERSION")
+        );
+        let hash = fnv1a_hex(fingerprint.as_bytes());
+        paths.insert(
+            path.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}")}),
+        );
     }
     json!({"paths": paths})
 }
@@ -169,9 +188,8 @@ pub fn v3_document(resources: &[ResourceInfo], path: &str) -> Option<Value> {
     }))
 }
 
-/// Served group versions as v3 index keys, core first, then groups by name and versions by
-/// preference.
-fn group_version_paths(resources: &[ResourceInfo]) -> Vec<String> {
+/// Served (group, version) pairs: core first, then groups by name, versions by preference.
+fn group_versions(resources: &[ResourceInfo]) -> Vec<(&str, &str)> {
     let mut pairs: Vec<(&str, &str)> = resources
         .iter()
         .map(|r| (r.group.as_str(), r.version.as_str()))
@@ -179,15 +197,6 @@ fn group_version_paths(resources: &[ResourceInfo]) -> Vec<String> {
     pairs.sort_by(|a, b| a.0.cmp(b.0).then_with(|| compare_kube_versions(a.1, b.1)));
     pairs.dedup();
     pairs
-        .into_iter()
-        .map(|(group, version)| {
-            if group.is_empty() {
-                format!("api/{version}")
-            } else {
-                format!("apis/{group}/{version}")
-            }
-        })
-        .collect()
 }
 
 /// Resources ordered by group, version and plural, without duplicates.
@@ -1155,6 +1164,12 @@ mod tests {
                 "apis/rbac.authorization.k8s.io/v1"
             ]
         );
+        for path in keys.iter() {
+            assert!(
+                v3_document(&served(), path).is_some(),
+                "{path} has no document"
+            );
+        }
         let url = paths["apis/apps/v1"]["serverRelativeURL"].as_str().unwrap();
         assert!(url.starts_with("/openapi/v3/apis/apps/v1?hash="), "{url}");
         // The hash changes when the document does.
