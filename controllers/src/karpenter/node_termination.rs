@@ -35,10 +35,12 @@ pub async fn reconcile(node: Arc<Node>, ctx: Arc<Context>) -> Result<Action, Err
     let provider_id = node_provider_id(&node);
     let nc_api: Api<NodeClaim> = Api::all(ctx.client.clone());
     if !provider_id.is_empty() {
-        for nc in ctx
+        let mut nodeclaims = ctx
             .nodeclaims
-            .state_filter(|nc| nc.provider_id() == provider_id && !nc.is_deleting())
-        {
+            .state_filter(|nc| nc.provider_id() == provider_id && !nc.is_deleting());
+        // Store order is random; a fixed order keeps runs reproducible.
+        nodeclaims.sort_by_key(|nc| nc.name_any());
+        for nc in nodeclaims {
             match nc_api
                 .delete(&nc.name_any(), &DeleteParams::default())
                 .await
