@@ -128,6 +128,17 @@ pub fn next_step(
     LeaseStep::Update(updated)
 }
 
+/// The outcome of one acquire-or-renew attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    /// We hold the lease.
+    Leading,
+    /// Another candidate holds a valid lease.
+    HeldByOther,
+    /// Our write lost a race; try again.
+    Conflict,
+}
+
 /// A candidate for one Lease.
 #[derive(Debug, Clone)]
 pub struct LeaderElector {
@@ -148,13 +159,17 @@ impl LeaderElector {
 
     /// One attempt to acquire or renew: `Ok(true)` when we hold the lease afterwards.
     pub async fn try_acquire_or_renew(&self) -> Result<bool, kube::Error> {
+        Ok(self.attempt().await? == Attempt::Leading)
+    }
+
+    async fn attempt(&self) -> Result<Attempt, kube::Error> {
         let current = match self.leases.get(&self.config.lease_name).await {
             Ok(lease) => Some(lease),
             Err(kube::Error::Api(status)) if status.code == 404 => None,
             Err(e) => return Err(e),
         };
         let result = match next_step(current.as_ref(), &self.config, self.clock.now()) {
-            LeaseStep::HeldByOther(_) => return Ok(false),
+            LeaseStep::HeldByOther(_) => return Ok(Attempt::HeldByOther),
             LeaseStep::Create(lease) => self.leases.create(&PostParams::default(), &lease).await,
             LeaseStep::Update(lease) => {
                 self.leases
@@ -163,9 +178,9 @@ impl LeaderElector {
             }
         };
         match result {
-            Ok(_) => Ok(true),
-            // Another candidate wrote first.
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Ok(_) => Ok(Attempt::Leading),
+            // Another write landed between our read and our write: look again.
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(Attempt::Conflict),
             Err(e) => Err(e),
         }
     }
@@ -185,20 +200,22 @@ impl LeaderElector {
         }
     }
 
-    /// Renew the lease every retry period; return when leadership is lost.
+    /// Renew the lease every retry period; return when leadership is lost: another candidate
+    /// holds the lease, or no renewal succeeded within the renew deadline.
     pub async fn hold(&self) -> LeaderError {
         let mut last_renewal = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(self.config.retry_period).await;
-            match self.try_acquire_or_renew().await {
-                Ok(true) => last_renewal = tokio::time::Instant::now(),
-                Ok(false) => return LeaderError::Lost(self.config.lease_name.clone()),
-                Err(e) => {
-                    warn!(error = %e, "renewing leader lease failed");
-                    if last_renewal.elapsed() > self.config.renew_deadline {
-                        return LeaderError::Lost(self.config.lease_name.clone());
-                    }
+            match self.attempt().await {
+                Ok(Attempt::Leading) => last_renewal = tokio::time::Instant::now(),
+                Ok(Attempt::HeldByOther) => {
+                    return LeaderError::Lost(self.config.lease_name.clone())
                 }
+                Ok(Attempt::Conflict) => {}
+                Err(e) => warn!(error = %e, "renewing leader lease failed"),
+            }
+            if last_renewal.elapsed() > self.config.renew_deadline {
+                return LeaderError::Lost(self.config.lease_name.clone());
             }
         }
     }
@@ -314,6 +331,24 @@ mod tests {
         let spec = lease.spec.unwrap();
         assert_eq!(spec.holder_identity.as_deref(), Some("a"));
         assert_eq!(spec.lease_transitions, Some(2));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn hold_returns_when_another_candidate_takes_the_lease() {
+        let server = fake_apiserver::FakeApiServer::new();
+        let clock = crate::clock::ManualClock::default();
+        let candidate = |identity: &str| {
+            let mut config = LeaderElectionConfig::new("lease", "default", identity);
+            config.retry_period = Duration::from_millis(10);
+            LeaderElector::new(server.client(), config, std::sync::Arc::new(clock.clone()))
+        };
+        let (a, b) = (candidate("a"), candidate("b"));
+        assert!(a.try_acquire_or_renew().await.unwrap());
+        // b takes the lease over once it has expired (as if a had been partitioned away).
+        clock.advance(jiff::SignedDuration::from_secs(16));
+        assert!(b.try_acquire_or_renew().await.unwrap());
+        let lost = tokio::time::timeout(Duration::from_secs(5), a.hold()).await;
+        assert!(matches!(lost, Ok(LeaderError::Lost(_))));
     }
 
     #[tokio::test]
