@@ -348,12 +348,7 @@ impl Call<'_> {
                 let current = current.ok_or_else(|| {
                     ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                 })?;
-                let mut object = object;
-                decode_object(self.info, &mut object, validation, &ctx)?;
-                finish_custom_object(self.info, &mut object)?;
-                finish_builtin_object(self.info, &mut object, &now)?;
-                strip_type_meta(self.info, &mut object);
-                prepare_update(&ctx, &current, object, target)
+                update_with(&ctx, &current, object, validation, target)
             },
         )?;
         if !dry_run {
@@ -407,11 +402,7 @@ impl Call<'_> {
                         self.name()
                     )));
                 }
-                decode_object(self.info, &mut patched, validation, &ctx)?;
-                finish_custom_object(self.info, &mut patched)?;
-                finish_builtin_object(self.info, &mut patched, &now)?;
-                strip_type_meta(self.info, &mut patched);
-                prepare_update(&ctx, &current, patched, target)
+                update_with(&ctx, &current, patched, validation, target)
             },
         )?;
         if !dry_run {
@@ -613,6 +604,22 @@ fn decode_object(
     let warnings = crate::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
     kind_rules::on_decode(info, object)
+}
+
+/// The write path every update shares (PUT, PATCH, replacing a loaded manifest): decoding, the
+/// custom resource schema, per-kind rules, then the update rules against what is stored.
+fn update_with(
+    ctx: &WriteContext<'_>,
+    current: &Value,
+    mut object: Value,
+    validation: FieldValidation,
+    target: UpdateTarget,
+) -> Result<Mutation, ApiError> {
+    decode_object(ctx.info, &mut object, validation, ctx)?;
+    finish_custom_object(ctx.info, &mut object)?;
+    finish_builtin_object(ctx.info, &mut object, ctx.now)?;
+    strip_type_meta(ctx.info, &mut object);
+    prepare_update(ctx, current, object, target)
 }
 
 /// How a create is performed.
@@ -999,10 +1006,13 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
                 json!(crate::store::resource_version_of(&current)),
             );
         }
-        finish_custom_object(&info, &mut object)?;
-        finish_builtin_object(&info, &mut object, &now)?;
-        strip_type_meta(&info, &mut object);
-        prepare_update(&ctx, &current, object, UpdateTarget::Main)
+        update_with(
+            &ctx,
+            &current,
+            object,
+            FieldValidation::Warn,
+            UpdateTarget::Main,
+        )
     })?;
     after_write(server, &info, &outcome.object, outcome.event);
     let mut object = outcome.object;

@@ -457,22 +457,38 @@ fn aggregated_response(value: &Value) -> Response {
     response
 }
 
+/// Answers a discovery root with the aggregated document when the client asks for one, else the
+/// legacy document.
+async fn discovery_root(
+    server: &FakeApiServer,
+    headers: &HeaderMap,
+    request: RequestInfo,
+    aggregated: fn(&[ResourceInfo]) -> Value,
+    legacy: impl FnOnce(&[ResourceInfo]) -> Value,
+) -> Response {
+    if let Err(e) = server.admit(&request).await {
+        return e.into_response();
+    }
+    let resources = server.resources();
+    if discovery::wants_aggregated(accept(headers)) {
+        return aggregated_response(&aggregated(&resources));
+    }
+    value_response(StatusCode::OK, &legacy(&resources))
+}
+
 async fn core_versions(
     State(server): State<FakeApiServer>,
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    if let Err(e) = server.admit(&nonresource(&request)).await {
-        return e.into_response();
-    }
-    let resources = server.resources();
-    if discovery::wants_aggregated(accept(&headers)) {
-        return aggregated_response(&discovery::aggregated_core(&resources));
-    }
-    value_response(
-        StatusCode::OK,
-        &discovery::api_versions(&resources, "127.0.0.1:6443"),
+    discovery_root(
+        &server,
+        &headers,
+        nonresource(&request),
+        discovery::aggregated_core,
+        |resources| discovery::api_versions(resources, "127.0.0.1:6443"),
     )
+    .await
 }
 
 async fn group_list(
@@ -480,14 +496,14 @@ async fn group_list(
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    if let Err(e) = server.admit(&nonresource(&request)).await {
-        return e.into_response();
-    }
-    let resources = server.resources();
-    if discovery::wants_aggregated(accept(&headers)) {
-        return aggregated_response(&discovery::aggregated_groups(&resources));
-    }
-    value_response(StatusCode::OK, &discovery::api_group_list(&resources))
+    discovery_root(
+        &server,
+        &headers,
+        nonresource(&request),
+        discovery::aggregated_groups,
+        discovery::api_group_list,
+    )
+    .await
 }
 
 /// `/healthz`, `/livez`, `/readyz` (and their sub-paths): `ok`, or with `?verbose` the list of

@@ -286,59 +286,23 @@ impl Store {
                 })
             }
             Mutation::Finalize(mut response) => {
-                let Some(mut last) = current else {
+                let Some(last) = current else {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 };
                 if let Some(rv) = &current_rv {
                     set_resource_version(&mut response, rv);
                 }
-                let revision = inner.revision + 1;
-                set_resource_version(&mut last, &revision.to_string());
-                let bytes = encode(&last)?;
-                inner.revision = revision;
-                if let Some(m) = inner.objects.get_mut(resource) {
-                    m.remove(&key);
-                }
-                self.record(
-                    &mut inner,
-                    StoreEvent {
-                        revision,
-                        event_type: EventType::Deleted,
-                        resource: Arc::from(resource),
-                        namespace: namespace.to_string(),
-                        name: name.to_string(),
-                        object: bytes,
-                        previous: current_bytes,
-                    },
-                );
+                self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
                     object: response,
                     event: Some(EventType::Deleted),
                 })
             }
-            Mutation::Delete(mut last) => {
+            Mutation::Delete(last) => {
                 if current.is_none() {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 }
-                let revision = inner.revision + 1;
-                set_resource_version(&mut last, &revision.to_string());
-                let bytes = encode(&last)?;
-                inner.revision = revision;
-                if let Some(m) = inner.objects.get_mut(resource) {
-                    m.remove(&key);
-                }
-                self.record(
-                    &mut inner,
-                    StoreEvent {
-                        revision,
-                        event_type: EventType::Deleted,
-                        resource: Arc::from(resource),
-                        namespace: namespace.to_string(),
-                        name: name.to_string(),
-                        object: bytes,
-                        previous: current_bytes,
-                    },
-                );
+                let last = self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
                     object: last,
                     event: Some(EventType::Deleted),
@@ -381,6 +345,39 @@ impl Store {
             }
         };
         Ok(Outcome { object, event })
+    }
+
+    /// Removes an object at the next revision; watchers get a DELETED event carrying `last`
+    /// (stamped with that revision), which is returned.
+    fn remove(
+        &self,
+        inner: &mut Inner,
+        resource: &str,
+        key: (String, String),
+        mut last: Value,
+        previous: Option<Bytes>,
+    ) -> Result<Value, ApiError> {
+        let revision = inner.revision + 1;
+        set_resource_version(&mut last, &revision.to_string());
+        let bytes = encode(&last)?;
+        inner.revision = revision;
+        if let Some(m) = inner.objects.get_mut(resource) {
+            m.remove(&key);
+        }
+        let (namespace, name) = key;
+        self.record(
+            inner,
+            StoreEvent {
+                revision,
+                event_type: EventType::Deleted,
+                resource: Arc::from(resource),
+                namespace,
+                name,
+                object: bytes,
+                previous,
+            },
+        );
+        Ok(last)
     }
 
     fn record(&self, inner: &mut Inner, event: StoreEvent) {
