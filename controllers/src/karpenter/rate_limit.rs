@@ -80,7 +80,7 @@ impl RateLimiter {
         let bucket = if state.tokens >= 0.0 || self.qps <= 0.0 {
             Duration::ZERO
         } else {
-            Duration::from_secs_f64(-state.tokens / self.qps)
+            Duration::try_from_secs_f64(-state.tokens / self.qps).unwrap_or(self.max)
         };
         backoff.max(bucket)
     }
