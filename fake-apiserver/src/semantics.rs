@@ -83,12 +83,22 @@ fn meta(obj: &Value) -> &Value {
 }
 
 fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
-    if !obj["metadata"].is_object() {
-        obj["metadata"] = json!({});
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
     }
-    obj["metadata"]
-        .as_object_mut()
-        .expect("metadata was just made an object")
+    let Value::Object(map) = obj else {
+        unreachable!("made an object above")
+    };
+    let metadata = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    match metadata {
+        Value::Object(m) => m,
+        _ => unreachable!("made an object above"),
+    }
 }
 
 /// `metadata.name`.
