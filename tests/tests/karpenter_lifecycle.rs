@@ -594,3 +594,57 @@ async fn termination_requeues_on_conflict() {
     })
     .await
 }
+
+// ---- Guards of spec §8, each with its bad interleaving when defeated ----
+
+fn fail_once(env: &Env, verb: &str, subresource: &str) {
+    env.server.add_fault(fake_apiserver::hooks::FaultRule {
+        matcher: fake_apiserver::hooks::RequestMatcher {
+            verb: Some(verb.into()),
+            resource: Some("nodeclaims".into()),
+            subresource: Some(subresource.into()),
+            ..Default::default()
+        },
+        error: fake_apiserver::error::ApiError::internal("injected"),
+        times: Some(1),
+    });
+}
+
+/// §8.1: no launch without the finalizer.
+#[tokio::test]
+async fn no_launch_before_the_finalizer_is_stored() {
+    within(async {
+        let mut env = Env::fake().await;
+        env.create(&nodeclaim("a")).await;
+        fail_once(&env, "patch", "");
+        assert!(env.reconcile("a").await.is_err());
+        assert!(env.provider().create_calls().is_empty(), "nothing launched");
+        env.reconcile("a").await.unwrap();
+        assert_eq!(env.provider().create_calls().len(), 1);
+    })
+    .await
+}
+
+/// §8.2 with the launch cache defeated (TTL 0): a failed status patch leads to a second Create,
+/// i.e. a leaked instance. With the cache (above) there is one.
+#[tokio::test]
+async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
+    within(async {
+        let config = controllers::karpenter::context::Config {
+            launch_cache_ttl: SignedDuration::ZERO,
+            ..Default::default()
+        };
+        let mut env = Env::fake_with(config).await;
+        env.create(&nodeclaim("a")).await;
+        fail_once(&env, "patch", "status");
+        assert!(env.reconcile("a").await.is_err());
+        env.reconcile("a").await.unwrap();
+        assert_eq!(env.provider().create_calls().len(), 2);
+        assert_eq!(
+            env.provider().instances().len(),
+            2,
+            "one instance is orphaned"
+        );
+    })
+    .await
+}
