@@ -1,0 +1,261 @@
+//! Section 1: the in-process client (`server.client()`, no socket) on one core: GET, CREATE,
+//! UPDATE of a realistic pod, and watch delivery to one `Api::watch` stream.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fake_apiserver::FakeApiServer;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+
+use crate::fixtures::{self, rate, run_for, Result};
+use crate::report::{emit, Figure, Target};
+
+/// How long each throughput loop runs.
+const LOOP: Duration = Duration::from_secs(2);
+/// Events the watch-delivery writer produces (at most; it also stops after [`LOOP`]).
+const WATCH_EVENTS: u64 = 20_000;
+
+/// Runs section 1 on a current-thread runtime; `ops` limits it to some of `get`, `get_small`,
+/// `create`, `update`, `watch` (empty: all).
+pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
+    let wanted = |op: &str| ops.is_empty() || ops.iter().any(|o| o == op);
+    fixtures::current_thread()?.block_on(async {
+        let server = FakeApiServer::builder().seed(1).build();
+        let client = server.client();
+        fixtures::create_namespace(&client, "bench").await?;
+        let pod = fixtures::install_pod(&client, "bench", "checkout-7d9f8b6c5d-x2x9q").await?;
+        let pod_bytes = serde_json::to_vec(&pod)?.len();
+        emit(
+            Figure::info("inproc.pod_size", pod_bytes as f64, "bytes"),
+            all,
+        );
+        decode_ceiling(&pod, all)?;
+        if wanted("get") {
+            get(&client, all).await?;
+        }
+        if wanted("get_small") {
+            get_small(&client, all).await?;
+        }
+        if wanted("create") {
+            create(&client, all).await?;
+        }
+        if wanted("update") {
+            update(&client, pod, all).await?;
+        }
+        if wanted("watch") {
+            watch_delivery(&client, all).await?;
+        }
+        Ok(())
+    })
+}
+
+/// How fast this machine decodes the pod into `k8s_openapi` types (what every client-side read
+/// costs at least), and round-trips it through `serde_json::Value` (what a server write costs).
+fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
+    let bytes = serde_json::to_vec(pod)?;
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        let decoded: Pod = serde_json::from_slice(&bytes)?;
+        std::hint::black_box(decoded);
+        n += 1;
+    }
+    emit(
+        Figure::info("inproc.pod_decode_only", rate(n, start.elapsed()), "obj/s"),
+        all,
+    );
+    let value: serde_json::Value = serde_json::from_slice(&bytes)?;
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        let typed: Pod = serde_json::from_value(value.clone())?;
+        std::hint::black_box(serde_json::to_value(typed)?);
+        n += 1;
+    }
+    emit(
+        Figure::info(
+            "inproc.pod_value_roundtrip",
+            rate(n, start.elapsed()),
+            "obj/s",
+        ),
+        all,
+    );
+    Ok(())
+}
+
+async fn get(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+    let pods = &Api::<Pod>::namespaced(client.clone(), "bench");
+    let name = "checkout-7d9f8b6c5d-x2x9q";
+    run_for(Duration::from_millis(200), 2_000, move |_| async move {
+        pods.get(name).await?;
+        Ok(())
+    })
+    .await?;
+    let run = run_for(LOOP, u64::MAX, move |_| async move {
+        pods.get(name).await?;
+        Ok(())
+    })
+    .await?;
+    emit(
+        Figure::new(
+            "inproc.get",
+            run.rate(),
+            "req/s",
+            Target::AtLeast(100_000.0),
+        )
+        .cores(run.cores()),
+        all,
+    );
+    Ok(())
+}
+
+/// GET of a small ConfigMap: the same path with little to decode, to separate the server's and
+/// client's fixed costs from the pod's decoding.
+async fn get_small(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+    let cms = &Api::<ConfigMap>::namespaced(client.clone(), "bench");
+    cms.create(
+        &PostParams::default(),
+        &fixtures::config_map("bench", "small", 0, 16),
+    )
+    .await?;
+    let run = run_for(LOOP / 2, u64::MAX, move |_| async move {
+        cms.get("small").await?;
+        Ok(())
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.get_small_configmap", run.rate(), "req/s").cores(run.cores()),
+        all,
+    );
+    Ok(())
+}
+
+async fn create(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+    let cms = &Api::<ConfigMap>::namespaced(client.clone(), "bench");
+    let params = &PostParams::default();
+    let run = run_for(LOOP, 200_000, move |i| {
+        let cm = fixtures::config_map("bench", &format!("cm-{i}"), i % 10, 64);
+        async move {
+            cms.create(params, &cm).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.create", run.rate(), "req/s").cores(run.cores()),
+        all,
+    );
+    Ok(())
+}
+
+async fn update(client: &kube::Client, pod: Pod, all: &mut Vec<Figure>) -> Result<()> {
+    let pods = &Api::<Pod>::namespaced(client.clone(), "bench");
+    let name = "checkout-7d9f8b6c5d-x2x9q";
+    let params = &PostParams::default();
+    // Each replace carries the resourceVersion the previous one returned.
+    let current = &std::cell::RefCell::new(pod);
+    let run = run_for(LOOP, u64::MAX, move |i| {
+        let mut next = current.borrow().clone();
+        next.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert("bench/counter".into(), i.to_string());
+        async move {
+            let stored = pods.replace(name, params, &next).await?;
+            *current.borrow_mut() = stored;
+            Ok(())
+        }
+    })
+    .await?;
+    emit(
+        Figure::new(
+            "inproc.update",
+            run.rate(),
+            "req/s",
+            Target::AtLeast(30_000.0),
+        )
+        .cores(run.cores()),
+        all,
+    );
+    // The stored pod must not grow with the number of updates.
+    let final_size = serde_json::to_vec(&*current.borrow())?.len();
+    emit(
+        Figure::info("inproc.update_final_size", final_size as f64, "bytes"),
+        all,
+    );
+    Ok(())
+}
+
+/// One `Api::watch` stream counts events while another task creates ConfigMaps.
+async fn watch_delivery(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+    fixtures::create_namespace(client, "bench-watch").await?;
+    let cms = Api::<ConfigMap>::namespaced(client.clone(), "bench-watch");
+    let from = cms
+        .list_metadata(&Default::default())
+        .await?
+        .metadata
+        .resource_version
+        .unwrap_or_default();
+    let stream = cms.watch(&WatchParams::default(), &from).await?;
+    let written = Arc::new(AtomicU64::new(0));
+    let writer_done = Arc::new(tokio::sync::Notify::new());
+    let writer = {
+        let (cms, written, writer_done) = (cms.clone(), written.clone(), writer_done.clone());
+        tokio::spawn(async move {
+            let (cms, written, params) = (&cms, &written, &PostParams::default());
+            let result = run_for(LOOP, WATCH_EVENTS, move |i| {
+                let cm = fixtures::config_map("bench-watch", &format!("w-{i}"), i % 10, 64);
+                async move {
+                    cms.create(params, &cm).await?;
+                    written.fetch_add(1, Ordering::Release);
+                    Ok(())
+                }
+            })
+            .await;
+            writer_done.notify_one();
+            result
+        })
+    };
+    let watch = fixtures::Stopwatch::start();
+    let start = Instant::now();
+    let mut seen = 0u64;
+    let mut stream = std::pin::pin!(stream);
+    let deadline = start + LOOP * 3;
+    let mut finished = std::pin::pin!(writer_done.notified());
+    let mut writer_finished = false;
+    loop {
+        if writer_finished && seen >= written.load(Ordering::Acquire) {
+            break;
+        }
+        tokio::select! {
+            event = stream.next() => match event {
+                Some(Ok(WatchEvent::Added(_))) => seen += 1,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            _ = &mut finished, if !writer_finished => writer_finished = true,
+            _ = tokio::time::sleep_until(deadline.into()) => break,
+        }
+    }
+    let run = watch.run(seen);
+    writer.await??;
+    emit(
+        Figure::info("inproc.watch_delivery", run.rate(), "events/s").cores(run.cores()),
+        all,
+    );
+    let missing = written.load(Ordering::Acquire).saturating_sub(seen);
+    emit(
+        Figure::new(
+            "inproc.watch_missing",
+            missing as f64,
+            "events",
+            Target::Below(1.0),
+        ),
+        all,
+    );
+    Ok(())
+}
