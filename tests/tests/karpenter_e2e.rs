@@ -147,6 +147,32 @@ async fn a_node_that_never_registers_gets_the_nodeclaim_deleted_after_the_ttl() 
         })
         .await;
         assert_eq!(fake.instances().len(), 1);
+        // Let the controller's own cache catch up before the clock jumps: a 14-minute jump while
+        // the cache still lags would outlive the 1-minute launch cache and the read-own-writes
+        // wait, and the stale pass would launch again (the hazard spec §6.3 describes).
+        let store = run.controllers.context.nodeclaims.clone();
+        eventually(WAIT, "the controller's cache to show the launch", || {
+            let store = store.clone();
+            async move {
+                store
+                    .get(&kube::runtime::reflector::ObjectRef::new("a"))
+                    .is_some_and(|nc| {
+                        nc.condition(REGISTERED)
+                            .is_some_and(|c| c.reason == "NodeNotFound")
+                    })
+            }
+        })
+        .await;
+        assert_eq!(
+            run.controllers.context.read_own_writes.gate(
+                "a",
+                store
+                    .get(&kube::runtime::reflector::ObjectRef::new("a"))
+                    .and_then(|nc| nc.metadata.resource_version.clone())
+                    .as_deref()
+            ),
+            controllers::karpenter::read_own_writes::Gate::Proceed
+        );
         run.clock.advance(SignedDuration::from_mins(14));
         run.controllers.resync();
         tokio::time::sleep(Duration::from_millis(200)).await;
