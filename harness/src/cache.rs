@@ -71,27 +71,23 @@ pub enum Delivered<K> {
     Deleted(Arc<K>),
 }
 
-/// An informer cache fed by hand.
-pub struct LaggingCache<K>
-where
-    K: Resource + Clone + 'static,
-    K::DynamicType: std::hash::Hash + Eq + Clone + Default,
-{
+/// The watch events one informer would receive, held until the scheduler releases them.
+///
+/// Use it directly to feed a controller's own watch dispatcher (as Karpenter's), or through a
+/// [`LaggingCache`] that applies the events to a reflector store.
+pub struct EventFeed<K> {
     scope: CacheScope,
     server: FakeApiServer,
     events: broadcast::Receiver<Arc<StoreEvent>>,
     pending: VecDeque<Arc<StoreEvent>>,
-    writer: Writer<K>,
-    store: Store<K>,
+    initial: Option<Vec<watcher::Event<K>>>,
 }
 
-impl<K> LaggingCache<K>
+impl<K> EventFeed<K>
 where
     K: Resource + Clone + DeserializeOwned + 'static,
-    K::DynamicType: std::hash::Hash + Eq + Clone + Default,
 {
-    /// A cache in sync with the server now (its initial list is applied at once); every later
-    /// write in its scope waits in its queue until delivered.
+    /// A feed of `scope` from now on; [`EventFeed::initial`] gives the initial list.
     pub fn new(server: &FakeApiServer, scope: CacheScope) -> Self {
         let events = server.subscribe();
         let (_, objects) = server.list_objects(
@@ -99,27 +95,25 @@ where
             &scope.plural,
             scope.namespace.as_deref(),
         );
-        let (store, mut writer) = reflector::store::<K>();
-        writer.apply_watcher_event(&watcher::Event::Init);
+        let mut initial = vec![watcher::Event::Init];
         for object in objects.into_iter().filter(|o| scope.admits(o)) {
             if let Ok(typed) = serde_json::from_value::<K>(object) {
-                writer.apply_watcher_event(&watcher::Event::InitApply(typed));
+                initial.push(watcher::Event::InitApply(typed));
             }
         }
-        writer.apply_watcher_event(&watcher::Event::InitDone);
+        initial.push(watcher::Event::InitDone);
         Self {
             scope,
             server: server.clone(),
             events,
             pending: VecDeque::new(),
-            writer,
-            store,
+            initial: Some(initial),
         }
     }
 
-    /// The store reconcilers read.
-    pub fn store(&self) -> Store<K> {
-        self.store.clone()
+    /// The initial list as watch events (`Init`, `InitApply`…, `InitDone`), once.
+    pub fn initial(&mut self) -> Vec<watcher::Event<K>> {
+        self.initial.take().unwrap_or_default()
     }
 
     /// Moves newly logged events of this scope into the queue.
@@ -159,36 +153,143 @@ where
                 .is_some_and(|o| self.scope.admits(&o))
     }
 
-    /// How many events wait to be delivered.
+    /// How many events wait to be released.
     pub fn pending(&mut self) -> usize {
         self.pull();
         self.pending.len()
     }
 
+    /// Releases the oldest waiting event, as the watch event the informer would see.
+    pub fn next_event(&mut self) -> Option<watcher::Event<K>> {
+        self.pull();
+        while let Some(event) = self.pending.pop_front() {
+            let Some(object) = self.server.event_object(&event) else {
+                continue;
+            };
+            let in_scope = self.scope.admits(&object);
+            let Ok(typed) = serde_json::from_value::<K>(object) else {
+                continue;
+            };
+            let watch_event = match (event.event_type, in_scope) {
+                (EventType::Deleted, _) | (EventType::Modified, false) => {
+                    watcher::Event::Delete(typed)
+                }
+                (EventType::Added | EventType::Modified, true) => watcher::Event::Apply(typed),
+                (EventType::Added, false) => continue,
+            };
+            return Some(watch_event);
+        }
+        None
+    }
+}
+
+/// An informer cache fed by hand: an [`EventFeed`] applied to a reflector store.
+pub struct LaggingCache<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: std::hash::Hash + Eq + Clone + Default,
+{
+    feed: EventFeed<K>,
+    writer: Writer<K>,
+    store: Store<K>,
+}
+
+impl<K> LaggingCache<K>
+where
+    K: Resource + Clone + DeserializeOwned + 'static,
+    K::DynamicType: std::hash::Hash + Eq + Clone + Default,
+{
+    /// A cache in sync with the server now (its initial list is applied at once); every later
+    /// write in its scope waits in its queue until delivered.
+    pub fn new(server: &FakeApiServer, scope: CacheScope) -> Self {
+        let mut feed = EventFeed::new(server, scope);
+        let (store, mut writer) = reflector::store::<K>();
+        for event in feed.initial() {
+            writer.apply_watcher_event(&event);
+        }
+        Self {
+            feed,
+            writer,
+            store,
+        }
+    }
+
+    /// The store reconcilers read.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    /// How many events wait to be delivered.
+    pub fn pending(&mut self) -> usize {
+        self.feed.pending()
+    }
+
     /// Delivers the oldest waiting event into the store; returns what the cache saw.
     pub fn deliver_one(&mut self) -> Option<Delivered<K>> {
-        self.pull();
-        let event = self.pending.pop_front()?;
-        let object = self.server.event_object(&event)?;
-        let in_scope = self.scope.admits(&object);
-        let was_in_scope = event
-            .previous
-            .as_ref()
-            .and_then(|p| serde_json::from_slice::<Value>(p).ok())
-            .is_some_and(|p| self.scope.admits(&p));
-        let typed: K = serde_json::from_value(object).ok()?;
-        match (event.event_type, in_scope) {
-            (EventType::Deleted, _) | (EventType::Modified, false) if was_in_scope => {
-                self.writer
-                    .apply_watcher_event(&watcher::Event::Delete(typed.clone()));
-                Some(Delivered::Deleted(Arc::new(typed)))
-            }
-            (EventType::Added | EventType::Modified, true) => {
-                self.writer
-                    .apply_watcher_event(&watcher::Event::Apply(typed.clone()));
-                Some(Delivered::Applied(Arc::new(typed)))
-            }
+        let event = self.feed.next_event()?;
+        self.writer.apply_watcher_event(&event);
+        match event {
+            watcher::Event::Apply(o) => Some(Delivered::Applied(Arc::new(o))),
+            watcher::Event::Delete(o) => Some(Delivered::Deleted(Arc::new(o))),
             _ => None,
         }
+    }
+}
+
+/// Keeps informer lag realistic: virtual time may not move more than `max_lag` past the moment a
+/// cache fell behind until it has caught up. Without it, a schedule could leave a cache stale for
+/// hours of virtual time, which no real informer does.
+#[derive(Debug, Clone)]
+pub struct LagBound {
+    max_lag: jiff::SignedDuration,
+    behind_since: std::collections::BTreeMap<&'static str, jiff::Timestamp>,
+}
+
+impl LagBound {
+    /// Caches may lag at most `max_lag` behind the server.
+    pub fn new(max_lag: jiff::SignedDuration) -> Self {
+        Self {
+            max_lag,
+            behind_since: Default::default(),
+        }
+    }
+
+    /// Records whether the cache `name` has events waiting, at `now`.
+    pub fn observe(&mut self, name: &'static str, pending: usize, now: jiff::Timestamp) {
+        if pending == 0 {
+            self.behind_since.remove(name);
+        } else {
+            self.behind_since.entry(name).or_insert(now);
+        }
+    }
+
+    /// The furthest virtual time may move to: `target`, or earlier if a cache would lag too long.
+    pub fn cap(&self, target: jiff::Timestamp) -> jiff::Timestamp {
+        self.behind_since
+            .values()
+            .filter_map(|since| since.checked_add(self.max_lag).ok())
+            .fold(target, |t, limit| t.min(limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_waits_for_lagging_caches() {
+        let t0 = jiff::Timestamp::UNIX_EPOCH;
+        let later = t0
+            .checked_add(jiff::SignedDuration::from_secs(900))
+            .unwrap();
+        let mut bound = LagBound::new(jiff::SignedDuration::from_secs(1));
+        assert_eq!(bound.cap(later), later);
+        bound.observe("pods", 2, t0);
+        assert_eq!(
+            bound.cap(later),
+            t0.checked_add(jiff::SignedDuration::from_secs(1)).unwrap()
+        );
+        bound.observe("pods", 0, t0);
+        assert_eq!(bound.cap(later), later);
     }
 }

@@ -38,7 +38,7 @@ use kube::ResourceExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use crate::cache::{CacheScope, Delivered, LaggingCache};
+use crate::cache::{CacheScope, Delivered, LagBound, LaggingCache};
 use crate::engine::Model;
 
 /// Namespace of synthesizer pods.
@@ -82,6 +82,8 @@ pub struct EnoModel {
     status_caches: (LaggingCache<Pod>, LaggingCache<Composition>),
     /// Queued reconciles: (controller, namespace/name) → when due.
     queue: BTreeMap<(Controller, String, String), Timestamp>,
+    /// Keeps the caches' lag realistic.
+    lag: LagBound,
     /// The last action list handed out by `actions`.
     offered: Vec<Offer>,
     steps: usize,
@@ -99,7 +101,7 @@ enum Offer {
 
 /// `requeue_after` of an Action. kube-runtime keeps it private, so it is read back from the
 /// Debug form (`Action { requeue_after: Some(250ms) }`), the only view the type offers.
-fn requeue_after(action: &Action) -> Option<Duration> {
+pub(crate) fn requeue_after(action: &Action) -> Option<Duration> {
     if *action == Action::await_change() {
         return None;
     }
@@ -181,6 +183,7 @@ impl EnoModel {
             lifecycle_caches,
             status_caches,
             queue,
+            lag: LagBound::new(SignedDuration::from_secs(1)),
             offered: Vec::new(),
             steps: 0,
             max_steps: 200,
@@ -316,6 +319,7 @@ impl Model for EnoModel {
             ("status/compositions", self.status_caches.1.pending()),
         ];
         for (cache, count) in pending {
+            self.lag.observe(cache, count, now);
             if count > 0 {
                 self.offered.push(Offer::Deliver(cache));
             }
@@ -354,7 +358,7 @@ impl Model for EnoModel {
                 self.offered.push(Offer::ExecutorCompletes(name));
             }
         }
-        if let Some(due) = next_due {
+        if let Some(due) = next_due.map(|d| self.lag.cap(d)).filter(|d| *d > now) {
             self.offered.push(Offer::AdvanceTo(due));
         }
         self.offered

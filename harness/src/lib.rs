@@ -10,8 +10,11 @@
 //!
 //! [`eno`] models Eno's synthesis pod lifecycle with its status controller, an executor and the
 //! kubelet as harness actions, and checks the pod invariant of the spec after every step.
+//! [`karpenter`] models the NodeClaim launch with a fault that fails the status patch after the
+//! instance was created, and checks that no cloud instance leaks.
 
 pub mod cache;
 pub mod choices;
 pub mod engine;
 pub mod eno;
+pub mod karpenter;

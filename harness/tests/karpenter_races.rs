@@ -1,0 +1,49 @@
+//! Karpenter's launch-cache race (spec §8.2) under the harness: the instance is created, the
+//! status patch that would record `Launched` fails, and the next reconcile launches again. With
+//! the launch cache defeated some schedule leaks an instance; with it, none does.
+
+use harness::engine::{explore, replay, report, seeds_from_env, shrink};
+use harness::karpenter::{Guards, KarpenterModel};
+
+const MAX_STEPS: usize = 80;
+
+async fn guarded(seed: u64) -> KarpenterModel {
+    KarpenterModel::new(seed, Guards::default()).await
+}
+
+async fn defeated(seed: u64) -> KarpenterModel {
+    KarpenterModel::new(
+        seed,
+        Guards {
+            launch_cache: false,
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
+    let failure = explore(defeated, seeds_from_env(0..64), MAX_STEPS)
+        .await
+        .expect("some schedule fails the status patch right after the launch");
+    let shrunk = shrink(&defeated, &failure, MAX_STEPS).await;
+    let text = report("karpenter_races", &failure, &shrunk);
+    println!("{text}");
+    assert!(
+        shrunk
+            .violation
+            .as_deref()
+            .is_some_and(|v| v.contains("an instance leaked")),
+        "{text}"
+    );
+    let again = replay(&defeated, failure.seed, shrunk.choices.clone(), MAX_STEPS).await;
+    assert_eq!(again.render(), shrunk.render());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_the_launch_cache_no_schedule_leaks_an_instance() {
+    if let Some(failure) = explore(guarded, seeds_from_env(0..64), MAX_STEPS).await {
+        let shrunk = shrink(&guarded, &failure, MAX_STEPS).await;
+        panic!("{}", report("karpenter_races", &failure, &shrunk));
+    }
+}
