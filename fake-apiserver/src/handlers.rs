@@ -105,6 +105,8 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         warnings: Default::default(),
     };
     let result = match verb {
+        "create" if info.review => call.review(body),
+        _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
         "get" => call.get(),
         "list" => call.list(),
         "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
@@ -264,6 +266,27 @@ impl Call<'_> {
         )?;
         self.warnings.borrow_mut().extend(warnings);
         self.object_response(StatusCode::CREATED, created)
+    }
+
+    /// A review (`authorization.k8s.io`): the server authorizes everything, so every access
+    /// review is allowed and a rules review lists every verb on everything. Nothing is stored.
+    fn review(&self, body: Bytes) -> Result<Response, ApiError> {
+        let mut review = parse_body(self.headers, &body)?;
+        check_type_meta(self.info, &mut review)?;
+        let status = if self.info.kind == "SelfSubjectRulesReview" {
+            json!({
+                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+                "incomplete": false
+            })
+        } else {
+            json!({"allowed": true, "reason": "the fake API server authorizes every request"})
+        };
+        review["status"] = status;
+        if !review["metadata"].is_object() {
+            review["metadata"] = json!({});
+        }
+        Ok(value_response(StatusCode::CREATED, &review))
     }
 
     /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.

@@ -1003,6 +1003,30 @@ fn generate_builtin_library() -> BuiltinLibrary {
             "MutatingWebhookConfiguration",
             admissionregistration::v1::MutatingWebhookConfiguration
         ),
+        (
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectAccessReview",
+            k8s_openapi::api::authorization::v1::SelfSubjectAccessReview
+        ),
+        (
+            "authorization.k8s.io",
+            "v1",
+            "SelfSubjectRulesReview",
+            k8s_openapi::api::authorization::v1::SelfSubjectRulesReview
+        ),
+        (
+            "authorization.k8s.io",
+            "v1",
+            "SubjectAccessReview",
+            k8s_openapi::api::authorization::v1::SubjectAccessReview
+        ),
+        (
+            "authorization.k8s.io",
+            "v1",
+            "LocalSubjectAccessReview",
+            k8s_openapi::api::authorization::v1::LocalSubjectAccessReview
+        ),
         ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
         (
             "rbac.authorization.k8s.io",

@@ -14,11 +14,27 @@ pub(crate) fn serve(server: &FakeApiServer, path: &str, headers: &HeaderMap) -> 
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
-        if !crate::openapi::v2_accepts_json(accept) {
-            return ApiError::new(406, "NotAcceptable", "only application/json is served")
-                .into_response();
-        }
-        return value_response(StatusCode::OK, &crate::openapi::v2_document(&resources));
+        // client-go (kubectl) asks for the gnostic protobuf form only.
+        return match crate::openapi::v2_encoding(accept) {
+            Some(crate::openapi::V2Encoding::Json) => {
+                value_response(StatusCode::OK, &crate::openapi::v2_document(&resources))
+            }
+            Some(crate::openapi::V2Encoding::Protobuf) => (
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    crate::openapi::V2_PROTOBUF_CONTENT_TYPE,
+                )],
+                crate::openapi::v2_protobuf(&resources),
+            )
+                .into_response(),
+            None => ApiError::new(
+                406,
+                "NotAcceptable",
+                "only application/json and application/com.github.proto-openapi.spec.v2.v1.0+protobuf are served",
+            )
+            .into_response(),
+        };
     }
     let rest = path.trim_start_matches("/openapi/v3").trim_matches('/');
     if rest.is_empty() {

@@ -153,6 +153,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                             })
                             .unwrap_or_default(),
                         tracks_generation: true,
+                        review: false,
                     })
                 })
                 .collect()

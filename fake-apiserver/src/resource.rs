@@ -33,6 +33,9 @@ pub struct ResourceInfo {
     pub additional_printer_columns: Vec<Value>,
     /// For custom resources: the CRD's `selectableFields` JSON paths for this version.
     pub selectable_fields: Vec<String>,
+    /// A review API (`authorization.k8s.io` access reviews): only `create`, answered and never
+    /// stored.
+    pub review: bool,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
 }
@@ -54,6 +57,9 @@ impl ResourceInfo {
 
     /// The verbs the resource supports, as discovery lists them.
     pub fn verbs(&self) -> Vec<&'static str> {
+        if self.review {
+            return vec!["create"];
+        }
         vec![
             "create",
             "delete",
@@ -79,6 +85,18 @@ type BuiltinRow = (
     &'static [&'static str],
     &'static [&'static str],
 );
+
+/// The access review kinds: (kind, plural, namespaced).
+const REVIEWS: &[(&str, &str, bool)] = &[
+    ("SelfSubjectAccessReview", "selfsubjectaccessreviews", false),
+    ("SelfSubjectRulesReview", "selfsubjectrulesreviews", false),
+    ("SubjectAccessReview", "subjectaccessreviews", false),
+    (
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+    ),
+];
 
 const BUILTINS: &[BuiltinRow] = &[
     (
@@ -505,8 +523,23 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     additional_printer_columns: Vec::new(),
                     selectable_fields: Vec::new(),
                     tracks_generation,
+                    review: false,
                 }
             },
+        )
+        .chain(
+            REVIEWS
+                .iter()
+                .map(|&(kind, plural, namespaced)| ResourceInfo {
+                    group: "authorization.k8s.io".into(),
+                    version: "v1".into(),
+                    kind: kind.into(),
+                    plural: plural.into(),
+                    singular: kind.to_lowercase(),
+                    namespaced,
+                    review: true,
+                    ..Default::default()
+                }),
         )
         .collect()
 }

@@ -245,6 +245,21 @@ async fn pods_are_bound_through_the_binding_subresource() {
 }
 
 #[tokio::test]
+async fn access_reviews_are_allowed_and_not_stored() {
+    use k8s_openapi::api::authorization::v1::SelfSubjectAccessReview;
+    let server = FakeApiServer::new();
+    let api: Api<SelfSubjectAccessReview> = Api::all(server.client());
+    let review: SelfSubjectAccessReview = serde_json::from_value(json!({
+        "spec": {"resourceAttributes": {"verb": "delete", "resource": "pods", "namespace": "default"}}
+    }))
+    .unwrap();
+    let answered = api.create(&PostParams::default(), &review).await.unwrap();
+    assert!(answered.status.unwrap().allowed);
+    let (code, reason) = status_code(api.list(&ListParams::default()).await.unwrap_err());
+    assert_eq!((code, reason.as_str()), (405, "MethodNotAllowed"));
+}
+
+#[tokio::test]
 async fn lists_select_and_page_consistently() {
     let server = FakeApiServer::new();
     let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
