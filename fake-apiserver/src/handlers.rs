@@ -91,9 +91,9 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     if let Err(e) = server.admit(&request_info).await {
         return e.into_response();
     }
-    let body = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    let body = match read_body(body).await {
         Ok(b) => b,
-        Err(_) => return ApiError::too_large(MAX_BODY_BYTES).into_response(),
+        Err(e) => return e.into_response(),
     };
     let call = Call {
         server: &server,
@@ -125,6 +125,35 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
             e.into_response()
         }
     }
+}
+
+/// How much of an oversized body is read (and dropped) before answering 413, so that a client
+/// still sending gets the answer rather than a broken connection.
+const MAX_DRAINED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
+async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut collected = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("reading the body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > MAX_DRAINED_BYTES {
+            break;
+        }
+        if seen <= MAX_BODY_BYTES {
+            collected.extend_from_slice(&data);
+        }
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    Ok(collected.freeze())
 }
 
 fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static str, ApiError> {
