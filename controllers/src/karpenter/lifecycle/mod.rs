@@ -121,18 +121,10 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
         finalizers.push(TERMINATION_FINALIZER.to_string());
         // JSON merge patch without a resourceVersion, as upstream (spec §6.2).
         let body = json!({"metadata": {"finalizers": finalizers}});
-        match api
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
-            .await
-        {
-            Ok(patched) => {
-                ctx.read_own_writes
-                    .wrote(&name, patched.resource_version().as_deref());
-                nodeclaim = patched;
-            }
+        match patch(ctx, &api, &name, Target::Object, &body).await {
+            Ok(patched) => nodeclaim = patched,
             Err(e) => {
-                return ignore_not_found(vec![Error::api("adding termination finalizer", e)])
-                    .map_or(Ok(Pass::Finished(Outcome::Done)), Err)
+                return ignore_not_found(vec![e]).map_or(Ok(Pass::Finished(Outcome::Done)), Err)
             }
         }
     }
@@ -165,38 +157,15 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
         let stored_json = to_json(&stored)?;
         let new_json = to_json(&nodeclaim)?;
         // Metadata (and spec) first, then status: two writes, as upstream (spec §6.3).
-        if let Some(body) = merge_diff(
-            &pick(&stored_json, &["metadata", "spec"]),
-            &pick(&new_json, &["metadata", "spec"]),
-        ) {
-            match api
-                .patch(&name, &PatchParams::default(), &Patch::Merge(&body))
-                .await
-            {
-                Ok(patched) => ctx
-                    .read_own_writes
-                    .wrote(&name, patched.resource_version().as_deref()),
-                Err(e) => {
-                    errors.push(Error::api("patching nodeclaim", e));
-                    return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
-                }
-            }
-        }
-        if let Some(body) = merge_diff(
-            &pick(&stored_json, &["status"]),
-            &pick(&new_json, &["status"]),
-        ) {
-            match api
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
-                .await
-            {
-                Ok(patched) => ctx
-                    .read_own_writes
-                    .wrote(&name, patched.resource_version().as_deref()),
-                Err(e) => {
-                    errors.push(Error::api("patching nodeclaim status", e));
-                    return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
-                }
+        for target in [Target::Object, Target::Status] {
+            let fields = target.fields();
+            let Some(body) = merge_diff(&pick(&stored_json, fields), &pick(&new_json, fields))
+            else {
+                continue;
+            };
+            if let Err(e) = patch(ctx, &api, &name, target, &body).await {
+                errors.push(e);
+                return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
             }
         }
     }
@@ -204,6 +173,54 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
         0 => Ok(Pass::Finished(Outcome::min(results))),
         1 => Err(errors.remove(0)),
         _ => Err(Error::Multiple(errors)),
+    }
+}
+
+/// Which endpoint a NodeClaim patch goes to.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// The object: metadata and spec.
+    Object,
+    /// The status subresource.
+    Status,
+}
+
+impl Target {
+    fn fields(self) -> &'static [&'static str] {
+        match self {
+            Target::Object => &["metadata", "spec"],
+            Target::Status => &["status"],
+        }
+    }
+}
+
+/// A JSON merge patch (no resourceVersion, as upstream) whose returned version is recorded for
+/// the read-own-writes gate.
+async fn patch(
+    ctx: &Context,
+    api: &Api<NodeClaim>,
+    name: &str,
+    target: Target,
+    body: &serde_json::Value,
+) -> Result<NodeClaim, Error> {
+    let params = PatchParams::default();
+    let patched = match target {
+        Target::Object => api.patch(name, &params, &Patch::Merge(body)).await,
+        Target::Status => api.patch_status(name, &params, &Patch::Merge(body)).await,
+    };
+    match patched {
+        Ok(obj) => {
+            ctx.read_own_writes
+                .wrote(name, obj.resource_version().as_deref());
+            Ok(obj)
+        }
+        Err(e) => Err(Error::api(
+            match target {
+                Target::Object => "patching nodeclaim",
+                Target::Status => "patching nodeclaim status",
+            },
+            e,
+        )),
     }
 }
 
