@@ -1,7 +1,7 @@
 //! Read-your-own-writes without holding a worker: the replacement for upstream's `time.Sleep(1s)`.
 //!
 //! Upstream sleeps one second after every changing pass "so that we are able to read our own
-//! writes [and] avoid duplicating metrics and log lines due to quick re-queues from our node
+//! writes \[and\] avoid duplicating metrics and log lines due to quick re-queues from our node
 //! watcher" (spec §4 step 4, §8.3). The sleep blocks a worker and does not even guarantee the
 //! cache caught up.
 //!
