@@ -122,6 +122,7 @@ async fn paced(
     all: &mut Vec<Figure>,
 ) -> Result<()> {
     let params = PostParams::default();
+    let watch = fixtures::Stopwatch::start();
     let start = Instant::now();
     let mut samples = Samples::with_capacity(EVENTS);
     for i in 0..EVENTS {
@@ -143,12 +144,14 @@ async fn paced(
             samples.push(d);
         }
     }
+    let cores = watch.run(samples.len() as u64).cores();
     emit(
         Figure::info(
             format!("{label}.paced_writes"),
             samples.len() as f64,
             "events",
-        ),
+        )
+        .cores(cores),
         all,
     );
     emit(
@@ -179,6 +182,7 @@ async fn burst(
     all: &mut Vec<Figure>,
 ) -> Result<()> {
     let before = tracker.completed.load(Ordering::Acquire);
+    let watch = fixtures::Stopwatch::start();
     let start = Instant::now();
     let writer = {
         let cms = cms.clone();
@@ -207,8 +211,9 @@ async fn burst(
         }
         let _ = tokio::time::timeout(Duration::from_millis(50), tracker.complete.notified()).await;
     }
-    let took = start.elapsed();
     let delivered = tracker.completed.load(Ordering::Acquire) - before;
+    let run = watch.run(delivered);
+    let took = run.wall;
     emit(
         Figure::info(
             format!("{label}.burst_writes"),
@@ -230,7 +235,8 @@ async fn burst(
             format!("{label}.burst_deliveries"),
             rate(delivered * u64::from(WATCHERS), took),
             "events/s",
-        ),
+        )
+        .cores(run.cores()),
         all,
     );
     emit(

@@ -51,6 +51,15 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
             ),
             all,
         );
+        let stored = server
+            .get_object("v1", "configmaps", Some("mem"), "cm-000000")
+            .map(|cm| serde_json::to_vec(&cm).map(|b| b.len()))
+            .transpose()?
+            .unwrap_or_default();
+        emit(
+            Figure::info("memory.object_json", stored as f64, "bytes"),
+            all,
+        );
         if let Some(hwm) = fixtures::vm_hwm_bytes() {
             emit(Figure::info("memory.rss_peak", mib(hwm), "MiB"), all);
         }
