@@ -89,8 +89,8 @@ impl Figure {
 /// Prints the column header.
 pub fn print_header() {
     println!(
-        "{:<34} {:>12} {:<8} {:<12} {}",
-        "figure", "value", "unit", "target", "result"
+        "{:<34} {:>12} {:<8} {:<12} result",
+        "figure", "value", "unit", "target"
     );
 }
 
