@@ -75,6 +75,9 @@ mod tests {
         let t0 = clock.now();
         assert_eq!(clock.now(), t0);
         clock.advance(SignedDuration::from_secs(90));
-        assert_eq!(clock.now().duration_since(t0), SignedDuration::from_secs(90));
+        assert_eq!(
+            clock.now().duration_since(t0),
+            SignedDuration::from_secs(90)
+        );
     }
 }
