@@ -321,8 +321,26 @@ pub fn json_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
             }
             continue;
         }
-        let end = rest.find(['.', '[']).unwrap_or(rest.len());
-        current = current.get(&rest[..end])?;
+        // A field name runs to the next unescaped `.` or `[`; `\.` is a literal dot, as in
+        // `.metadata.labels.node\.kubernetes\.io/instance-type`.
+        let mut name = String::new();
+        let mut end = rest.len();
+        let mut chars = rest.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, escaped)) = chars.next() {
+                        name.push(escaped);
+                    }
+                }
+                '.' | '[' => {
+                    end = i;
+                    break;
+                }
+                _ => name.push(c),
+            }
+        }
+        current = current.get(name.as_str())?;
         rest = rest[end..].trim_start_matches('.');
     }
     Some(current)
@@ -466,6 +484,14 @@ mod tests {
         assert_eq!(json_path(&o, ".spec.xs[1]"), Some(&json!(2)));
         assert_eq!(json_path(&o, ".spec.nope"), None);
         assert_eq!(json_path(&o, ".spec.xs[9]"), None);
+        let labelled = json!({"metadata": {"labels": {"node.kubernetes.io/instance-type": "m5"}}});
+        assert_eq!(
+            json_path(
+                &labelled,
+                r".metadata.labels.node\.kubernetes\.io/instance-type"
+            ),
+            Some(&json!("m5"))
+        );
     }
 
     #[test]
