@@ -11,6 +11,10 @@
 //! - its reconcile: [`lifecycle::reconcile`] (and [`status_controller::reconcile`]);
 //! - its context: [`context::Context`] (and [`status_controller::StatusContext`]).
 //!
+//! Two counterparts run beside it: [`rollout`] resynthesizes a Synthesizer's compositions one
+//! per `rolloutCooldown` after it changes, and [`slice_cleanup`] deletes ResourceSlices no
+//! composition references any more.
+//!
 //! [`wiring`] puts them into `kube::runtime::Controller` for production (failed reconciles are
 //! retried with per-object backoff and reported as Warning Events); [`executor`] is the in-pod
 //! `synthesize` program that completes a synthesis; [`kubelet_standin`] runs synthesizer pods
@@ -32,7 +36,9 @@ pub mod kubelet_standin;
 pub mod lifecycle;
 pub mod metrics;
 pub mod pod_template;
+pub mod rollout;
 pub mod should_delete;
+pub mod slice_cleanup;
 pub mod status_controller;
 pub mod synthesis_state;
 pub mod types;

@@ -211,13 +211,16 @@ pub struct ResourceKind {
     pub kind: String,
 }
 
-/// The Synthesizer's status (reserved; nothing in this port writes it yet).
+/// The Synthesizer's status, written by the rollout controller ([`super::rollout`]).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SynthesizerStatus {
     /// When the rollout controller last started resynthesizing compositions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_rollout_time: Option<Time>,
+    /// The Synthesizer generation that has been rolled out to every composition using it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub current_generation: i64,
 }
 
 /// A chunk of a synthesis's output: the manifests the reconciler applies.

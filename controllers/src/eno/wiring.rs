@@ -1,7 +1,10 @@
-//! Production wiring: the lifecycle and status controllers in `kube::runtime::Controller`.
+//! Production wiring: the lifecycle, status, rollout and slice cleanup controllers in
+//! `kube::runtime::Controller`.
 //!
 //! What is watched and how events map to keys are plain functions here
-//! ([`pod_to_composition`], [`pod_watch_config`]), so the race harness can use the same
+//! ([`pod_to_composition`], [`pod_watch_config`]) and in the controllers' modules
+//! ([`super::rollout::composition_to_synthesizer`],
+//! [`super::slice_cleanup::slices_of_composition`]), so the race harness can use the same
 //! mappings with its own scheduler and hand-fed stores.
 
 use std::collections::HashMap;
@@ -20,8 +23,10 @@ use tracing::{info, warn};
 
 use super::context::{label, Config, Context};
 use super::metrics::Metrics;
+use super::rollout::{self, RolloutContext};
+use super::slice_cleanup::{self, SliceCleanupContext};
 use super::status_controller::{self, StatusContext};
-use super::types::{Composition, Synthesizer};
+use super::types::{Composition, ResourceSlice, Synthesizer};
 use super::{lifecycle, Error};
 use super::{
     LABEL_COMPOSITION_NAME, LABEL_COMPOSITION_NAMESPACE, LABEL_MANAGED_BY, MANAGED_BY_ENO,
@@ -108,8 +113,8 @@ fn object_key<K: Resource>(obj: &K) -> String {
 }
 
 impl EnoControllers {
-    /// Run the lifecycle controller, its status controller and the Synthesizer cache until
-    /// `shutdown` completes. `readiness` is set once every cache has synced.
+    /// Run the lifecycle controller, its status controller, the rollout and slice cleanup
+    /// controllers and their caches until `shutdown` completes. `readiness` is set once every cache has synced.
     pub async fn run(self, shutdown: Shutdown, readiness: Readiness) {
         self.run_parts(shutdown, readiness, true).await
     }
@@ -153,8 +158,25 @@ impl EnoControllers {
         )
         .default_backoff()
         .reflect(syn_writer)
-        .applied_objects()
-        .for_each(|_| future::ready(()));
+        .applied_objects();
+        let (slices, slice_writer) = reflector::store::<ResourceSlice>();
+        let slice_stream = watcher(
+            Api::<ResourceSlice>::all(self.client.clone()),
+            watcher::Config::default(),
+        )
+        .default_backoff()
+        .reflect(slice_writer)
+        .touched_objects();
+        // The rollout and slice cleanup controllers are triggered by composition events too;
+        // each has its own watch (the lifecycle controller's stream feeds one consumer).
+        let comp_trigger = || {
+            watcher(
+                Api::<Composition>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .default_backoff()
+            .applied_objects()
+        };
 
         let ctx = Arc::new(Context {
             client: self.client.clone(),
@@ -171,6 +193,18 @@ impl EnoControllers {
             pods: status_pods.clone(),
             compositions: compositions.clone(),
         });
+        let rollout_ctx = Arc::new(RolloutContext {
+            client: self.client.clone(),
+            synthesizers: synthesizers.clone(),
+            compositions: compositions.clone(),
+            clock: self.clock.clone(),
+        });
+        let slice_ctx = Arc::new(SliceCleanupContext {
+            client: self.client.clone(),
+            slices: slices.clone(),
+            compositions: compositions.clone(),
+            clock: self.clock.clone(),
+        });
 
         let recorder = Recorder::new(
             self.client.clone(),
@@ -181,6 +215,8 @@ impl EnoControllers {
         );
         let lifecycle_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
         let status_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
+        let rollout_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
+        let slice_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
 
         let lifecycle_controller = {
             let on_ok = lifecycle_backoff.clone();
@@ -242,11 +278,77 @@ impl EnoControllers {
                 )
                 .for_each(|_| future::ready(()))
         };
+        let rollout_controller = {
+            let on_ok = rollout_backoff.clone();
+            let on_err = rollout_backoff.clone();
+            Controller::for_stream(syn_stream, synthesizers.clone())
+                .watches_stream(comp_trigger(), |comp| {
+                    rollout::composition_to_synthesizer(&comp)
+                })
+                .graceful_shutdown_on(shutdown.clone())
+                .run(
+                    move |syn, ctx| {
+                        let backoff = on_ok.clone();
+                        async move {
+                            let key = object_key(syn.as_ref());
+                            let result = rollout::reconcile(syn, ctx).await;
+                            if result.is_ok() {
+                                backoff.reset(&key);
+                            }
+                            result
+                        }
+                    },
+                    move |syn, error, _ctx| {
+                        error_policy(
+                            &on_err,
+                            "rolloutController",
+                            &object_key(syn.as_ref()),
+                            error,
+                        )
+                    },
+                    rollout_ctx,
+                )
+                .for_each(|_| future::ready(()))
+        };
+        let slice_cleanup_controller = {
+            let on_ok = slice_backoff.clone();
+            let on_err = slice_backoff.clone();
+            let slice_cache = slices.clone();
+            Controller::for_stream(slice_stream, slices.clone())
+                .watches_stream(comp_trigger(), move |comp| {
+                    slice_cleanup::slices_of_composition(&comp, &slice_cache)
+                })
+                .graceful_shutdown_on(shutdown.clone())
+                .run(
+                    move |slice, ctx| {
+                        let backoff = on_ok.clone();
+                        async move {
+                            let key = object_key(slice.as_ref());
+                            let result = slice_cleanup::reconcile(slice, ctx).await;
+                            if result.is_ok() {
+                                backoff.reset(&key);
+                            }
+                            result
+                        }
+                    },
+                    move |slice, error, _ctx| {
+                        error_policy(
+                            &on_err,
+                            "resourceSliceCleanupController",
+                            &object_key(slice.as_ref()),
+                            error,
+                        )
+                    },
+                    slice_ctx,
+                )
+                .for_each(|_| future::ready(()))
+        };
         let ready = async move {
             let synced = futures::try_join!(
                 compositions.wait_until_ready(),
                 pods.wait_until_ready(),
                 synthesizers.wait_until_ready(),
+                slices.wait_until_ready(),
                 async {
                     match with_status_controller {
                         true => status_pods.wait_until_ready().await,
@@ -262,7 +364,6 @@ impl EnoControllers {
         };
         let caches = async {
             tokio::select! {
-                _ = syn_stream => {}
                 _ = ready => {}
                 _ = shutdown.clone() => {}
             }
@@ -273,7 +374,14 @@ impl EnoControllers {
                 status_controller.await;
             }
         };
-        future::join3(lifecycle_controller, status_controller, caches).await;
+        future::join5(
+            lifecycle_controller,
+            status_controller,
+            rollout_controller,
+            slice_cleanup_controller,
+            caches,
+        )
+        .await;
         info!("eno controllers stopped");
     }
 }
