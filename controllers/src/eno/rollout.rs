@@ -13,6 +13,10 @@
 //! Reads go through the context's reflector stores; the race harness drives
 //! [`reconcile`] through [`RolloutContext`] and [`composition_to_synthesizer`].
 //!
+//! `lastRolloutTime` is a `metav1.Time`, which (in Go as here) is stored in whole seconds, so a
+//! step taken on some other event may come up to a second before `cooldown` has fully passed;
+//! the requeue after a step is the full cooldown.
+//!
 //! Deliberate changes from upstream, each commented where it is made: compositions are visited
 //! in namespace/name order rather than upstream's broken shuffle, and a conflict on the
 //! composition update is retried from the cache with upstream's `retry.DefaultBackoff` steps.
@@ -200,12 +204,10 @@ async fn reconcile_synthesizer(
             .map_err(Error::api("updating synthesizer's current generation"))?;
         // The log makes no sense if nothing was rolled out.
         if !comps.is_empty() {
-            let latency_ms = previous
-                .map(|t| now.duration_since(t.0).as_millis())
-                .unwrap_or_default();
+            let latency_ms = previous.map(|t| now.duration_since(t.0).as_millis() as i64);
             info!(
                 synthesizerGeneration = syn_generation,
-                latency = latency_ms as i64,
+                latency = latency_ms,
                 "finished rolling out latest synthesizer version"
             );
         }
