@@ -211,7 +211,7 @@ pub struct ResourceKind {
     pub kind: String,
 }
 
-/// The Synthesizer's status, written by the rollout controller ([`super::rollout`]).
+/// The Synthesizer's status, written by the rollout controller.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SynthesizerStatus {
