@@ -445,6 +445,33 @@ mod tests {
         assert_eq!(decide(&slice, comp.as_ref(), at(age_s)), expected);
     }
 
+    #[test]
+    fn composition_events_map_to_the_slices_it_controls() {
+        use kube::runtime::reflector;
+        use kube::runtime::watcher::Event;
+        let (store, mut writer) = reflector::store::<ResourceSlice>();
+        let mut other_owner = slice("b-other-owner", 0);
+        other_owner.metadata.owner_references.as_mut().unwrap()[0].name = "other".into();
+        let mut other_namespace = slice("c-other-namespace", 0);
+        other_namespace.metadata.namespace = Some("elsewhere".into());
+        let mut not_controller = slice("d-not-controller", 0);
+        not_controller.metadata.owner_references.as_mut().unwrap()[0].controller = None;
+        for s in [
+            slice("z-ours", 0),
+            slice("a-ours", 0),
+            other_owner,
+            other_namespace,
+            not_controller,
+        ] {
+            writer.apply_watcher_event(&Event::Apply(s));
+        }
+        let names: Vec<String> = slices_of_composition(&comp(C::default()), &store)
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        assert_eq!(names, ["a-ours", "z-ours"]);
+    }
+
     #[rstest]
     #[case::with_finalizer(true, SliceDecision::ReleaseFinalizer)]
     #[case::without_finalizer(false, SliceDecision::Keep)]
