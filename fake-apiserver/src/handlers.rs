@@ -390,6 +390,8 @@ impl Call<'_> {
         let target = self.target();
         let dry_run = is_dry_run(self.query);
         let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        // Decoding needs nothing stored, so it runs before the store is locked.
+        decode_object(self.info, &mut object, validation, &ctx)?;
         let outcome = commit(
             self.server,
             dry_run,
@@ -400,7 +402,7 @@ impl Call<'_> {
                 let current = current.ok_or_else(|| {
                     ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                 })?;
-                update_with(&ctx, &current, object, validation, target)
+                update_with(&ctx, &current, object, target)
             },
         )?;
         if !dry_run {
@@ -454,7 +456,8 @@ impl Call<'_> {
                         self.name()
                     )));
                 }
-                update_with(&ctx, &current, patched, validation, target)
+                decode_object(self.info, &mut patched, validation, &ctx)?;
+                update_with(&ctx, &current, patched, target)
             },
         )?;
         if !dry_run {
@@ -658,16 +661,15 @@ fn decode_object(
     kind_rules::on_decode(info, object)
 }
 
-/// The write path every update shares (PUT, PATCH, replacing a loaded manifest): decoding, the
-/// custom resource schema, per-kind rules, then the update rules against what is stored.
+/// The write path every update shares (PUT, PATCH, replacing a loaded manifest), after the body
+/// was decoded ([`decode_object`]): the custom resource schema, per-kind rules, then the update
+/// rules against what is stored.
 fn update_with(
     ctx: &WriteContext<'_>,
     current: &Value,
     mut object: Value,
-    validation: FieldValidation,
     target: UpdateTarget,
 ) -> Result<Mutation, ApiError> {
-    decode_object(ctx.info, &mut object, validation, ctx)?;
     finish_custom_object(ctx.info, &mut object)?;
     finish_builtin_object(ctx.info, &mut object, ctx.now)?;
     strip_type_meta(ctx.info, &mut object);
@@ -1048,6 +1050,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
     check_type_meta(&info, &mut object)?;
     check_namespace(&info, namespace.as_deref(), &mut object)?;
     let ns = namespace.unwrap_or_default();
+    decode_object(&info, &mut object, FieldValidation::Warn, &ctx)?;
     let outcome = server.shared.store.mutate(&key, &ns, &name, |current| {
         let current =
             current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, &name))?;
@@ -1058,13 +1061,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
                 json!(crate::store::resource_version_of(&current)),
             );
         }
-        update_with(
-            &ctx,
-            &current,
-            object,
-            FieldValidation::Warn,
-            UpdateTarget::Main,
-        )
+        update_with(&ctx, &current, object, UpdateTarget::Main)
     })?;
     after_write(server, &info, &outcome.object, outcome.event);
     let mut object = outcome.object;

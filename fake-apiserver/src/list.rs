@@ -152,6 +152,32 @@ impl ListRequest {
         self.labels.is_some() || self.fields.is_some()
     }
 
+    /// Whether a stored object passes the selectors. With only a label selector, just the labels
+    /// are decoded.
+    pub fn matches_bytes(&self, bytes: &[u8]) -> bool {
+        if self.fields.is_none() {
+            #[derive(serde::Deserialize)]
+            struct Meta {
+                #[serde(default)]
+                labels: Option<serde_json::Map<String, Value>>,
+            }
+            #[derive(serde::Deserialize)]
+            struct LabelsOnly {
+                metadata: Meta,
+            }
+            return match serde_json::from_slice::<LabelsOnly>(bytes) {
+                Ok(o) => self
+                    .labels
+                    .as_ref()
+                    .is_none_or(|s| s.matches(o.metadata.labels.as_ref())),
+                Err(_) => false,
+            };
+        }
+        serde_json::from_slice::<Value>(bytes)
+            .map(|object| self.matches(&object))
+            .unwrap_or(false)
+    }
+
     /// Whether an object passes the selectors.
     pub fn matches(&self, object: &Value) -> bool {
         let labels_ok = self
@@ -225,13 +251,8 @@ pub fn serve(
         if after.as_ref().is_some_and(|a| k <= a) {
             continue;
         }
-        if selecting {
-            let Ok(object) = serde_json::from_slice::<Value>(bytes) else {
-                continue;
-            };
-            if !request.matches(&object) {
-                continue;
-            }
+        if selecting && !request.matches_bytes(bytes) {
+            continue;
         }
         if request.limit.is_some_and(|l| page.len() >= l) {
             more = true;

@@ -483,36 +483,47 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
 
 /// Whether two versions of an object differ outside `resourceVersion` and `managedFields`.
 fn content_equal(a: &Value, b: &Value) -> bool {
-    let strip = |v: &Value| {
-        let mut v = v.clone();
-        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-            m.remove("managedFields");
-        }
-        v
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
     };
-    strip(a) == strip(b)
+    let ignored_meta = |k: &String| !matches!(k.as_str(), "resourceVersion" | "managedFields");
+    let same_meta = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
+        (Some(x), Some(y)) => maps_equal_where(x, y, ignored_meta),
+        _ => x == y,
+    };
+    a.len() == b.len()
+        && a.iter().all(|(k, v)| match b.get(k) {
+            Some(w) if k == "metadata" => same_meta(v, w),
+            Some(w) => v == w,
+            None => false,
+        })
+}
+
+/// Whether two maps agree on every key `keep` selects, without copying them.
+fn maps_equal_where(
+    a: &Map<String, Value>,
+    b: &Map<String, Value>,
+    keep: impl Fn(&String) -> bool,
+) -> bool {
+    let selected = |m: &Map<String, Value>| m.keys().filter(|k| keep(k)).count();
+    selected(a) == selected(b)
+        && a.iter()
+            .filter(|(k, _)| keep(k))
+            .all(|(k, v)| b.get(k) == Some(v))
 }
 
 /// The generation rule: any change outside `metadata` (and `status`, which a status subresource
 /// owns) is a spec change.
 fn spec_changed(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
-    let relevant = |v: &Value| -> Map<String, Value> {
-        v.as_object()
-            .map(|o| {
-                o.iter()
-                    .filter(|(k, _)| {
-                        let owned_elsewhere =
-                            matches!(k.as_str(), "metadata" | "apiVersion" | "kind")
-                                || (info.has_status && k.as_str() == "status");
-                        !owned_elsewhere
-                    })
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+    let spec_key = |k: &String| {
+        let owned_elsewhere = matches!(k.as_str(), "metadata" | "apiVersion" | "kind")
+            || (info.has_status && k.as_str() == "status");
+        !owned_elsewhere
     };
-    relevant(old) != relevant(new)
+    match (old.as_object(), new.as_object()) {
+        (Some(old), Some(new)) => !maps_equal_where(old, new, spec_key),
+        _ => old != new,
+    }
 }
 
 /// ConfigMaps and Secrets marked `immutable` refuse changes to their data.

@@ -543,6 +543,14 @@ pub(crate) fn discovery_for_path(
     path: &str,
 ) -> Option<Result<Value, ApiError>> {
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // Only the three discovery shapes need the resource list; every resource request passes
+    // through here, so it is not built for them.
+    if !matches!(
+        segments.as_slice(),
+        ["api", _] | ["apis", _] | ["apis", _, _]
+    ) {
+        return None;
+    }
     let resources = server.resources();
     let found = match segments.as_slice() {
         ["api", version] => discovery::api_resource_list(&resources, "", version),

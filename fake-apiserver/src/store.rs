@@ -239,15 +239,17 @@ impl Store {
             None => None,
         };
         let current_rv = current.as_ref().map(resource_version_of);
-        match decide(current.clone())? {
+        let existed = current.is_some();
+        match decide(current)? {
             Mutation::Unchanged(object) => Ok(Outcome {
                 object,
                 event: None,
             }),
             Mutation::Put(mut object) => {
-                if let (Some(old), Some(rv)) = (&current, &current_rv) {
+                if let (Some(old), Some(rv)) = (&current_bytes, &current_rv) {
+                    // Identical to what is stored: no new revision, no event.
                     set_resource_version(&mut object, rv);
-                    if &object == old {
+                    if encode(&object)? == *old {
                         return Ok(Outcome {
                             object,
                             event: None,
@@ -263,7 +265,7 @@ impl Store {
                     .entry(resource.to_string())
                     .or_default()
                     .insert(key, bytes.clone());
-                let event_type = if current.is_some() {
+                let event_type = if existed {
                     EventType::Modified
                 } else {
                     EventType::Added
@@ -286,7 +288,10 @@ impl Store {
                 })
             }
             Mutation::Finalize(mut response) => {
-                let Some(last) = current else {
+                let Some(last) = current_bytes
+                    .as_deref()
+                    .and_then(|b| serde_json::from_slice::<Value>(b).ok())
+                else {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 };
                 if let Some(rv) = &current_rv {
@@ -299,7 +304,7 @@ impl Store {
                 })
             }
             Mutation::Delete(last) => {
-                if current.is_none() {
+                if !existed {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 }
                 let last = self.remove(&mut inner, resource, key, last, current_bytes)?;
@@ -512,7 +517,9 @@ impl Store {
 
 fn encode(object: &Value) -> Result<Bytes, ApiError> {
     serde_json::to_vec(object)
-        .map(Bytes::from)
+        // An exact-size copy: `to_vec` grows its buffer by doubling, and the spare capacity
+        // would stay allocated for as long as the object is stored.
+        .map(|v| Bytes::copy_from_slice(&v))
         .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))
 }
 

@@ -219,12 +219,7 @@ fn event_line(event_type: &str, object: &[u8]) -> Bytes {
 
 impl WatchSpec {
     fn passes(&self, bytes: &[u8]) -> bool {
-        if !self.filter.has_selector() {
-            return true;
-        }
-        serde_json::from_slice::<Value>(bytes)
-            .map(|object| self.filter.matches(&object))
-            .unwrap_or(false)
+        !self.filter.has_selector() || self.filter.matches_bytes(bytes)
     }
 
     fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {
