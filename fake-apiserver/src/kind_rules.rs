@@ -151,7 +151,7 @@ pub fn validate_create(info: &ResourceInfo, object: &Value) -> Result<(), ApiErr
 pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value) -> Result<(), ApiError> {
     let mut causes = Vec::new();
     if is(info, "", "Pod") {
-        if mutable_pod_spec(&old["spec"]) != mutable_pod_spec(&new["spec"]) {
+        if !same_immutable_pod_spec(&old["spec"], &new["spec"]) {
             causes.push(cause(
                 "FieldValueForbidden",
                 "spec",
@@ -164,27 +164,54 @@ pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value) -> Result<
     invalid(info, new, causes)
 }
 
-/// A pod spec with the fields an update may change blanked out.
-fn mutable_pod_spec(spec: &Value) -> Value {
-    let mut spec = spec.clone();
-    if let Some(obj) = spec.as_object_mut() {
-        for key in [
-            "activeDeadlineSeconds",
-            "tolerations",
-            "terminationGracePeriodSeconds",
-            "schedulingGates",
-        ] {
-            obj.remove(key);
-        }
-        for list in ["containers", "initContainers"] {
-            if let Some(cs) = obj.get_mut(list).and_then(Value::as_array_mut) {
-                for c in cs.iter_mut().filter_map(Value::as_object_mut) {
-                    c.remove("image");
-                }
-            }
-        }
+/// Whether two pod specs agree on every field a pod update may not change (compared in place:
+/// this runs on every pod write).
+fn same_immutable_pod_spec(old: &Value, new: &Value) -> bool {
+    const MUTABLE: [&str; 4] = [
+        "activeDeadlineSeconds",
+        "tolerations",
+        "terminationGracePeriodSeconds",
+        "schedulingGates",
+    ];
+    let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
+        return old == new;
+    };
+    let keys = |m: &serde_json::Map<String, Value>| {
+        m.keys().filter(|k| !MUTABLE.contains(&k.as_str())).count()
+    };
+    if keys(old) != keys(new) {
+        return false;
     }
-    spec
+    old.iter()
+        .filter(|(k, _)| !MUTABLE.contains(&k.as_str()))
+        .all(|(k, v)| match (k.as_str(), new.get(k)) {
+            (_, None) => false,
+            ("containers" | "initContainers", Some(w)) => same_containers_but_image(v, w),
+            (_, Some(w)) => v == w,
+        })
+}
+
+/// Whether two container lists are equal apart from each container's `image`.
+fn same_containers_but_image(old: &Value, new: &Value) -> bool {
+    let (Some(old), Some(new)) = (old.as_array(), new.as_array()) else {
+        return old == new;
+    };
+    old.len() == new.len()
+        && old
+            .iter()
+            .zip(new)
+            .all(|(a, b)| match (a.as_object(), b.as_object()) {
+                (Some(a), Some(b)) => {
+                    let without_image = |m: &serde_json::Map<String, Value>| {
+                        m.keys().filter(|k| k.as_str() != "image").count()
+                    };
+                    without_image(a) == without_image(b)
+                        && a.iter()
+                            .filter(|(k, _)| k.as_str() != "image")
+                            .all(|(k, v)| b.get(k) == Some(v))
+                }
+                _ => a == b,
+            })
 }
 
 fn check_pod_status(pod: &Value, causes: &mut Vec<StatusCause>) {

@@ -38,7 +38,8 @@ fn through<T>(object: &Value) -> Result<Value, serde_json::Error>
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
-    let typed: T = serde_json::from_value(object.clone())?;
+    // Deserializing from a reference avoids copying the whole tree first.
+    let typed = T::deserialize(object)?;
     serde_json::to_value(typed)
 }
 
