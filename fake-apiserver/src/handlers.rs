@@ -243,6 +243,46 @@ impl Call<'_> {
         response
     }
 
+    /// The object's name must be the URL's.
+    fn check_name(&self, object: &Value) -> Result<(), ApiError> {
+        let name = semantics::name_of(object);
+        if name == self.name() {
+            return Ok(());
+        }
+        Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            self.name()
+        )))
+    }
+
+    /// Writes the object at the URL, which must exist: `decide` gets what is stored and returns
+    /// the write. Answers with the result (or, for a dry run, what the result would be).
+    fn write_existing(
+        &self,
+        ctx: &WriteContext<'_>,
+        dry_run: bool,
+        decide: impl FnOnce(Value) -> Result<Mutation, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let outcome = commit(
+            self.server,
+            dry_run,
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                decide(current)
+            },
+        )?;
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
+        self.object_response(StatusCode::OK, outcome.object)
+    }
+
     fn get(&self) -> Result<Response, ApiError> {
         let bytes = self
             .server
@@ -377,13 +417,7 @@ impl Call<'_> {
     fn update(&self, body: Bytes) -> Result<Response, ApiError> {
         let mut object = parse_body(self.headers, &body)?;
         check_type_meta(self.info, &mut object)?;
-        let body_name = semantics::name_of(&object).to_string();
-        if body_name != self.name() {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({})",
-                self.name()
-            )));
-        }
+        self.check_name(&object)?;
         check_namespace(self.info, self.path.namespace.as_deref(), &mut object)?;
         let now = self.server.shared.now_string();
         let ctx = self.write_context(&now);
@@ -392,24 +426,9 @@ impl Call<'_> {
         let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
         // Decoding needs nothing stored, so it runs before the store is locked.
         decode_object(self.info, &mut object, validation, &ctx)?;
-        let outcome = commit(
-            self.server,
-            dry_run,
-            &self.key(),
-            self.namespace(),
-            self.name(),
-            |current| {
-                let current = current.ok_or_else(|| {
-                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
-                })?;
-                update_with(&ctx, &current, object, target)
-            },
-        )?;
-        if !dry_run {
-            after_write(self.server, self.info, &outcome.object, outcome.event);
-        }
-        self.warnings.borrow_mut().extend(ctx.warnings.take());
-        self.object_response(StatusCode::OK, outcome.object)
+        self.write_existing(&ctx, dry_run, |current| {
+            update_with(&ctx, &current, object, target)
+        })
     }
 
     fn patch(&self, body: Bytes) -> Result<Response, ApiError> {
@@ -428,43 +447,22 @@ impl Call<'_> {
         let target = self.target();
         let dry_run = is_dry_run(self.query);
         let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
-        let outcome = commit(
-            self.server,
-            dry_run,
-            &self.key(),
-            self.namespace(),
-            self.name(),
-            |current| {
-                let current = current.ok_or_else(|| {
-                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
-                })?;
-                let mut patched = current.clone();
-                add_type_meta(self.info, &mut patched);
-                crate::patch::apply_patch(
-                    patch_type,
-                    &mut patched,
-                    &patch,
-                    &self.info.group,
-                    &self.info.kind,
-                    self.info.custom,
-                )?;
-                check_type_meta(self.info, &mut patched)?;
-                let patched_name = semantics::name_of(&patched).to_string();
-                if patched_name != self.name() {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({patched_name}) does not match the name on the URL ({})",
-                        self.name()
-                    )));
-                }
-                decode_object(self.info, &mut patched, validation, &ctx)?;
-                update_with(&ctx, &current, patched, target)
-            },
-        )?;
-        if !dry_run {
-            after_write(self.server, self.info, &outcome.object, outcome.event);
-        }
-        self.warnings.borrow_mut().extend(ctx.warnings.take());
-        self.object_response(StatusCode::OK, outcome.object)
+        self.write_existing(&ctx, dry_run, |current| {
+            let mut patched = current.clone();
+            add_type_meta(self.info, &mut patched);
+            crate::patch::apply_patch(
+                patch_type,
+                &mut patched,
+                &patch,
+                &self.info.group,
+                &self.info.kind,
+                self.info.custom,
+            )?;
+            check_type_meta(self.info, &mut patched)?;
+            self.check_name(&patched)?;
+            decode_object(self.info, &mut patched, validation, &ctx)?;
+            update_with(&ctx, &current, patched, target)
+        })
     }
 
     fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
