@@ -49,12 +49,16 @@ pub const POD_NAMESPACE: &str = "eno";
 pub struct Guards {
     /// Step 14: list the synthesis' pods from the API server before creating one.
     pub live_pod_list: bool,
+    /// Every status write carries the cached `resourceVersion`, so a write from a stale copy
+    /// gets a 409 (spec §5.8, §7.2).
+    pub rv_checked_status_writes: bool,
 }
 
 impl Default for Guards {
     fn default() -> Self {
         Self {
             live_pod_list: true,
+            rv_checked_status_writes: true,
         }
     }
 }
@@ -84,6 +88,10 @@ pub struct EnoModel {
     queue: BTreeMap<(Controller, String, String), Timestamp>,
     /// Keeps the caches' lag realistic.
     lag: LagBound,
+    /// Whether the user has changed the composition's spec yet (once per run).
+    spec_updated: bool,
+    /// The newest synthesis the executor marked synthesized.
+    last_synthesized: Option<String>,
     /// The last action list handed out by `actions`.
     offered: Vec<Offer>,
     steps: usize,
@@ -96,6 +104,7 @@ enum Offer {
     Reconcile(Controller, String, String),
     KubeletStarts(String),
     ExecutorCompletes(String),
+    UserUpdatesSpec,
     AdvanceTo(Timestamp),
 }
 
@@ -145,10 +154,10 @@ impl EnoModel {
             LaggingCache::new(&server, pod_scope()),
             LaggingCache::new(&server, CacheScope::all("eno.azure.io/v1", "compositions")),
         );
-        let lifecycle_client = if guards.live_pod_list {
+        let lifecycle_client = if guards == Guards::default() {
             client.clone()
         } else {
-            cache_answered_pod_lists(&server, lifecycle_caches.1.store())
+            defeating_client(&server, lifecycle_caches.1.store(), guards)
         };
         let lifecycle_ctx = Arc::new(Context {
             client: lifecycle_client,
@@ -184,6 +193,8 @@ impl EnoModel {
             status_caches,
             queue,
             lag: LagBound::new(SignedDuration::from_secs(1)),
+            spec_updated: false,
+            last_synthesized: None,
             offered: Vec::new(),
             steps: 0,
             max_steps: 200,
@@ -265,43 +276,88 @@ async fn setup(client: &kube::Client, pod_timeout: Duration) {
         .expect("composition");
 }
 
-/// A client whose namespaced pod lists with a synthesis-uuid selector are answered from `cache`
-/// (the guard defeated); every other request goes to the server.
-fn cache_answered_pod_lists(server: &FakeApiServer, cache: Store<Pod>) -> kube::Client {
+/// A client that defeats the guards `guards` turns off, from the outside: a namespaced pod list
+/// with a synthesis-uuid selector is answered from `cache` (the live list becomes a cache read),
+/// and a composition status write gets the stored `resourceVersion` put in (so a write from a
+/// stale copy wins, as a merge patch without one would). Every other request goes to the server.
+fn defeating_client(server: &FakeApiServer, cache: Store<Pod>, guards: Guards) -> kube::Client {
+    let server = server.clone();
     let router = server.router();
     let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
         let router = router.clone();
         let cache = cache.clone();
+        let server = server.clone();
         async move {
+            let path = request.uri().path().to_string();
             let query = request.uri().query().unwrap_or_default().to_string();
             let is_uuid_list = request.method() == http::Method::GET
-                && request.uri().path() == format!("/api/v1/namespaces/{POD_NAMESPACE}/pods")
+                && path == format!("/api/v1/namespaces/{POD_NAMESPACE}/pods")
                 && query.contains("synthesis-uuid")
                 && !query.contains("watch");
-            if is_uuid_list {
-                let decoded = fake_apiserver::request::Query::parse(Some(&query));
-                let selector = decoded.get("labelSelector").unwrap_or_default().to_string();
-                let uuid = selector.split('=').nth(1).unwrap_or_default().to_string();
-                let items: Vec<Value> = cache
-                    .state()
-                    .iter()
-                    .filter(|p| p.labels().get(LABEL_SYNTHESIS_UUID) == Some(&uuid))
-                    .filter_map(|p| serde_json::to_value(p.as_ref()).ok())
-                    .collect();
-                let list = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": items});
-                let response = http::Response::builder()
-                    .status(200)
-                    .header("content-type", "application/json")
-                    .body(Body::from(serde_json::to_vec(&list).unwrap_or_default()))
-                    .unwrap_or_default();
-                return Ok::<_, std::convert::Infallible>(response);
+            if is_uuid_list && !guards.live_pod_list {
+                return Ok::<_, std::convert::Infallible>(pod_list_from(&cache, &query));
             }
             let (parts, body) = request.into_parts();
-            let request = http::Request::from_parts(parts, Body::new(body));
-            router.oneshot(request).await
+            let is_status_write = parts.method == http::Method::PUT
+                && path.contains("/compositions/")
+                && path.ends_with("/status");
+            let body = if is_status_write && !guards.rv_checked_status_writes {
+                let bytes = http_body_util::BodyExt::collect(body)
+                    .await
+                    .map(|c| c.to_bytes())
+                    .unwrap_or_default();
+                Body::from(with_stored_resource_version(&server, &path, &bytes))
+            } else {
+                Body::new(body)
+            };
+            router.oneshot(http::Request::from_parts(parts, body)).await
         }
     });
     kube::Client::new(service, "default")
+}
+
+/// A PodList of the cached pods carrying the selector's synthesis uuid.
+fn pod_list_from(cache: &Store<Pod>, query: &str) -> http::Response<Body> {
+    let decoded = fake_apiserver::request::Query::parse(Some(query));
+    let selector = decoded.get("labelSelector").unwrap_or_default().to_string();
+    let uuid = selector.split('=').nth(1).unwrap_or_default().to_string();
+    let items: Vec<Value> = cache
+        .state()
+        .iter()
+        .filter(|p| p.labels().get(LABEL_SYNTHESIS_UUID) == Some(&uuid))
+        .filter_map(|p| serde_json::to_value(p.as_ref()).ok())
+        .collect();
+    let list = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": items});
+    http::Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(&list).unwrap_or_default()))
+        .unwrap_or_default()
+}
+
+/// The body with `metadata.resourceVersion` replaced by what the server stores now.
+fn with_stored_resource_version(server: &FakeApiServer, path: &str, body: &[u8]) -> Vec<u8> {
+    let Ok(mut object) = serde_json::from_slice::<Value>(body) else {
+        return body.to_vec();
+    };
+    // .../namespaces/{ns}/compositions/{name}/status
+    let segments: Vec<&str> = path.split('/').collect();
+    let (Some(ns), Some(name)) = (
+        segments
+            .iter()
+            .position(|s| *s == "namespaces")
+            .and_then(|i| segments.get(i + 1)),
+        segments
+            .iter()
+            .position(|s| *s == "compositions")
+            .and_then(|i| segments.get(i + 1)),
+    ) else {
+        return body.to_vec();
+    };
+    if let Some(stored) = server.get_object("eno.azure.io/v1", "compositions", Some(ns), name) {
+        object["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"].clone();
+    }
+    serde_json::to_vec(&object).unwrap_or_else(|_| body.to_vec())
 }
 
 impl Model for EnoModel {
@@ -358,6 +414,9 @@ impl Model for EnoModel {
                 self.offered.push(Offer::ExecutorCompletes(name));
             }
         }
+        if !self.spec_updated {
+            self.offered.push(Offer::UserUpdatesSpec);
+        }
         if let Some(due) = next_due.map(|d| self.lag.cap(d)).filter(|d| *d > now) {
             self.offered.push(Offer::AdvanceTo(due));
         }
@@ -371,6 +430,7 @@ impl Model for EnoModel {
                 Offer::Reconcile(Controller::Status, ns, n) => format!("reconcile status {ns}/{n}"),
                 Offer::KubeletStarts(pod) => format!("kubelet starts {pod}"),
                 Offer::ExecutorCompletes(pod) => format!("executor {pod} completes"),
+                Offer::UserUpdatesSpec => "user changes the composition's spec".to_string(),
                 Offer::AdvanceTo(t) => format!("advance clock to {t}"),
             })
             .collect()
@@ -386,6 +446,22 @@ impl Model for EnoModel {
             Offer::Reconcile(controller, ns, name) => self.reconcile(controller, ns, name).await,
             Offer::KubeletStarts(pod) => self.start(&pod).await,
             Offer::ExecutorCompletes(pod) => self.complete(&pod).await,
+            Offer::UserUpdatesSpec => {
+                self.spec_updated = true;
+                let api: Api<Composition> = Api::namespaced(self.server.client(), "default");
+                let patch = json!({"spec": {"synthesizer": {"minGeneration": 1}}});
+                match api
+                    .patch(
+                        "comp",
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(&patch),
+                    )
+                    .await
+                {
+                    Ok(c) => format!("generation {}", c.metadata.generation.unwrap_or_default()),
+                    Err(e) => format!("update failed: {e}"),
+                }
+            }
             Offer::AdvanceTo(t) => {
                 self.clock.set(t);
                 format!("now {t}")
@@ -406,6 +482,23 @@ impl Model for EnoModel {
                 live.len(),
                 live.join(", ")
             ));
+        }
+        // The newest synthesized synthesis stays recorded (as current or previous) until a newer
+        // one is synthesized: otherwise the resources it produced are orphaned.
+        if let Some(uuid) = &self.last_synthesized {
+            let comp =
+                self.server
+                    .get_object("eno.azure.io/v1", "compositions", Some("default"), "comp");
+            if let Some(status) = comp.as_ref().map(|c| &c["status"]) {
+                let recorded = [&status["currentSynthesis"], &status["previousSynthesis"]]
+                    .iter()
+                    .any(|s| s["uuid"].as_str() == Some(uuid.as_str()));
+                if !recorded {
+                    return Err(format!(
+                        "synthesis {uuid} was synthesized but is no longer recorded on default/comp: its output is orphaned"
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -528,11 +621,15 @@ impl EnoModel {
         current.synthesized = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
             self.clock.now(),
         ));
+        let uuid = current.uuid.clone();
         match api
             .replace_status("comp", &PostParams::default(), &comp)
             .await
         {
-            Ok(_) => format!("synthesized by {pod}"),
+            Ok(_) => {
+                self.last_synthesized = Some(uuid);
+                format!("synthesized by {pod}")
+            }
             Err(e) => format!("status write failed: {e}"),
         }
     }

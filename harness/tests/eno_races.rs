@@ -1,6 +1,8 @@
-//! Eno's informer-lag race (spec §7.4) under the harness: with the live pod list before a create
-//! defeated, a seeded schedule makes the lifecycle controller create a second pod for the same
-//! synthesis; with the guard in place, no explored schedule does. Same seed, same trace.
+//! Eno's informer-lag races under the harness. With the live pod list before a create defeated
+//! (spec §7.4), a seeded schedule makes the lifecycle controller create a second pod for the same
+//! synthesis; with status writes that do not carry the cached resourceVersion (§7.2, §7.3), a
+//! stale copy wins and a second pod appears or a finished synthesis is orphaned; with every guard
+//! in place, no explored schedule breaks an invariant. Same seed, same trace.
 
 use std::time::Duration;
 
@@ -18,6 +20,19 @@ async fn defeated(seed: u64) -> EnoModel {
         seed,
         Guards {
             live_pod_list: false,
+            ..Guards::default()
+        },
+        Duration::from_secs(120),
+    )
+    .await
+}
+
+async fn unchecked_status_writes(seed: u64) -> EnoModel {
+    EnoModel::new(
+        seed,
+        Guards {
+            rv_checked_status_writes: false,
+            ..Guards::default()
         },
         Duration::from_secs(120),
     )
@@ -63,7 +78,35 @@ async fn without_the_live_pod_list_a_second_pod_is_created() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn with_the_live_pod_list_no_schedule_creates_a_second_pod() {
+async fn without_rv_checked_status_writes_stale_copies_win() {
+    // A status write from a stale copy that succeeds either mints a second UUID over one that
+    // already has a pod (spec §7.3: a second pod) or swaps away a synthesis it has not seen
+    // complete (§7.2: its output orphaned). Either breaks an invariant.
+    // The window is narrow (the executor must finish between the spec change and the lifecycle
+    // controller's next look, while its cache lags), so more seeds are explored.
+    let failure = explore(unchecked_status_writes, seeds_from_env(0..300), MAX_STEPS)
+        .await
+        .expect("some schedule writes status from a stale copy");
+    let shrunk = shrink(&unchecked_status_writes, &failure, MAX_STEPS).await;
+    let text = report("eno_races", &failure, &shrunk);
+    println!("{text}");
+    let violation = shrunk.violation.as_deref().unwrap_or_default();
+    assert!(
+        violation.contains("is no longer recorded") || violation.contains("live synthesizer pods"),
+        "{text}"
+    );
+    let again = replay(
+        &unchecked_status_writes,
+        failure.seed,
+        shrunk.choices.clone(),
+        MAX_STEPS,
+    )
+    .await;
+    assert_eq!(again.violation, shrunk.violation);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_every_guard_no_schedule_breaks_an_invariant() {
     if let Some(failure) = explore(guarded, seeds_from_env(0..64), MAX_STEPS).await {
         let shrunk = shrink(&guarded, &failure, MAX_STEPS).await;
         panic!("{}", report("eno_races", &failure, &shrunk));
