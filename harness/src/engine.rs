@@ -97,9 +97,9 @@ pub fn seeds_from_env(default: std::ops::Range<u64>) -> Vec<u64> {
 }
 
 /// A failure report: the seed, the one command that replays it, and the shrunk schedule.
-pub fn report(test: &str, failure: &Failure, shrunk: &Run) -> String {
+pub fn report(test: &str, case: &str, failure: &Failure, shrunk: &Run) -> String {
     format!(
-        "seed {seed} violates the invariant after {steps} steps\nreplay: HARNESS_SEED={seed} cargo test -p harness --test {test}\nshortest failing schedule ({len} steps, choices {choices:?}):\n{trace}",
+        "seed {seed} violates the invariant after {steps} steps\nreplay: HARNESS_SEED={seed} cargo test -p harness --test {test} {case} -- --nocapture\nshortest failing schedule ({len} steps, choices {choices:?}):\n{trace}",
         seed = failure.seed,
         steps = failure.run.trace.len(),
         len = shrunk.trace.len(),

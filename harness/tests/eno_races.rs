@@ -67,7 +67,12 @@ async fn without_the_live_pod_list_a_second_pod_is_created() {
         .await
         .expect("some schedule delivers the status write before the pod's ADDED event");
     let shrunk = shrink(&defeated, &failure, MAX_STEPS).await;
-    let text = report("eno_races", &failure, &shrunk);
+    let text = report(
+        "eno_races",
+        "without_the_live_pod_list_a_second_pod_is_created",
+        &failure,
+        &shrunk,
+    );
     println!("{text}");
     let violation = shrunk.violation.as_deref().unwrap_or_default();
     assert!(violation.contains("2 live synthesizer pods"), "{text}");
@@ -88,7 +93,12 @@ async fn without_rv_checked_status_writes_stale_copies_win() {
         .await
         .expect("some schedule writes status from a stale copy");
     let shrunk = shrink(&unchecked_status_writes, &failure, MAX_STEPS).await;
-    let text = report("eno_races", &failure, &shrunk);
+    let text = report(
+        "eno_races",
+        "without_rv_checked_status_writes_stale_copies_win",
+        &failure,
+        &shrunk,
+    );
     println!("{text}");
     let violation = shrunk.violation.as_deref().unwrap_or_default();
     assert!(
@@ -109,6 +119,14 @@ async fn without_rv_checked_status_writes_stale_copies_win() {
 async fn with_every_guard_no_schedule_breaks_an_invariant() {
     if let Some(failure) = explore(guarded, seeds_from_env(0..64), MAX_STEPS).await {
         let shrunk = shrink(&guarded, &failure, MAX_STEPS).await;
-        panic!("{}", report("eno_races", &failure, &shrunk));
+        panic!(
+            "{}",
+            report(
+                "eno_races",
+                "with_every_guard_no_schedule_breaks_an_invariant",
+                &failure,
+                &shrunk
+            )
+        );
     }
 }

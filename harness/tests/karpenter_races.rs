@@ -27,7 +27,12 @@ async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
         .await
         .expect("some schedule fails the status patch right after the launch");
     let shrunk = shrink(&defeated, &failure, MAX_STEPS).await;
-    let text = report("karpenter_races", &failure, &shrunk);
+    let text = report(
+        "karpenter_races",
+        "without_the_launch_cache_a_failed_status_patch_leaks_an_instance",
+        &failure,
+        &shrunk,
+    );
     println!("{text}");
     assert!(
         shrunk
@@ -44,6 +49,14 @@ async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
 async fn with_the_launch_cache_no_schedule_leaks_an_instance() {
     if let Some(failure) = explore(guarded, seeds_from_env(0..64), MAX_STEPS).await {
         let shrunk = shrink(&guarded, &failure, MAX_STEPS).await;
-        panic!("{}", report("karpenter_races", &failure, &shrunk));
+        panic!(
+            "{}",
+            report(
+                "karpenter_races",
+                "with_the_launch_cache_no_schedule_leaks_an_instance",
+                &failure,
+                &shrunk
+            )
+        );
     }
 }
