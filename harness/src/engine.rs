@@ -78,6 +78,37 @@ pub struct Failure {
     pub run: Run,
 }
 
+/// `requeue_after` of an Action. kube-runtime keeps it private, so it is read back from the
+/// Debug form (`Action { requeue_after: Some(250ms) }`), the only view the type offers.
+fn requeue_after(action: &kube::runtime::controller::Action) -> Option<std::time::Duration> {
+    if *action == kube::runtime::controller::Action::await_change() {
+        return None;
+    }
+    let debug = format!("{action:?}");
+    let inner = debug.split("Some(").nth(1)?.split(')').next()?;
+    let split = inner.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = inner.split_at(split);
+    let value: f64 = number.parse().ok()?;
+    let nanos = match unit {
+        "ns" => value,
+        "µs" | "us" => value * 1e3,
+        "ms" => value * 1e6,
+        "s" => value * 1e9,
+        _ => return None,
+    };
+    Some(std::time::Duration::from_nanos(nanos as u64))
+}
+
+/// When a reconcile that returned `action` at `now` asks to run again, and after how long.
+pub fn requeue_at(
+    now: jiff::Timestamp,
+    action: &kube::runtime::controller::Action,
+) -> Option<(jiff::Timestamp, std::time::Duration)> {
+    let after = requeue_after(action)?;
+    let delay = jiff::SignedDuration::try_from(after).unwrap_or(jiff::SignedDuration::ZERO);
+    Some((now.checked_add(delay).unwrap_or(now), after))
+}
+
 /// The seeds to explore: `HARNESS_SEED=n` runs just that one (to replay a failure),
 /// `HARNESS_SEEDS=n` runs seeds `0..n`; otherwise `default`.
 pub fn seeds_from_env(default: std::ops::Range<u64>) -> Vec<u64> {
@@ -217,6 +248,26 @@ mod tests {
             } else {
                 Ok(())
             }
+        }
+    }
+
+    #[test]
+    fn requeue_durations_are_read_back() {
+        assert_eq!(
+            requeue_after(&kube::runtime::controller::Action::await_change()),
+            None
+        );
+        for d in [
+            std::time::Duration::from_millis(250),
+            std::time::Duration::from_secs(120),
+            std::time::Duration::from_micros(7),
+            std::time::Duration::from_millis(1500),
+        ] {
+            assert_eq!(
+                requeue_after(&kube::runtime::controller::Action::requeue(d)),
+                Some(d),
+                "{d:?}"
+            );
         }
     }
 

@@ -39,7 +39,7 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use crate::cache::{CacheScope, Delivered, LagBound, LaggingCache};
-use crate::engine::Model;
+use crate::engine::{requeue_at, Model};
 
 /// Namespace of synthesizer pods.
 pub const POD_NAMESPACE: &str = "eno";
@@ -106,27 +106,6 @@ enum Offer {
     ExecutorCompletes(String),
     UserUpdatesSpec,
     AdvanceTo(Timestamp),
-}
-
-/// `requeue_after` of an Action. kube-runtime keeps it private, so it is read back from the
-/// Debug form (`Action { requeue_after: Some(250ms) }`), the only view the type offers.
-pub(crate) fn requeue_after(action: &Action) -> Option<Duration> {
-    if *action == Action::await_change() {
-        return None;
-    }
-    let debug = format!("{action:?}");
-    let inner = debug.split("Some(").nth(1)?.split(')').next()?;
-    let split = inner.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (number, unit) = inner.split_at(split);
-    let value: f64 = number.parse().ok()?;
-    let nanos = match unit {
-        "ns" => value,
-        "µs" | "us" => value * 1e3,
-        "ms" => value * 1e6,
-        "s" => value * 1e9,
-        _ => return None,
-    };
-    Some(Duration::from_nanos(nanos as u64))
 }
 
 fn key_of<K: kube::Resource>(obj: &K) -> (String, String) {
@@ -565,13 +544,8 @@ impl EnoModel {
         };
         let now = self.clock.now();
         match result {
-            Ok(action) => match requeue_after(&action) {
-                Some(after) => {
-                    let due = now
-                        .checked_add(
-                            SignedDuration::try_from(after).unwrap_or(SignedDuration::ZERO),
-                        )
-                        .unwrap_or(now);
+            Ok(action) => match requeue_at(now, &action) {
+                Some((due, after)) => {
                     self.queue.insert((controller, ns, name), due);
                     format!("requeue after {after:?}")
                 }
@@ -650,22 +624,4 @@ fn describe_obj<K: kube::Resource>(o: &K) -> String {
         o.name_any(),
         o.resource_version().unwrap_or_default()
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requeue_durations_are_read_back() {
-        assert_eq!(requeue_after(&Action::await_change()), None);
-        for d in [
-            Duration::from_millis(250),
-            Duration::from_secs(120),
-            Duration::from_micros(7),
-            Duration::from_millis(1500),
-        ] {
-            assert_eq!(requeue_after(&Action::requeue(d)), Some(d), "{d:?}");
-        }
-    }
 }

@@ -31,8 +31,7 @@ use kube::api::{Api, PostParams};
 use kube::CustomResourceExt;
 
 use crate::cache::{CacheScope, EventFeed, LagBound};
-use crate::engine::Model;
-use crate::eno::requeue_after;
+use crate::engine::{requeue_at, Model};
 
 /// Which guards of the controller are in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,10 +281,7 @@ impl KarpenterModel {
                 (action, format!("error: {e}"))
             }
         };
-        if let Some(after) = requeue_after(&action) {
-            let due = now
-                .checked_add(SignedDuration::try_from(after).unwrap_or(SignedDuration::ZERO))
-                .unwrap_or(now);
+        if let Some((due, after)) = requeue_at(now, &action) {
             self.queue.insert(name, due);
             return format!("{line}, requeue after {after:?}");
         }
