@@ -1,11 +1,16 @@
 # The few verbs people type. See README.md.
-.PHONY: run test lint bench fmt crds
+.PHONY: run test lint bench fmt crds conformance
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
 
-test: ## Run every test in the workspace
-	cargo nextest run --workspace --no-fail-fast
+test: ## Run every test in the workspace (cargo-nextest if installed, else cargo test)
+	@if command -v cargo-nextest >/dev/null 2>&1; then \
+		cargo nextest run --workspace --no-fail-fast; \
+	else \
+		echo "cargo-nextest not found; using cargo test (install: cargo install --locked cargo-nextest)"; \
+		cargo test --workspace --no-fail-fast; \
+	fi
 
 lint: ## Formatting and clippy, as CI runs them
 	cargo fmt --all -- --check
@@ -19,3 +24,10 @@ fmt:
 
 crds: ## Print every CRD as YAML
 	cargo run -p controllers --bin controllers -- crds
+
+conformance: ## Compare the fake API server with a real v1.36 server (needs ../shared/conformance)
+	cargo build -p fake-apiserver --bin fake-apiserver
+	./target/debug/fake-apiserver --listen 127.0.0.1:18443 & pid=$$!; sleep 1; \
+	(cd ../shared/conformance && python3 run.py --server http://127.0.0.1:18443 --out /tmp/fake-apiserver-conformance.json \
+	  && { python3 compare.py golden-k8s-1.36.json /tmp/fake-apiserver-conformance.json --quiet || true; }); \
+	status=$$?; kill $$pid; exit $$status
