@@ -689,6 +689,47 @@ fn resource_paths(
     };
     let patch_types: Vec<&str> = PATCH_TYPES.to_vec();
     let write_types: &[&str] = &["*/*"];
+    let ok: &[(&str, &str)] = &[("200", kind_name)];
+    let ok_or_created: &[(&str, &str)] = &[("200", kind_name), ("201", kind_name)];
+    // read/replace/patch of an object or of its status: the same three operations, named and
+    // described for what they address.
+    let read_replace_patch = |suffix: &str, subject: &str| {
+        vec![
+            (
+                "get",
+                OperationSpec {
+                    action: "get",
+                    id: format!("read{stem}{scope}{kind}{suffix}"),
+                    description: format!("read {subject} {kind}"),
+                    query: &[],
+                    body: None,
+                    responses: ok,
+                },
+            ),
+            (
+                "put",
+                OperationSpec {
+                    action: "put",
+                    id: format!("replace{stem}{scope}{kind}{suffix}"),
+                    description: format!("replace {subject} {kind}"),
+                    query: WRITE_QUERY,
+                    body: Some((write_types, kind_name)),
+                    responses: ok_or_created,
+                },
+            ),
+            (
+                "patch",
+                OperationSpec {
+                    action: "patch",
+                    id: format!("patch{stem}{scope}{kind}{suffix}"),
+                    description: format!("partially update {subject} {kind}"),
+                    query: PATCH_QUERY,
+                    body: Some((&patch_types, PATCH)),
+                    responses: ok_or_created,
+                },
+            ),
+        ]
+    };
     let mut out = Vec::new();
 
     out.push((
@@ -732,97 +773,24 @@ fn resource_paths(
             false,
         ),
     ));
-    out.push((
-        format!("{base}/{{name}}"),
-        item(
-            vec![
-                (
-                    "get",
-                    OperationSpec {
-                        action: "get",
-                        id: format!("read{stem}{scope}{kind}"),
-                        description: format!("read the specified {kind}"),
-                        query: &[],
-                        body: None,
-                        responses: &[("200", kind_name)],
-                    },
-                ),
-                (
-                    "put",
-                    OperationSpec {
-                        action: "put",
-                        id: format!("replace{stem}{scope}{kind}"),
-                        description: format!("replace the specified {kind}"),
-                        query: WRITE_QUERY,
-                        body: Some((write_types, kind_name)),
-                        responses: &[("200", kind_name), ("201", kind_name)],
-                    },
-                ),
-                (
-                    "patch",
-                    OperationSpec {
-                        action: "patch",
-                        id: format!("patch{stem}{scope}{kind}"),
-                        description: format!("partially update the specified {kind}"),
-                        query: PATCH_QUERY,
-                        body: Some((&patch_types, PATCH)),
-                        responses: &[("200", kind_name), ("201", kind_name)],
-                    },
-                ),
-                (
-                    "delete",
-                    OperationSpec {
-                        action: "delete",
-                        id: format!("delete{stem}{scope}{kind}"),
-                        description: format!("delete a {kind}"),
-                        query: DELETE_QUERY,
-                        body: Some((write_types, DELETE_OPTIONS)),
-                        responses: &[("200", STATUS), ("202", STATUS)],
-                    },
-                ),
-            ],
-            true,
-        ),
+    let mut item_ops = read_replace_patch("", "the specified");
+    item_ops.push((
+        "delete",
+        OperationSpec {
+            action: "delete",
+            id: format!("delete{stem}{scope}{kind}"),
+            description: format!("delete a {kind}"),
+            query: DELETE_QUERY,
+            body: Some((write_types, DELETE_OPTIONS)),
+            responses: &[("200", STATUS), ("202", STATUS)],
+        },
     ));
+    out.push((format!("{base}/{{name}}"), item(item_ops, true)));
     if info.has_status {
         out.push((
             format!("{base}/{{name}}/status"),
             item(
-                vec![
-                    (
-                        "get",
-                        OperationSpec {
-                            action: "get",
-                            id: format!("read{stem}{scope}{kind}Status"),
-                            description: format!("read status of the specified {kind}"),
-                            query: &[],
-                            body: None,
-                            responses: &[("200", kind_name)],
-                        },
-                    ),
-                    (
-                        "put",
-                        OperationSpec {
-                            action: "put",
-                            id: format!("replace{stem}{scope}{kind}Status"),
-                            description: format!("replace status of the specified {kind}"),
-                            query: WRITE_QUERY,
-                            body: Some((write_types, kind_name)),
-                            responses: &[("200", kind_name), ("201", kind_name)],
-                        },
-                    ),
-                    (
-                        "patch",
-                        OperationSpec {
-                            action: "patch",
-                            id: format!("patch{stem}{scope}{kind}Status"),
-                            description: format!("partially update status of the specified {kind}"),
-                            query: PATCH_QUERY,
-                            body: Some((&patch_types, PATCH)),
-                            responses: &[("200", kind_name), ("201", kind_name)],
-                        },
-                    ),
-                ],
+                read_replace_patch("Status", "status of the specified"),
                 true,
             ),
         ));
