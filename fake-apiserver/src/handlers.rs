@@ -261,7 +261,7 @@ impl Call<'_> {
         &self,
         ctx: &WriteContext<'_>,
         dry_run: bool,
-        decide: impl FnOnce(Value) -> Result<Mutation, ApiError>,
+        decide: impl FnOnce(&Value) -> Result<Mutation, ApiError>,
     ) -> Result<Response, ApiError> {
         let outcome = commit(
             self.server,
@@ -280,7 +280,22 @@ impl Call<'_> {
             after_write(self.server, self.info, &outcome.object, outcome.event);
         }
         self.warnings.borrow_mut().extend(ctx.warnings.take());
-        self.object_response(StatusCode::OK, outcome.object)
+        self.outcome_response(StatusCode::OK, outcome)
+    }
+
+    /// Answers a write with its result: the stored bytes when the store holds them (no second
+    /// encoding), else the object.
+    fn outcome_response(
+        &self,
+        code: StatusCode,
+        outcome: crate::store::Outcome,
+    ) -> Result<Response, ApiError> {
+        match &outcome.stored {
+            Some(stored) if !crate::table::wants_table(self.headers) => {
+                Ok(self.with_warnings(json_response(code, typed_bytes(self.info, stored))))
+            }
+            _ => self.object_response(code, outcome.into_object()),
+        }
     }
 
     fn get(&self) -> Result<Response, ApiError> {
@@ -326,7 +341,7 @@ impl Call<'_> {
             dry_run: is_dry_run(self.query),
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
         };
-        let (created, warnings) = create_object(
+        let (outcome, warnings) = create_object(
             self.server,
             self.info,
             self.path.namespace.as_deref(),
@@ -334,7 +349,7 @@ impl Call<'_> {
             &options,
         )?;
         self.warnings.borrow_mut().extend(warnings);
-        self.object_response(StatusCode::CREATED, created)
+        self.outcome_response(StatusCode::CREATED, outcome)
     }
 
     /// A review (`authorization.k8s.io`): the server authorizes everything, so every access
@@ -427,7 +442,7 @@ impl Call<'_> {
         // Decoding needs nothing stored, so it runs before the store is locked.
         decode_object(self.info, &mut object, validation, &ctx)?;
         self.write_existing(&ctx, dry_run, |current| {
-            update_with(&ctx, &current, object, target)
+            update_with(&ctx, current, object, target)
         })
     }
 
@@ -461,7 +476,7 @@ impl Call<'_> {
             check_type_meta(self.info, &mut patched)?;
             self.check_name(&patched)?;
             decode_object(self.info, &mut patched, validation, &ctx)?;
-            update_with(&ctx, &current, patched, target)
+            update_with(&ctx, current, patched, target)
         })
     }
 
@@ -483,13 +498,13 @@ impl Call<'_> {
                         ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                     })?;
                     Ok(
-                        decide_delete(self.info, current, &opts, self.server.shared.now())?
+                        decide_delete(self.info, current.clone(), &opts, self.server.shared.now())?
                             .mutation,
                     )
                 },
             )?;
             let gone = outcome.event == Some(crate::store::EventType::Deleted);
-            (outcome.object, gone)
+            (outcome.into_object(), gone)
         } else {
             delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
         };
@@ -632,7 +647,7 @@ fn commit<F>(
     decide: F,
 ) -> Result<crate::store::Outcome, ApiError>
 where
-    F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+    F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
 {
     if dry_run {
         server.shared.store.preview(key, namespace, name, decide)
@@ -685,14 +700,14 @@ pub(crate) struct CreateOptions<'a> {
 }
 
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
-/// created object and the warnings for the client.
+/// store's outcome (the created object) and the warnings for the client.
 pub(crate) fn create_object(
     server: &FakeApiServer,
     info: &ResourceInfo,
     namespace: Option<&str>,
     mut object: Value,
     options: &CreateOptions<'_>,
-) -> Result<(Value, Vec<String>), ApiError> {
+) -> Result<(crate::store::Outcome, Vec<String>), ApiError> {
     let dry_run = options.dry_run;
     let now = server.shared.now_string();
     let ctx = WriteContext::new(info, &now, options.manager);
@@ -766,7 +781,7 @@ pub(crate) fn create_object(
                 if !dry_run {
                     after_write(server, info, &outcome.object, outcome.event);
                 }
-                return Ok((outcome.object, ctx.warnings.take()));
+                return Ok((outcome, ctx.warnings.take()));
             }
             Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
             Err(e) => return Err(e),
@@ -820,7 +835,7 @@ pub(crate) fn delete_object(
         .mutate(&key, namespace, name, |current| {
             let current =
                 current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
-            let decision = decide_delete(info, current, opts, now)?;
+            let decision = decide_delete(info, current.clone(), opts, now)?;
             gone = decision.gone;
             Ok(decision.mutation)
         })?;
@@ -833,14 +848,14 @@ pub(crate) fn delete_object(
                 .shared
                 .store
                 .mutate(&key, namespace, name, |current| match current {
-                    Some(current) => Ok(Mutation::Delete(current)),
+                    Some(current) => Ok(Mutation::Delete(current.clone())),
                     None => Err(ApiError::not_found(&info.group, &info.plural, name)),
                 })?;
         object = removed.object;
         event = removed.event;
     }
     after_write(server, info, &object, event);
-    Ok((object, gone))
+    Ok((Arc::unwrap_or_clone(object), gone))
 }
 
 /// A CRD is deleted as the real server does it: marked with the cleanup finalizer, its custom
@@ -853,8 +868,9 @@ fn delete_crd(
 ) -> Result<(Value, bool), ApiError> {
     let key = resource_key(&info.group, &info.plural);
     let marked = server.shared.store.mutate(&key, "", name, |current| {
-        let mut current =
-            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        let mut current = current
+            .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?
+            .clone();
         if current["metadata"].get("deletionTimestamp").is_none() {
             current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
@@ -868,7 +884,8 @@ fn delete_crd(
         .shared
         .store
         .mutate(&key, "", name, |current| match current {
-            Some(mut current) => {
+            Some(current) => {
+                let mut current = current.clone();
                 if let Some(m) = current["metadata"].as_object_mut() {
                     m.remove("finalizers");
                 }
@@ -877,7 +894,7 @@ fn delete_crd(
             None => Err(ApiError::not_found(&info.group, &info.plural, name)),
         })?;
     after_write(server, info, &removed.object, removed.event);
-    Ok((marked.object, false))
+    Ok((marked.into_object(), false))
 }
 
 /// Side effects of a write: CRDs start or stop being served; namespaces finish terminating.
@@ -927,7 +944,7 @@ fn remove_custom_resources(server: &FakeApiServer, crd_name: &str) {
             .shared
             .store
             .mutate(&key, &ns, &name, |current| match current {
-                Some(current) => Ok(Mutation::Delete(current)),
+                Some(current) => Ok(Mutation::Delete(current.clone())),
                 None => Err(ApiError::not_found(&info.group, &info.plural, &name)),
             });
     }
@@ -940,7 +957,7 @@ fn terminate_namespace(server: &FakeApiServer, ns: &str) {
         .shared
         .store
         .mutate("/namespaces", "", ns, |current| {
-            let Some(mut current) = current else {
+            let Some(mut current) = current.cloned() else {
                 return Err(ApiError::not_found("", "namespaces", ns));
             };
             current["status"]["phase"] = json!("Terminating");
@@ -986,7 +1003,7 @@ fn finish_namespace_if_empty(server: &FakeApiServer, ns: &str) {
             .shared
             .store
             .mutate("/namespaces", "", ns, |current| match current {
-                Some(current) => Ok(Mutation::Delete(current)),
+                Some(current) => Ok(Mutation::Delete(current.clone())),
                 None => Err(ApiError::not_found("", "namespaces", ns)),
             });
     }
@@ -1037,8 +1054,8 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             dry_run: false,
             validation: FieldValidation::Warn,
         };
-        let (mut created, _) =
-            create_object(server, &info, namespace.as_deref(), object, &options)?;
+        let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
+        let mut created = created.into_object();
         add_type_meta(&info, &mut created);
         return Ok(created);
     }
@@ -1056,13 +1073,13 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
         if let Some(meta) = object["metadata"].as_object_mut() {
             meta.insert(
                 "resourceVersion".into(),
-                json!(crate::store::resource_version_of(&current)),
+                json!(crate::store::resource_version_of(current)),
             );
         }
-        update_with(&ctx, &current, object, UpdateTarget::Main)
+        update_with(&ctx, current, object, UpdateTarget::Main)
     })?;
     after_write(server, &info, &outcome.object, outcome.event);
-    let mut object = outcome.object;
+    let mut object = outcome.into_object();
     add_type_meta(&info, &mut object);
     Ok(object)
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, StatusCause};
 use crate::resource::ResourceInfo;
+use crate::value_eq::{equal, maps_equal_where};
 
 /// The most data a ConfigMap or Secret may hold, as the real server counts it.
 const MAX_DATA_BYTES: usize = 1024 * 1024;
@@ -174,43 +175,30 @@ fn same_immutable_pod_spec(old: &Value, new: &Value) -> bool {
         "schedulingGates",
     ];
     let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
-        return old == new;
+        return equal(old, new);
     };
-    let keys = |m: &serde_json::Map<String, Value>| {
-        m.keys().filter(|k| !MUTABLE.contains(&k.as_str())).count()
-    };
-    if keys(old) != keys(new) {
-        return false;
-    }
-    old.iter()
-        .filter(|(k, _)| !MUTABLE.contains(&k.as_str()))
-        .all(|(k, v)| match (k.as_str(), new.get(k)) {
-            (_, None) => false,
-            ("containers" | "initContainers", Some(w)) => same_containers_but_image(v, w),
-            (_, Some(w)) => v == w,
-        })
+    let containers = |k: &str| matches!(k, "containers" | "initContainers");
+    maps_equal_where(old, new, |k| !MUTABLE.contains(&k) && !containers(k))
+        && ["containers", "initContainers"]
+            .iter()
+            .all(|k| match (old.get(*k), new.get(*k)) {
+                (Some(v), Some(w)) => same_containers_but_image(v, w),
+                (v, w) => v == w,
+            })
 }
 
 /// Whether two container lists are equal apart from each container's `image`.
 fn same_containers_but_image(old: &Value, new: &Value) -> bool {
     let (Some(old), Some(new)) = (old.as_array(), new.as_array()) else {
-        return old == new;
+        return equal(old, new);
     };
     old.len() == new.len()
         && old
             .iter()
             .zip(new)
             .all(|(a, b)| match (a.as_object(), b.as_object()) {
-                (Some(a), Some(b)) => {
-                    let without_image = |m: &serde_json::Map<String, Value>| {
-                        m.keys().filter(|k| k.as_str() != "image").count()
-                    };
-                    without_image(a) == without_image(b)
-                        && a.iter()
-                            .filter(|(k, _)| k.as_str() != "image")
-                            .all(|(k, v)| b.get(k) == Some(v))
-                }
-                _ => a == b,
+                (Some(a), Some(b)) => maps_equal_where(a, b, |k| k != "image"),
+                _ => equal(a, b),
             })
 }
 

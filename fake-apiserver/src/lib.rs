@@ -47,6 +47,7 @@ pub mod store;
 pub mod table;
 pub mod typed;
 pub mod validation;
+mod value_eq;
 mod watch;
 
 pub use error::ApiError;

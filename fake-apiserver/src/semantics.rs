@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{ApiError, StatusCause};
 use crate::resource::ResourceInfo;
 use crate::store::{resource_version_of, Mutation};
+use crate::value_eq::{equal, maps_equal_where};
 
 /// Facts about the request the rules need besides the objects.
 #[derive(Debug, Clone)]
@@ -357,10 +358,17 @@ pub fn prepare_update(
         UpdateTarget::Main => {
             if info.has_status {
                 if let Some(obj) = new.as_object_mut() {
+                    // The status stays as stored; clients mostly send back what they read, so
+                    // compare before copying.
                     match current.get("status") {
-                        Some(status) => obj.insert("status".into(), status.clone()),
-                        None => obj.remove("status"),
-                    };
+                        Some(status) if obj.get("status").is_some_and(|s| equal(s, status)) => {}
+                        Some(status) => {
+                            obj.insert("status".into(), status.clone());
+                        }
+                        None => {
+                            obj.remove("status");
+                        }
+                    }
                 }
             }
             new
@@ -392,7 +400,8 @@ pub fn prepare_update(
 
     // Server-owned metadata always comes from the stored object.
     {
-        let current_meta = meta(current).as_object().cloned().unwrap_or_default();
+        let current_meta = meta(current).as_object();
+        let stored = |key: &str| current_meta.and_then(|m| m.get(key));
         let m = meta_mut(&mut next);
         for key in [
             "uid",
@@ -404,12 +413,12 @@ pub fn prepare_update(
             "name",
             "selfLink",
         ] {
-            match current_meta.get(key) {
+            match stored(key) {
                 Some(v) => m.insert(key.into(), v.clone()),
                 None => m.remove(key),
             };
         }
-        if let Some(mf) = current_meta.get("managedFields") {
+        if let Some(mf) = stored("managedFields") {
             m.entry("managedFields").or_insert(mf.clone());
         }
     }
@@ -484,45 +493,32 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
 /// Whether two versions of an object differ outside `resourceVersion` and `managedFields`.
 fn content_equal(a: &Value, b: &Value) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a == b;
+        return equal(a, b);
     };
-    let ignored_meta = |k: &String| !matches!(k.as_str(), "resourceVersion" | "managedFields");
     let same_meta = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
-        (Some(x), Some(y)) => maps_equal_where(x, y, ignored_meta),
-        _ => x == y,
+        (Some(x), Some(y)) => {
+            maps_equal_where(x, y, |k| !matches!(k, "resourceVersion" | "managedFields"))
+        }
+        _ => equal(x, y),
     };
-    a.len() == b.len()
-        && a.iter().all(|(k, v)| match b.get(k) {
-            Some(w) if k == "metadata" => same_meta(v, w),
-            Some(w) => v == w,
-            None => false,
-        })
-}
-
-/// Whether two maps agree on every key `keep` selects, without copying them.
-fn maps_equal_where(
-    a: &Map<String, Value>,
-    b: &Map<String, Value>,
-    keep: impl Fn(&String) -> bool,
-) -> bool {
-    let selected = |m: &Map<String, Value>| m.keys().filter(|k| keep(k)).count();
-    selected(a) == selected(b)
-        && a.iter()
-            .filter(|(k, _)| keep(k))
-            .all(|(k, v)| b.get(k) == Some(v))
+    maps_equal_where(a, b, |k| k != "metadata")
+        && match (a.get("metadata"), b.get("metadata")) {
+            (Some(x), Some(y)) => same_meta(x, y),
+            (x, y) => x == y,
+        }
 }
 
 /// The generation rule: any change outside `metadata` (and `status`, which a status subresource
 /// owns) is a spec change.
 fn spec_changed(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
-    let spec_key = |k: &String| {
-        let owned_elsewhere = matches!(k.as_str(), "metadata" | "apiVersion" | "kind")
-            || (info.has_status && k.as_str() == "status");
+    let spec_key = |k: &str| {
+        let owned_elsewhere =
+            matches!(k, "metadata" | "apiVersion" | "kind") || (info.has_status && k == "status");
         !owned_elsewhere
     };
     match (old.as_object(), new.as_object()) {
         (Some(old), Some(new)) => !maps_equal_where(old, new, spec_key),
-        _ => old != new,
+        _ => !equal(old, new),
     }
 }
 

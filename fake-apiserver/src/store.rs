@@ -14,6 +14,10 @@ use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 
+mod parsed;
+
+use parsed::ParsedCache;
+
 /// Default number of events kept for watches and paged lists.
 pub const DEFAULT_HISTORY: usize = 100_000;
 
@@ -93,9 +97,19 @@ pub enum Mutation {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     /// The object as stored (or as last seen, for a deletion), with its resourceVersion.
-    pub object: Value,
+    pub object: Arc<Value>,
+    /// The stored bytes of [`Outcome::object`] when it is what the store now holds (a `Put`,
+    /// changed or not): a response can send them instead of encoding the object again.
+    pub stored: Option<Bytes>,
     /// The event the write produced, if it changed anything.
     pub event: Option<EventType>,
+}
+
+impl Outcome {
+    /// The object, owned (a copy only when the store's parse cache shares it).
+    pub fn into_object(self) -> Value {
+        Arc::unwrap_or_clone(self.object)
+    }
 }
 
 /// The start of a watch: the backlog of events still in the history, and the live receiver.
@@ -114,6 +128,39 @@ struct Inner {
     history_limit: usize,
     /// Revisions at or below this are no longer in the history.
     compacted: u64,
+    /// Parsed forms of recently written objects.
+    parsed: ParsedCache,
+}
+
+impl Inner {
+    /// The stored object of `key` (whose bytes are `bytes`), parsed, from the cache if it holds
+    /// this version.
+    fn parse_stored(
+        &self,
+        resource: &str,
+        key: &(String, String),
+        bytes: &Bytes,
+    ) -> Result<Arc<Value>, ApiError> {
+        if let Some(value) = self.parsed.get(resource, key, bytes) {
+            return Ok(value);
+        }
+        serde_json::from_slice(bytes)
+            .map(Arc::new)
+            .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))
+    }
+
+    /// The stored bytes and parsed form of one object.
+    fn current(
+        &self,
+        resource: &str,
+        key: &(String, String),
+    ) -> Result<Option<(Bytes, Arc<Value>)>, ApiError> {
+        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
+            return Ok(None);
+        };
+        let value = self.parse_stored(resource, key, bytes)?;
+        Ok(Some((bytes.clone(), value)))
+    }
 }
 
 /// The store. Cheap to share behind an `Arc`.
@@ -150,6 +197,7 @@ impl Store {
                 history: VecDeque::new(),
                 history_limit: history_limit.max(1),
                 compacted: 0,
+                parsed: ParsedCache::default(),
             }),
             live,
         }
@@ -211,9 +259,9 @@ impl Store {
 
     /// Atomically reads an object, lets `decide` compute its next state, and writes that.
     ///
-    /// `decide` receives the current object (parsed) or `None`, and the revision the write will
-    /// get if it changes something. A `Put` whose content equals the current object (ignoring
-    /// `metadata.resourceVersion`) is a no-op: no new revision, no event.
+    /// `decide` receives the current object (parsed) or `None`. A `Put` whose content equals the
+    /// current object (ignoring `metadata.resourceVersion`) is a no-op: no new revision, no
+    /// event.
     pub fn mutate<F>(
         &self,
         resource: &str,
@@ -222,50 +270,48 @@ impl Store {
         decide: F,
     ) -> Result<Outcome, ApiError>
     where
-        F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+        F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
     {
         let mut inner = self.lock();
         let key = (namespace.to_string(), name.to_string());
-        let current_bytes = inner
-            .objects
-            .get(resource)
-            .and_then(|m| m.get(&key))
-            .cloned();
-        let current: Option<Value> = match &current_bytes {
-            Some(b) => Some(
-                serde_json::from_slice(b)
-                    .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?,
-            ),
-            None => None,
-        };
-        let current_rv = current.as_ref().map(resource_version_of);
-        let existed = current.is_some();
-        match decide(current)? {
+        let current = inner.current(resource, &key)?;
+        let current_bytes = current.as_ref().map(|(bytes, _)| bytes.clone());
+        let current = current.map(|(_, value)| value);
+        match decide(current.as_deref())? {
             Mutation::Unchanged(object) => Ok(Outcome {
-                object,
+                object: Arc::new(object),
+                stored: None,
                 event: None,
             }),
             Mutation::Put(mut object) => {
-                if let (Some(old), Some(rv)) = (&current_bytes, &current_rv) {
-                    // Identical to what is stored: no new revision, no event.
-                    set_resource_version(&mut object, rv);
-                    if encode(&object)? == *old {
+                let revision = inner.revision + 1;
+                let new_rv = revision.to_string();
+                set_resource_version(&mut object, &new_rv);
+                let bytes = encode(&object)?;
+                if let (Some(old), Some(stored)) = (&current_bytes, &current) {
+                    // Identical to what is stored but for the revision: no new revision, no
+                    // event.
+                    let old_rv = resource_version_of(stored);
+                    if differs_only_in_revision(old, &old_rv, &bytes, &new_rv) {
+                        set_resource_version(&mut object, &old_rv);
                         return Ok(Outcome {
-                            object,
+                            object: Arc::new(object),
+                            stored: Some(old.clone()),
                             event: None,
                         });
                     }
                 }
-                let revision = inner.revision + 1;
-                set_resource_version(&mut object, &revision.to_string());
-                let bytes = encode(&object)?;
                 inner.revision = revision;
                 inner
                     .objects
                     .entry(resource.to_string())
                     .or_default()
-                    .insert(key, bytes.clone());
-                let event_type = if existed {
+                    .insert(key.clone(), bytes.clone());
+                let object = Arc::new(object);
+                inner
+                    .parsed
+                    .insert(resource, key, bytes.clone(), object.clone());
+                let event_type = if current.is_some() {
                     EventType::Modified
                 } else {
                     EventType::Added
@@ -278,38 +324,37 @@ impl Store {
                         resource: Arc::from(resource),
                         namespace: namespace.to_string(),
                         name: name.to_string(),
-                        object: bytes,
+                        object: bytes.clone(),
                         previous: current_bytes,
                     },
                 );
                 Ok(Outcome {
                     object,
+                    stored: Some(bytes),
                     event: Some(event_type),
                 })
             }
             Mutation::Finalize(mut response) => {
-                let Some(last) = current_bytes
-                    .as_deref()
-                    .and_then(|b| serde_json::from_slice::<Value>(b).ok())
-                else {
+                let Some(last) = current else {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 };
-                if let Some(rv) = &current_rv {
-                    set_resource_version(&mut response, rv);
-                }
+                set_resource_version(&mut response, &resource_version_of(&last));
+                let last = Arc::unwrap_or_clone(last);
                 self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
-                    object: response,
+                    object: Arc::new(response),
+                    stored: None,
                     event: Some(EventType::Deleted),
                 })
             }
             Mutation::Delete(last) => {
-                if !existed {
+                if current.is_none() {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 }
                 let last = self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
-                    object: last,
+                    object: Arc::new(last),
+                    stored: None,
                     event: Some(EventType::Deleted),
                 })
             }
@@ -325,17 +370,11 @@ impl Store {
         decide: F,
     ) -> Result<Outcome, ApiError>
     where
-        F: FnOnce(Option<Value>) -> Result<Mutation, ApiError>,
+        F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
     {
-        let current = self.get(resource, namespace, name);
-        let current: Option<Value> = match current {
-            Some(b) => Some(
-                serde_json::from_slice(&b)
-                    .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?,
-            ),
-            None => None,
-        };
-        let (object, event) = match decide(current.clone())? {
+        let key = (namespace.to_string(), name.to_string());
+        let current = self.lock().current(resource, &key)?.map(|(_, value)| value);
+        let (object, event) = match decide(current.as_deref())? {
             Mutation::Unchanged(object) => (object, None),
             Mutation::Put(object) => {
                 let event = if current.is_some() {
@@ -349,7 +388,11 @@ impl Store {
                 (object, Some(EventType::Deleted))
             }
         };
-        Ok(Outcome { object, event })
+        Ok(Outcome {
+            object: Arc::new(object),
+            stored: None,
+            event,
+        })
     }
 
     /// Removes an object at the next revision; watchers get a DELETED event carrying `last`
@@ -369,6 +412,7 @@ impl Store {
         if let Some(m) = inner.objects.get_mut(resource) {
             m.remove(&key);
         }
+        inner.parsed.remove(resource, &key);
         let (namespace, name) = key;
         self.record(
             inner,
@@ -502,6 +546,7 @@ impl Store {
     pub fn load(&self, revision: u64, objects: Vec<(String, String, String, StoredObject)>) {
         let mut inner = self.lock();
         inner.objects.clear();
+        inner.parsed.clear();
         for (resource, namespace, name, bytes) in objects {
             inner
                 .objects
@@ -560,6 +605,48 @@ pub fn resource_version_of(object: &Value) -> String {
         .to_string()
 }
 
+/// Whether `new` is `old` with only the resourceVersion changed from `old_rv` to `new_rv`, both
+/// being encodings of the same object by [`encode`] (so equal content means equal bytes).
+///
+/// The bytes must then read `prefix "resourceVersion":"<rv>" suffix` with the same prefix and
+/// suffix. The prefix is at most the two encodings' common prefix, and it ends with the last
+/// `"resourceVersion":"` there (the two revisions are different digit strings, so their common
+/// part holds no such key). Since the new object's `metadata.resourceVersion` differs from the
+/// old one, a match in any other `resourceVersion` field would leave a second difference and fail
+/// the suffix comparison.
+fn differs_only_in_revision(old: &[u8], old_rv: &str, new: &[u8], new_rv: &str) -> bool {
+    const KEY: &[u8] = br#""resourceVersion":""#;
+    if old_rv.is_empty() || old.len() + new_rv.len() != new.len() + old_rv.len() {
+        return false;
+    }
+    let common = common_prefix(old, new);
+    let Some(at) = new[..common].windows(KEY.len()).rposition(|w| w == KEY) else {
+        return false;
+    };
+    let value = at + KEY.len();
+    let (old_rest, new_rest) = (&old[value..], &new[value..]);
+    let quoted = |rest: &[u8], rv: &str| {
+        rest.starts_with(rv.as_bytes()) && rest.get(rv.len()) == Some(&b'"')
+    };
+    quoted(old_rest, old_rv)
+        && quoted(new_rest, new_rv)
+        && old_rest[old_rv.len()..] == new_rest[new_rv.len()..]
+}
+
+/// The length of the longest common prefix of two byte strings.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
 fn set_resource_version(object: &mut Value, rv: &str) {
     if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
@@ -610,7 +697,7 @@ mod tests {
         put(&store, "a", "2");
         store
             .mutate("/configmaps", "ns", "b", |cur| {
-                Ok(Mutation::Delete(cur.unwrap()))
+                Ok(Mutation::Delete(cur.unwrap().clone()))
             })
             .unwrap();
         let past = store.snapshot_at("/configmaps", Some("ns"), 2).unwrap();
@@ -641,6 +728,100 @@ mod tests {
             store.snapshot_at("/configmaps", None, 9).unwrap_err().code,
             504
         );
+    }
+
+    #[rstest::rstest]
+    #[case::only_the_revision(
+        r#"{"metadata":{"name":"a","resourceVersion":"9"},"x":1}"#,
+        "9",
+        r#"{"metadata":{"name":"a","resourceVersion":"10"},"x":1}"#,
+        "10",
+        true
+    )]
+    #[case::shared_digits(
+        r#"{"metadata":{"resourceVersion":"12"},"x":1}"#,
+        "12",
+        r#"{"metadata":{"resourceVersion":"123"},"x":1}"#,
+        "123",
+        true
+    )]
+    #[case::content_too(
+        r#"{"metadata":{"resourceVersion":"9"},"x":1}"#,
+        "9",
+        r#"{"metadata":{"resourceVersion":"10"},"x":2}"#,
+        "10",
+        false
+    )]
+    #[case::same_length_change(
+        r#"{"metadata":{"resourceVersion":"9"},"x":"ab"}"#,
+        "9",
+        r#"{"metadata":{"resourceVersion":"10"},"x":"a"}"#,
+        "10",
+        false
+    )]
+    #[case::another_field_named_so(
+        r#"{"spec":{"resourceVersion":"9"},"metadata":{"resourceVersion":"9"}}"#,
+        "9",
+        r#"{"spec":{"resourceVersion":"10"},"metadata":{"resourceVersion":"10"}}"#,
+        "10",
+        false
+    )]
+    #[case::no_revision_stored(
+        r#"{"metadata":{}}"#,
+        "",
+        r#"{"metadata":{"resourceVersion":"1"}}"#,
+        "1",
+        false
+    )]
+    fn a_no_op_write_is_recognised_in_the_bytes(
+        #[case] old: &str,
+        #[case] old_rv: &str,
+        #[case] new: &str,
+        #[case] new_rv: &str,
+        #[case] same: bool,
+    ) {
+        assert_eq!(
+            differs_only_in_revision(old.as_bytes(), old_rv, new.as_bytes(), new_rv),
+            same
+        );
+    }
+
+    #[test]
+    fn common_prefix_spans_chunks() {
+        let a = vec![7u8; 200];
+        let mut b = a.clone();
+        assert_eq!(common_prefix(&a, &b), 200);
+        b[130] = 0;
+        assert_eq!(common_prefix(&a, &b), 130);
+        assert_eq!(common_prefix(&a[..10], &b), 10);
+    }
+
+    #[test]
+    fn writes_reuse_the_parse_of_what_they_stored() {
+        let store = Store::new(10);
+        put(&store, "a", "1");
+        let first = store
+            .lock()
+            .current("/configmaps", &("ns".into(), "a".into()))
+            .unwrap();
+        let (_, parsed) = first.unwrap();
+        // The cache hands out the very value the write stored.
+        assert!(Arc::strong_count(&parsed) >= 2);
+        assert_eq!(parsed["data"]["a"], "1");
+        put(&store, "a", "2");
+        let (_, parsed) = store
+            .lock()
+            .current("/configmaps", &("ns".into(), "a".into()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed["data"]["a"], "2");
+        assert_eq!(resource_version_of(&parsed), "2");
+        store
+            .mutate("/configmaps", "ns", "a", |cur| {
+                Ok(Mutation::Delete(cur.unwrap().clone()))
+            })
+            .unwrap();
+        assert_eq!(store.lock().parsed.len(), 0);
     }
 
     #[test]

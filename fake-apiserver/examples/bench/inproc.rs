@@ -19,7 +19,7 @@ const LOOP: Duration = Duration::from_secs(2);
 const WATCH_EVENTS: u64 = 20_000;
 
 /// Runs section 1 on a current-thread runtime; `ops` limits it to some of `get`, `get_small`,
-/// `create`, `update`, `watch` (empty: all).
+/// `create`, `update`, `server`, `watch` (empty: all).
 pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
     let wanted = |op: &str| ops.is_empty() || ops.iter().any(|o| o == op);
     fixtures::current_thread()?.block_on(async {
@@ -43,7 +43,10 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
             create(&client, all).await?;
         }
         if wanted("update") {
-            update(&client, pod, all).await?;
+            update(&client, pod.clone(), all).await?;
+        }
+        if wanted("server") {
+            server_only(&server, pod, all).await?;
         }
         if wanted("watch") {
             watch_delivery(&client, all).await?;
@@ -184,6 +187,58 @@ async fn update(client: &kube::Client, pod: Pod, all: &mut Vec<Figure>) -> Resul
     let final_size = serde_json::to_vec(&*current.borrow())?.len();
     emit(
         Figure::info("inproc.update_final_size", final_size as f64, "bytes"),
+        all,
+    );
+    Ok(())
+}
+
+/// GET and UPDATE of the pod sent straight to the router as prepared HTTP requests, without a
+/// client: what the server itself costs, apart from the client's encoding and decoding.
+async fn server_only(server: &FakeApiServer, pod: Pod, all: &mut Vec<Figure>) -> Result<()> {
+    use tower::ServiceExt;
+    let uri = "/api/v1/namespaces/bench/pods/checkout-7d9f8b6c5d-x2x9q";
+    let router = &server.router();
+    let run = run_for(LOOP / 2, u64::MAX, move |_| async move {
+        let request = http::Request::get(uri).body(axum::body::Body::empty())?;
+        let response = router.clone().oneshot(request).await?;
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+        std::hint::black_box(body);
+        Ok(())
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.server_only.get", run.rate(), "req/s").cores(run.cores()),
+        all,
+    );
+    // Two bodies that differ in one annotation, written in turn (pods allow an update without a
+    // resourceVersion), so every request is a real change.
+    let bodies: Vec<bytes::Bytes> = (0..2)
+        .map(|i| {
+            let mut pod = pod.clone();
+            pod.metadata.resource_version = None;
+            pod.metadata
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert("bench/counter".into(), i.to_string());
+            serde_json::to_vec(&pod).map(bytes::Bytes::from)
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    let bodies = &bodies;
+    let run = run_for(LOOP / 2, u64::MAX, move |i| async move {
+        let request = http::Request::put(uri)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from(bodies[(i % 2) as usize].clone()))?;
+        let response = router.clone().oneshot(request).await?;
+        if !response.status().is_success() {
+            return Err(format!("update answered {}", response.status()).into());
+        }
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+        std::hint::black_box(body);
+        Ok(())
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.server_only.update", run.rate(), "req/s").cores(run.cores()),
         all,
     );
     Ok(())
