@@ -17,6 +17,7 @@ lint: ## Formatting and clippy, as CI runs them
 	cargo clippy --workspace --all-targets -- -D warnings
 
 bench: ## Print the fake API server's speed and memory figures
+	cargo build --release -p fake-apiserver --bin fake-apiserver --example bench
 	cargo run --release -p fake-apiserver --example bench
 
 fmt:

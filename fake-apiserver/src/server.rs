@@ -207,6 +207,14 @@ impl FakeApiServer {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        use axum::serve::ListenerExt;
+        // Answers go out at once, as from a real API server (Go sets TCP_NODELAY on every
+        // connection): Nagle's algorithm would hold a response's last segment back.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await

@@ -26,6 +26,8 @@ pub struct Figure {
     pub target: Target,
     /// CPU cores the process used while measuring (shown so that a loaded machine is visible).
     pub cores: Option<f64>,
+    /// A remark printed after the line.
+    pub note: Option<String>,
 }
 
 impl Figure {
@@ -37,7 +39,14 @@ impl Figure {
             unit,
             target,
             cores: None,
+            note: None,
         }
+    }
+
+    /// The same figure with a remark.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
     }
 
     /// The same figure, noting the CPU cores used while measuring.
@@ -79,8 +88,12 @@ impl Figure {
             self.target_text(),
             self.verdict()
         );
-        match self.cores {
+        let line = match self.cores {
             Some(c) => format!("{line:<76} (cpu {c:.2} cores)"),
+            None => line,
+        };
+        match &self.note {
+            Some(note) => format!("{line} [{note}]"),
             None => line,
         }
     }
