@@ -287,7 +287,7 @@ impl Store {
                 let revision = inner.revision + 1;
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
-                let bytes = encode(&object)?;
+                let bytes = encode(&object, current_bytes.as_ref().map_or(0, Bytes::len))?;
                 if let (Some(old), Some(stored)) = (&current_bytes, &current) {
                     // Identical to what is stored but for the revision: no new revision, no
                     // event.
@@ -407,7 +407,7 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let revision = inner.revision + 1;
         set_resource_version(&mut last, &revision.to_string());
-        let bytes = encode(&last)?;
+        let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len))?;
         inner.revision = revision;
         if let Some(m) = inner.objects.get_mut(resource) {
             m.remove(&key);
@@ -560,12 +560,20 @@ impl Store {
     }
 }
 
-fn encode(object: &Value) -> Result<Bytes, ApiError> {
-    serde_json::to_vec(object)
-        // An exact-size copy: `to_vec` grows its buffer by doubling, and the spare capacity
-        // would stay allocated for as long as the object is stored.
-        .map(|v| Bytes::copy_from_slice(&v))
-        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))
+/// Encodes an object for storing. `size_hint` is the size of its previous version (0 if none):
+/// a buffer of about that size usually fits at once, and is kept as is when little of it is
+/// left unused; otherwise the bytes are copied to an exact-size buffer, since spare capacity
+/// would stay allocated for as long as the object is stored.
+fn encode(object: &Value, size_hint: usize) -> Result<Bytes, ApiError> {
+    const SLACK: usize = 64;
+    let mut buffer = Vec::with_capacity(if size_hint == 0 { 256 } else { size_hint + SLACK });
+    serde_json::to_writer(&mut buffer, object)
+        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?;
+    if buffer.capacity() - buffer.len() <= SLACK {
+        Ok(Bytes::from(buffer))
+    } else {
+        Ok(Bytes::copy_from_slice(&buffer))
+    }
 }
 
 /// `504 Timeout` for a read at a revision the store has not reached.
