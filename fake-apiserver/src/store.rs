@@ -566,7 +566,11 @@ impl Store {
 /// would stay allocated for as long as the object is stored.
 fn encode(object: &Value, size_hint: usize) -> Result<Bytes, ApiError> {
     const SLACK: usize = 64;
-    let mut buffer = Vec::with_capacity(if size_hint == 0 { 256 } else { size_hint + SLACK });
+    let mut buffer = Vec::with_capacity(if size_hint == 0 {
+        256
+    } else {
+        size_hint + SLACK
+    });
     serde_json::to_writer(&mut buffer, object)
         .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?;
     if buffer.capacity() - buffer.len() <= SLACK {

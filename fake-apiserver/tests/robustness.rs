@@ -167,3 +167,64 @@ async fn garbage_never_panics() {
     .await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A namespaced path for a cluster-scoped custom resource is not a route at all: the real server
+/// answers with Go's plain-text 404, and a namespaced built-in path for a cluster-scoped kind
+/// with a `NotFound` Status.
+#[tokio::test]
+async fn a_path_in_the_wrong_scope_is_not_found() {
+    let server = FakeApiServer::new();
+    let crd = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Cluster",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    });
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (status, _) = call(
+        &server,
+        Method::POST,
+        crds,
+        "application/json",
+        serde_json::to_vec(&crd).unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let gadget = br#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#;
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/apis/example.com/v1/namespaces/default/gadgets")
+        .header("content-type", "application/json")
+        .body(Body::from(gadget.to_vec()))
+        .unwrap();
+    let response = server.router().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&text[..], b"404 page not found\n");
+    // The cluster-scoped path serves it.
+    let (status, _) = call(
+        &server,
+        Method::POST,
+        "/apis/example.com/v1/gadgets",
+        "application/json",
+        gadget.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = call(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces/default/nodes",
+        "application/json",
+        vec![],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["reason"], "NotFound");
+}
