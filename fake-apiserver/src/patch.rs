@@ -645,7 +645,7 @@ fn container_add(con: &mut Value, key: &str, value: Value) -> Result<(), String>
 fn container_remove(con: &mut Value, key: &str) -> Result<Value, String> {
     match con {
         Value::Object(m) => m
-            .shift_remove(key)
+            .remove(key)
             .ok_or_else(|| format!("Unable to remove nonexistent key: {key}: {MISSING}")),
         Value::Array(items) => {
             let idx = array_index(items.len(), atoi(key)?)?;
@@ -983,7 +983,7 @@ fn merge_map(
     if let Some(directive) = patch.get(DIRECTIVE_MARKER) {
         return match directive.as_str() {
             Some("replace") => {
-                patch.shift_remove(DIRECTIVE_MARKER);
+                patch.remove(DIRECTIVE_MARKER);
                 match clean(Value::Object(patch)) {
                     Value::Object(m) => Ok(m),
                     _ => Ok(Map::new()),
@@ -1010,7 +1010,7 @@ fn merge_map(
             (key, false)
         };
         if patch_value.is_null() {
-            original.shift_remove(&key);
+            original.remove(&key);
             continue;
         }
         let Some(current) = original.get_mut(&key) else {
@@ -1047,7 +1047,7 @@ fn apply_retain_keys(
     original: &mut Map<String, Value>,
     patch: &mut Map<String, Value>,
 ) -> Result<(), PatchError> {
-    let Some(retain) = patch.shift_remove(RETAIN_KEYS) else {
+    let Some(retain) = patch.remove(RETAIN_KEYS) else {
         return Ok(());
     };
     let Value::Array(list) = retain else {
@@ -1081,7 +1081,7 @@ fn merge_set_element_order(
         .cloned()
         .collect();
     for order_key in order_keys {
-        let Some(order_value) = patch.shift_remove(&order_key) else {
+        let Some(order_value) = patch.remove(&order_key) else {
             continue;
         };
         let Value::Array(order) = order_value else {
@@ -1126,7 +1126,7 @@ fn merge_set_element_order(
             kind == ElemKind::Map,
         )?;
         original.insert(field.clone(), clean(Value::Array(result)));
-        patch.shift_remove(&field);
+        patch.remove(&field);
     }
     Ok(())
 }

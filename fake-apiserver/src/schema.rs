@@ -803,9 +803,10 @@ mod tests {
         assert_eq!(
             rendered,
             vec![
-                "spec.tags[2]: Duplicate value: \"a\"",
+                // Properties are checked in key order (the real server's order is a Go map's).
                 "spec.ports[2]: Duplicate value: map[string]interface {}{\"name\":\"x\"}",
                 "spec.ports[3]: Duplicate value: map[string]interface {}{\"name\":\"http\"}",
+                "spec.tags[2]: Duplicate value: \"a\"",
             ]
         );
         assert_eq!(causes[0].reason, "FieldValueDuplicate");

@@ -238,9 +238,10 @@ mod tests {
         let warnings = decode(&configmaps(), &mut cm, FieldValidation::Warn).unwrap();
         assert_eq!(
             warnings,
+            // In key order (a real server reports them in the order of the request body).
             vec![
-                "unknown field \"metadata.bogus\"",
-                "unknown field \"extra\""
+                "unknown field \"extra\"",
+                "unknown field \"metadata.bogus\""
             ]
         );
         assert_eq!(

@@ -563,15 +563,20 @@ mod tests {
             .iter()
             .map(|p| text(&decode(p), 1))
             .collect();
-        assert_eq!(names, ["spec", "labels", "mode"]);
-        let spec = decode(&bytes_of(&decode(&bytes_of(&properties, 1)[0]), 2)[0]);
+        // Properties come in key order.
+        assert_eq!(names, ["labels", "mode", "spec"]);
+        let property = |name: &str| {
+            let at = names.iter().position(|n| n == name).unwrap();
+            decode(&bytes_of(&decode(&bytes_of(&properties, 1)[at]), 2)[0])
+        };
+        let spec = property("spec");
         assert!(spec.contains(&(14, Field::Varint(3))));
         let items = decode(&bytes_of(&spec, 23)[0]);
         assert_eq!(bytes_of(&items, 1).len(), 1);
-        let labels = decode(&bytes_of(&decode(&bytes_of(&properties, 1)[1]), 2)[0]);
+        let labels = property("labels");
         let additional = decode(&bytes_of(&labels, 21)[0]);
         assert_eq!(bytes_of(&additional, 1).len(), 1);
-        let mode = decode(&bytes_of(&decode(&bytes_of(&properties, 1)[2]), 2)[0]);
+        let mode = property("mode");
         assert_eq!(bytes_of(&mode, 20).len(), 2);
         assert_eq!(text(&decode(&bytes_of(&mode, 5)[0]), 2), "\"A\"");
     }
