@@ -15,18 +15,20 @@ use crate::report::{emit, Figure, Target};
 
 /// How long each throughput loop runs.
 const LOOP: Duration = Duration::from_secs(2);
+/// The realistic pod's name.
+const POD: &str = "checkout-7d9f8b6c5d-x2x9q";
 /// Events the watch-delivery writer produces (at most; it also stops after [`LOOP`]).
 const WATCH_EVENTS: u64 = 20_000;
 
 /// Runs section 1 on a current-thread runtime; `ops` limits it to some of `get`, `get_small`,
-/// `create`, `update`, `server`, `watch` (empty: all).
+/// `create`, `update`, `server`, `minimal`, `watch` (empty: all).
 pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
     let wanted = |op: &str| ops.is_empty() || ops.iter().any(|o| o == op);
     fixtures::current_thread()?.block_on(async {
         let server = FakeApiServer::builder().seed(1).build();
         let client = server.client();
         fixtures::create_namespace(&client, "bench").await?;
-        let pod = fixtures::install_pod(&client, "bench", "checkout-7d9f8b6c5d-x2x9q").await?;
+        let pod = fixtures::install_pod(&client, "bench", POD).await?;
         let pod_bytes = serde_json::to_vec(&pod)?.len();
         emit(
             Figure::info("inproc.pod_size", pod_bytes as f64, "bytes"),
@@ -34,7 +36,7 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
         );
         decode_ceiling(&pod, all)?;
         if wanted("get") {
-            get(&client, all).await?;
+            get(&client, POD, "inproc.get", Target::AtLeast(100_000.0), all).await?;
         }
         if wanted("get_small") {
             get_small(&client, all).await?;
@@ -43,10 +45,14 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
             create(&client, all).await?;
         }
         if wanted("update") {
-            update(&client, pod.clone(), all).await?;
+            let target = Target::AtLeast(30_000.0);
+            update(&client, pod.clone(), "inproc.update", target, all).await?;
         }
         if wanted("server") {
             server_only(&server, pod, all).await?;
+        }
+        if wanted("minimal") {
+            minimal_pod(&client, all).await?;
         }
         if wanted("watch") {
             watch_delivery(&client, all).await?;
@@ -89,9 +95,15 @@ fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
     Ok(())
 }
 
-async fn get(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+/// Sequential GETs of the pod `name`, reported as `figure`.
+async fn get(
+    client: &kube::Client,
+    name: &str,
+    figure: &str,
+    target: Target,
+    all: &mut Vec<Figure>,
+) -> Result<()> {
     let pods = &Api::<Pod>::namespaced(client.clone(), "bench");
-    let name = "checkout-7d9f8b6c5d-x2x9q";
     run_for(Duration::from_millis(200), 2_000, move |_| async move {
         pods.get(name).await?;
         Ok(())
@@ -103,16 +115,32 @@ async fn get(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
     })
     .await?;
     emit(
-        Figure::new(
-            "inproc.get",
-            run.rate(),
-            "req/s",
-            Target::AtLeast(100_000.0),
-        )
-        .cores(run.cores()),
+        Figure::new(figure, run.rate(), "req/s", target).cores(run.cores()),
         all,
     );
     Ok(())
+}
+
+/// The smallest pod a user makes, as `kubectl run web --image=nginx` does (the server adds its
+/// defaults: service-account volume, tolerations, ...), for comparison with the realistic one:
+/// its size, GET and UPDATE.
+async fn minimal_pod(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
+    let pods = Api::<Pod>::namespaced(client.clone(), "bench");
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"run": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]}
+    }))?;
+    let pod = pods.create(&PostParams::default(), &pod).await?;
+    emit(
+        Figure::info(
+            "inproc.minimal_pod.size",
+            serde_json::to_vec(&pod)?.len() as f64,
+            "bytes",
+        ),
+        all,
+    );
+    get(client, "web", "inproc.minimal_pod.get", Target::None, all).await?;
+    update(client, pod, "inproc.minimal_pod.update", Target::None, all).await
 }
 
 /// GET of a small ConfigMap: the same path with little to decode, to separate the server's and
@@ -154,9 +182,17 @@ async fn create(client: &kube::Client, all: &mut Vec<Figure>) -> Result<()> {
     Ok(())
 }
 
-async fn update(client: &kube::Client, pod: Pod, all: &mut Vec<Figure>) -> Result<()> {
+/// Sequential replaces of `pod`, each changing an annotation, reported as `figure`.
+async fn update(
+    client: &kube::Client,
+    pod: Pod,
+    figure: &str,
+    target: Target,
+    all: &mut Vec<Figure>,
+) -> Result<()> {
     let pods = &Api::<Pod>::namespaced(client.clone(), "bench");
-    let name = "checkout-7d9f8b6c5d-x2x9q";
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let name = name.as_str();
     let params = &PostParams::default();
     // Each replace carries the resourceVersion the previous one returned.
     let current = &std::cell::RefCell::new(pod);
@@ -174,19 +210,13 @@ async fn update(client: &kube::Client, pod: Pod, all: &mut Vec<Figure>) -> Resul
     })
     .await?;
     emit(
-        Figure::new(
-            "inproc.update",
-            run.rate(),
-            "req/s",
-            Target::AtLeast(30_000.0),
-        )
-        .cores(run.cores()),
+        Figure::new(figure, run.rate(), "req/s", target).cores(run.cores()),
         all,
     );
     // The stored pod must not grow with the number of updates.
     let final_size = serde_json::to_vec(&*current.borrow())?.len();
     emit(
-        Figure::info("inproc.update_final_size", final_size as f64, "bytes"),
+        Figure::info(format!("{figure}_final_size"), final_size as f64, "bytes"),
         all,
     );
     Ok(())
@@ -196,7 +226,7 @@ async fn update(client: &kube::Client, pod: Pod, all: &mut Vec<Figure>) -> Resul
 /// client: what the server itself costs, apart from the client's encoding and decoding.
 async fn server_only(server: &FakeApiServer, pod: Pod, all: &mut Vec<Figure>) -> Result<()> {
     use tower::ServiceExt;
-    let uri = "/api/v1/namespaces/bench/pods/checkout-7d9f8b6c5d-x2x9q";
+    let uri = &format!("/api/v1/namespaces/bench/pods/{POD}");
     let router = &server.router();
     let run = run_for(LOOP / 2, u64::MAX, move |_| async move {
         let request = http::Request::get(uri).body(axum::body::Body::empty())?;
