@@ -64,11 +64,8 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         return ApiError::no_such_resource().into_response();
     };
     if rp.namespace.is_some() && !info.namespaced {
-        if info.custom {
-            // The custom resource handler passes a request whose scope does not match the
-            // CRD's on to the server's catch-all handler, which answers in plain text.
-            return plain_not_found();
-        }
+        // A real server's catch-all answers a custom resource in the wrong scope with Go's
+        // plain-text `404 page not found`; clients here always get a Status they can parse.
         return ApiError::no_such_resource().into_response();
     }
     if let Some(sub) = &rp.subresource {
@@ -135,21 +132,6 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
 /// How much of an oversized body is read (and dropped) before answering 413, so that a client
 /// still sending gets the answer rather than a broken connection.
 const MAX_DRAINED_BYTES: usize = 64 * 1024 * 1024;
-
-/// The catch-all 404 of a Go HTTP server: `404 page not found` in plain text, no Status.
-fn plain_not_found() -> Response {
-    let mut response = Response::new(axum::body::Body::from("404 page not found\n"));
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response.headers_mut().insert(
-        "x-content-type-options",
-        header::HeaderValue::from_static("nosniff"),
-    );
-    response
-}
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
 async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
