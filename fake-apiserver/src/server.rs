@@ -22,7 +22,7 @@ use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
 use crate::registry::{self, Registry};
 use crate::resource::ResourceInfo;
 use crate::semantics::format_time;
-use crate::store::{resource_key, Store, StoreEvent, DEFAULT_HISTORY};
+use crate::store::{resource_key, Store, StoreEvent, DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES};
 
 /// Largest request body accepted (the real server's limit), in bytes.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -79,6 +79,7 @@ impl Shared {
 /// Configures a [`FakeApiServer`].
 pub struct FakeApiServerBuilder {
     history: usize,
+    history_bytes: usize,
     seed: Option<u64>,
     clock: Option<ClockFn>,
 }
@@ -87,6 +88,7 @@ impl Default for FakeApiServerBuilder {
     fn default() -> Self {
         Self {
             history: DEFAULT_HISTORY,
+            history_bytes: DEFAULT_HISTORY_BYTES,
             seed: None,
             clock: None,
         }
@@ -97,6 +99,13 @@ impl FakeApiServerBuilder {
     /// How many events the server keeps for watches and paged lists (default 100 000).
     pub fn history(mut self, events: usize) -> Self {
         self.history = events;
+        self
+    }
+
+    /// Bounds the bytes of the objects the kept events carry (default 256 MiB); older events are
+    /// forgotten first, as by [`FakeApiServerBuilder::history`].
+    pub fn history_bytes(mut self, bytes: usize) -> Self {
+        self.history_bytes = bytes;
         self
     }
 
@@ -125,7 +134,7 @@ impl FakeApiServerBuilder {
         };
         let (watch_drops, _) = broadcast::channel(64);
         let shared = Arc::new(Shared {
-            store: Store::new(self.history),
+            store: Store::with_limits(self.history, self.history_bytes),
             registry: Registry::new(),
             clock: self.clock.unwrap_or_else(|| Arc::new(jiff::Timestamp::now)),
             rng: Mutex::new(rng),

@@ -21,6 +21,11 @@ use parsed::ParsedCache;
 /// Default number of events kept for watches and paged lists.
 pub const DEFAULT_HISTORY: usize = 100_000;
 
+/// Default bound on the bytes of the objects the kept events carry (256 MiB): with big objects
+/// the history is bounded by memory before it reaches [`DEFAULT_HISTORY`] events, as etcd's
+/// periodic compaction bounds a real server's.
+pub const DEFAULT_HISTORY_BYTES: usize = 256 * 1024 * 1024;
+
 /// Capacity of the live event channel; a watcher that falls this far behind is expired (410).
 const LIVE_CHANNEL_CAPACITY: usize = 65_536;
 
@@ -126,6 +131,9 @@ struct Inner {
     objects: BTreeMap<String, Objects>,
     history: VecDeque<Arc<StoreEvent>>,
     history_limit: usize,
+    /// Bytes of the objects the kept events carry, and the bound on them.
+    history_bytes: usize,
+    history_bytes_limit: usize,
     /// Revisions at or below this are no longer in the history.
     compacted: u64,
     /// Parsed forms of recently written objects.
@@ -187,15 +195,24 @@ pub struct Snapshot {
 }
 
 impl Store {
-    /// An empty store that keeps `history_limit` events.
+    /// An empty store that keeps `history_limit` events (and at most
+    /// [`DEFAULT_HISTORY_BYTES`] of their objects).
     pub fn new(history_limit: usize) -> Self {
+        Self::with_limits(history_limit, DEFAULT_HISTORY_BYTES)
+    }
+
+    /// An empty store that keeps at most `events` events and `bytes` bytes of their objects
+    /// (always at least the newest event).
+    pub fn with_limits(events: usize, bytes: usize) -> Self {
         let (live, _) = broadcast::channel(LIVE_CHANNEL_CAPACITY);
         Self {
             inner: Mutex::new(Inner {
                 revision: 0,
                 objects: BTreeMap::new(),
                 history: VecDeque::new(),
-                history_limit: history_limit.max(1),
+                history_limit: events.max(1),
+                history_bytes: 0,
+                history_bytes_limit: bytes,
                 compacted: 0,
                 parsed: ParsedCache::default(),
             }),
@@ -223,6 +240,7 @@ impl Store {
     pub fn compact(&self) {
         let mut inner = self.lock();
         inner.history.clear();
+        inner.history_bytes = 0;
         inner.compacted = inner.revision;
     }
 
@@ -431,11 +449,16 @@ impl Store {
 
     fn record(&self, inner: &mut Inner, event: StoreEvent) {
         let event = Arc::new(event);
+        inner.history_bytes += event.object.len();
         inner.history.push_back(event.clone());
-        while inner.history.len() > inner.history_limit {
-            if let Some(dropped) = inner.history.pop_front() {
-                inner.compacted = dropped.revision;
-            }
+        while inner.history.len() > inner.history_limit
+            || (inner.history_bytes > inner.history_bytes_limit && inner.history.len() > 1)
+        {
+            let Some(dropped) = inner.history.pop_front() else {
+                break;
+            };
+            inner.history_bytes -= dropped.object.len();
+            inner.compacted = dropped.revision;
         }
         // Sent under the lock so that every receiver sees events in revision order.
         let _ = self.live.send(event);
@@ -556,6 +579,7 @@ impl Store {
         }
         inner.revision = revision.max(inner.revision);
         inner.history.clear();
+        inner.history_bytes = 0;
         inner.compacted = inner.revision;
     }
 }
@@ -834,6 +858,28 @@ mod tests {
             })
             .unwrap();
         assert_eq!(store.lock().parsed.len(), 0);
+    }
+
+    #[test]
+    fn the_history_is_bounded_in_bytes_too() {
+        // Every event carries an object of the same size; room for three and a half.
+        let size = put(&Store::new(10), "a", "00000000").stored.unwrap().len();
+        let store = Store::with_limits(100, size * 7 / 2);
+        for i in 0..10 {
+            put(&store, "a", &format!("{i:0>8}"));
+        }
+        let (backlog, _) = store.watch_from(7).unwrap();
+        assert_eq!(
+            backlog.iter().map(|e| e.revision).collect::<Vec<_>>(),
+            vec![8, 9, 10]
+        );
+        assert_eq!(store.watch_from(6).unwrap_err().code, 410);
+        // One event bigger than the bound is still kept: a watch from just before it works.
+        let tiny = Store::with_limits(100, 1);
+        put(&tiny, "a", "1");
+        put(&tiny, "a", "2");
+        assert_eq!(tiny.watch_from(1).unwrap().0.len(), 1);
+        assert_eq!(tiny.watch_from(0).unwrap_err().code, 410);
     }
 
     #[test]
