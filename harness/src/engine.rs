@@ -190,7 +190,7 @@ where
             let end = (start + chunk).min(candidate.len());
             candidate.drain(start..end);
             let run = replay(make, failure.seed, candidate, max_steps).await;
-            if run.violation.is_some() && run.trace.len() <= best.trace.len() {
+            if run.violation.is_some() && smaller(&run, &best) {
                 best = run;
             } else {
                 start += chunk;
@@ -206,7 +206,7 @@ where
             let mut candidate = best.choices.clone();
             candidate[i] -= 1;
             let run = replay(make, failure.seed, candidate, max_steps).await;
-            if run.violation.is_some() && run.trace.len() <= best.trace.len() {
+            if run.violation.is_some() && smaller(&run, &best) {
                 best = run;
             } else {
                 break;
@@ -214,6 +214,14 @@ where
         }
     }
     best
+}
+
+/// Whether `run` is a strict improvement on `best`: a shorter schedule, or as long with smaller
+/// decisions. A replay continues past the decisions it was given (choosing the first option), so
+/// a candidate can come back as the very schedule it was cut from; only a strict improvement is
+/// kept, which is what makes shrinking terminate.
+fn smaller(run: &Run, best: &Run) -> bool {
+    (run.trace.len(), &run.choices) < (best.trace.len(), &best.choices)
 }
 
 #[cfg(test)]
@@ -286,5 +294,43 @@ mod tests {
         let shrunk = shrink(&counter, &failure, 50).await;
         assert_eq!(shrunk.trace.len(), 3, "{}", shrunk.render());
         assert!(shrunk.trace.iter().all(|l| l.starts_with("increment")));
+    }
+
+    /// One action only, failing at the third step: every cut replays into the same schedule.
+    struct Ticker {
+        ticks: u32,
+    }
+
+    impl Model for Ticker {
+        fn actions(&mut self) -> Vec<String> {
+            vec!["tick".into()]
+        }
+
+        async fn perform(&mut self, _index: usize) -> String {
+            // Yield, so that the test's timeout can end a shrink that would never finish.
+            tokio::task::yield_now().await;
+            self.ticks += 1;
+            format!("{}", self.ticks)
+        }
+
+        async fn check(&mut self) -> Result<(), String> {
+            if self.ticks >= 3 {
+                return Err("three ticks".into());
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn shrinking_ends_when_every_cut_replays_the_same_schedule() {
+        let ticker = |_seed: u64| async { Ticker { ticks: 0 } };
+        let failure = explore(ticker, 0..1, 10).await.expect("fails at once");
+        let shrunk = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            shrink(&ticker, &failure, 10),
+        )
+        .await
+        .expect("shrinking terminates");
+        assert_eq!(shrunk.choices, vec![0, 0, 0]);
     }
 }

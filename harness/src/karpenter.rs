@@ -11,6 +11,12 @@
 //!
 //! [`Guards::launch_cache`] off gives the cache a zero TTL (every lookup misses), which defeats
 //! the guard without touching controller code.
+//!
+//! [`KarpenterModel::allowing_crash`] also offers one crash of the controller process: its
+//! caches, work queue and launch cache are lost and it starts again from fresh lists (the cloud
+//! and the API server keep their state). A crash after the launch whose status patch failed is
+//! the split-write hazard of spec §6.3, which the port keeps as upstream has it: the launch cache
+//! is in memory, so the restarted controller launches a second instance.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -53,12 +59,15 @@ enum Offer {
     Reconcile(String),
     FailNextStatusPatch,
     AdvanceTo(Timestamp),
+    Crash,
 }
 
 /// The Karpenter model: one NodeClaim, the lifecycle controller, the fake cloud provider.
 pub struct KarpenterModel {
     server: FakeApiServer,
     clock: ManualClock,
+    ids: Arc<SeededIds>,
+    config: Config,
     ctx: Arc<Context>,
     provider: Arc<FakeCloudProvider>,
     dispatcher: Dispatcher,
@@ -66,6 +75,8 @@ pub struct KarpenterModel {
     nodes: EventFeed<Node>,
     queue: BTreeMap<String, Timestamp>,
     fault_injected: bool,
+    crash_allowed: bool,
+    crashed: bool,
     lag: LagBound,
     offered: Vec<Offer>,
     steps: usize,
@@ -101,46 +112,66 @@ impl KarpenterModel {
         if !guards.launch_cache {
             config.launch_cache_ttl = SignedDuration::ZERO;
         }
-        let (stores, writers) = new_stores();
-        let ctx = Arc::new(Context::new(
-            client,
-            stores,
-            provider.clone(),
-            Arc::new(clock.clone()),
-            ids,
-            Metrics::new(),
-            config,
-        ));
-        let dispatcher = Dispatcher::new(ctx.clone(), writers);
-        let nodeclaims = EventFeed::new(
-            &server,
-            CacheScope::all("karpenter.sh/v1beta1", "nodeclaims"),
-        );
-        let nodes = EventFeed::new(&server, CacheScope::all("v1", "nodes"));
+        let process = Process::start(&server, &client, &provider, &clock, &ids, &config);
         let mut model = Self {
             server,
             clock,
-            ctx,
+            ids,
+            config,
+            ctx: process.ctx,
             provider,
-            dispatcher,
-            nodeclaims,
-            nodes,
+            dispatcher: process.dispatcher,
+            nodeclaims: process.nodeclaims,
+            nodes: process.nodes,
             queue: BTreeMap::new(),
             fault_injected: false,
+            crash_allowed: false,
+            crashed: false,
             lag: LagBound::new(MAX_INFORMER_LAG),
             offered: Vec::new(),
             steps: 0,
         };
-        // The informers' initial lists.
-        for event in model.nodeclaims.initial() {
-            let triggers = model.dispatcher.on_nodeclaim_event(&event);
-            model.enqueue(triggers);
-        }
-        for event in model.nodes.initial() {
-            let triggers = model.dispatcher.on_node_event(&event);
-            model.enqueue(triggers);
-        }
+        model.list_and_enqueue();
         model
+    }
+
+    /// The same model, also offering one crash and restart of the controller.
+    pub fn allowing_crash(mut self) -> Self {
+        self.crash_allowed = true;
+        self
+    }
+
+    /// The informers' initial lists, each object queued.
+    fn list_and_enqueue(&mut self) {
+        for event in self.nodeclaims.initial() {
+            let triggers = self.dispatcher.on_nodeclaim_event(&event);
+            self.enqueue(triggers);
+        }
+        for event in self.nodes.initial() {
+            let triggers = self.dispatcher.on_node_event(&event);
+            self.enqueue(triggers);
+        }
+    }
+
+    /// The controller process dies and starts again: new caches (listed afresh), an empty work
+    /// queue and launch cache; the API server and the cloud keep their state.
+    fn crash_and_restart(&mut self) {
+        let client = self.server.client();
+        let process = Process::start(
+            &self.server,
+            &client,
+            &self.provider,
+            &self.clock,
+            &self.ids,
+            &self.config,
+        );
+        self.ctx = process.ctx;
+        self.dispatcher = process.dispatcher;
+        self.nodeclaims = process.nodeclaims;
+        self.nodes = process.nodes;
+        self.queue.clear();
+        self.lag = LagBound::new(MAX_INFORMER_LAG);
+        self.list_and_enqueue();
     }
 
     fn enqueue(&mut self, triggers: Triggers) {
@@ -150,6 +181,47 @@ impl KarpenterModel {
             if *due > now {
                 *due = now;
             }
+        }
+    }
+}
+
+/// What lives in the controller process (and is lost when it crashes).
+struct Process {
+    ctx: Arc<Context>,
+    dispatcher: Dispatcher,
+    nodeclaims: EventFeed<NodeClaim>,
+    nodes: EventFeed<Node>,
+}
+
+impl Process {
+    /// A controller process: its context (stores, launch cache, read-own-writes gate) and
+    /// informers subscribed to the server from now on.
+    fn start(
+        server: &FakeApiServer,
+        client: &kube::Client,
+        provider: &Arc<FakeCloudProvider>,
+        clock: &ManualClock,
+        ids: &Arc<SeededIds>,
+        config: &Config,
+    ) -> Self {
+        let (stores, writers) = new_stores();
+        let ctx = Arc::new(Context::new(
+            client.clone(),
+            stores,
+            provider.clone(),
+            Arc::new(clock.clone()),
+            ids.clone(),
+            Metrics::new(),
+            config.clone(),
+        ));
+        Self {
+            dispatcher: Dispatcher::new(ctx.clone(), writers),
+            ctx,
+            nodeclaims: EventFeed::new(
+                server,
+                CacheScope::all("karpenter.sh/v1beta1", "nodeclaims"),
+            ),
+            nodes: EventFeed::new(server, CacheScope::all("v1", "nodes")),
         }
     }
 }
@@ -187,6 +259,9 @@ impl Model for KarpenterModel {
         if !self.fault_injected {
             self.offered.push(Offer::FailNextStatusPatch);
         }
+        if self.crash_allowed && !self.crashed {
+            self.offered.push(Offer::Crash);
+        }
         if let Some(due) = next_due.map(|d| self.lag.cap(d)).filter(|d| *d > now) {
             self.offered.push(Offer::AdvanceTo(due));
         }
@@ -198,6 +273,7 @@ impl Model for KarpenterModel {
                 Offer::Reconcile(name) => format!("reconcile lifecycle {name}"),
                 Offer::FailNextStatusPatch => "fail the next nodeclaim status patch".to_string(),
                 Offer::AdvanceTo(t) => format!("advance clock to {t}"),
+                Offer::Crash => "crash and restart the controller".to_string(),
             })
             .collect()
     }
@@ -244,6 +320,11 @@ impl Model for KarpenterModel {
             Offer::AdvanceTo(t) => {
                 self.clock.set(t);
                 format!("now {t}")
+            }
+            Offer::Crash => {
+                self.crashed = true;
+                self.crash_and_restart();
+                format!("restarted, {} queued", self.queue.len())
             }
         }
     }
