@@ -12,6 +12,11 @@
 //! 14, §7.4) — without touching controller code: the harness answers that list from the
 //! lifecycle controller's lagging pod cache instead of the server, as if the guard were a cache
 //! read. With the guard defeated, some seeds create a second pod; with it, none does.
+//!
+//! [`EnoModel::allowing_crash`] also offers one crash of the controller process (both
+//! controllers): caches and work queue are lost, and it starts again from fresh lists. Eno's
+//! guards live in the API server (a live list, resourceVersion-checked writes), not in memory, so
+//! a crash must not break the invariants either.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -74,6 +79,10 @@ enum Controller {
 pub struct EnoModel {
     server: FakeApiServer,
     clock: ManualClock,
+    guards: Guards,
+    /// The id source; a restarted process goes on drawing from it (fresh UUIDs, as a new process
+    /// would have, yet deterministic).
+    ids: Arc<SeededIds>,
     lifecycle_ctx: Arc<Context>,
     status_ctx: Arc<StatusContext>,
     /// Caches of the lifecycle controller: compositions, pods, synthesizers.
@@ -90,6 +99,9 @@ pub struct EnoModel {
     lag: LagBound,
     /// Whether the user has changed the composition's spec yet (once per run).
     spec_updated: bool,
+    /// Whether a crash is offered, and whether it happened (once per run).
+    crash_allowed: bool,
+    crashed: bool,
     /// The newest synthesis the executor marked synthesized.
     last_synthesized: Option<String>,
     /// The last action list handed out by `actions`.
@@ -106,6 +118,7 @@ enum Offer {
     ExecutorCompletes(String),
     UserUpdatesSpec,
     AdvanceTo(Timestamp),
+    Crash,
 }
 
 fn key_of<K: kube::Resource>(obj: &K) -> (String, String) {
@@ -124,35 +137,8 @@ impl EnoModel {
         let client = server.client();
         setup(&client, pod_timeout).await;
 
-        let lifecycle_caches = (
-            LaggingCache::new(&server, CacheScope::all("eno.azure.io/v1", "compositions")),
-            LaggingCache::new(&server, pod_scope()),
-            LaggingCache::new(&server, CacheScope::all("eno.azure.io/v1", "synthesizers")),
-        );
-        let status_caches = (
-            LaggingCache::new(&server, pod_scope()),
-            LaggingCache::new(&server, CacheScope::all("eno.azure.io/v1", "compositions")),
-        );
-        let lifecycle_client = if guards == Guards::default() {
-            client.clone()
-        } else {
-            defeating_client(&server, lifecycle_caches.1.store(), guards)
-        };
-        let lifecycle_ctx = Arc::new(Context {
-            client: lifecycle_client,
-            compositions: lifecycle_caches.0.store(),
-            pods: lifecycle_caches.1.store(),
-            synthesizers: lifecycle_caches.2.store(),
-            config: Config::new(POD_NAMESPACE, "controllers:harness"),
-            clock: Arc::new(clock.clone()),
-            ids: Arc::new(SeededIds::new(seed)),
-            metrics: Metrics::default(),
-        });
-        let status_ctx = Arc::new(StatusContext {
-            client: client.clone(),
-            pods: status_caches.0.store(),
-            compositions: status_caches.1.store(),
-        });
+        let ids = Arc::new(SeededIds::new(seed));
+        let process = Process::start(&server, &client, &clock, &ids, guards);
         let mut queue = BTreeMap::new();
         let now = clock.now();
         queue.insert(
@@ -166,18 +152,52 @@ impl EnoModel {
         Self {
             server,
             clock,
-            lifecycle_ctx,
-            status_ctx,
-            lifecycle_caches,
-            status_caches,
+            guards,
+            ids,
+            lifecycle_ctx: process.lifecycle_ctx,
+            status_ctx: process.status_ctx,
+            lifecycle_caches: process.lifecycle_caches,
+            status_caches: process.status_caches,
             queue,
             lag: LagBound::new(SignedDuration::from_secs(1)),
             spec_updated: false,
+            crash_allowed: false,
+            crashed: false,
             last_synthesized: None,
             offered: Vec::new(),
             steps: 0,
             max_steps: 200,
         }
+    }
+
+    /// The same model, also offering one crash and restart of the controller process.
+    pub fn allowing_crash(mut self) -> Self {
+        self.crash_allowed = true;
+        self
+    }
+
+    /// The controller process dies and starts again: both controllers get new caches (listed
+    /// afresh) and an empty work queue, which the initial lists fill as kube-runtime's would
+    /// (every composition for the lifecycle controller, every pod for both).
+    fn crash_and_restart(&mut self) -> String {
+        let client = self.server.client();
+        let process = Process::start(&self.server, &client, &self.clock, &self.ids, self.guards);
+        self.lifecycle_ctx = process.lifecycle_ctx;
+        self.status_ctx = process.status_ctx;
+        self.lifecycle_caches = process.lifecycle_caches;
+        self.status_caches = process.status_caches;
+        self.queue.clear();
+        self.lag = LagBound::new(SignedDuration::from_secs(1));
+        for composition in self.lifecycle_ctx.compositions.state() {
+            self.enqueue(Controller::Lifecycle, key_of(composition.as_ref()));
+        }
+        for pod in self.lifecycle_ctx.pods.state() {
+            self.map_pod(&pod);
+        }
+        for pod in self.status_ctx.pods.state() {
+            self.enqueue(Controller::Status, key_of(pod.as_ref()));
+        }
+        format!("restarted, {} queued", self.queue.len())
     }
 
     fn enqueue(&mut self, controller: Controller, key: (String, String)) {
@@ -205,6 +225,66 @@ impl EnoModel {
         self.server
             .list_objects("v1", "pods", Some(POD_NAMESPACE))
             .1
+    }
+}
+
+/// What lives in the controller process (and is lost when it crashes): both controllers'
+/// contexts and caches.
+struct Process {
+    lifecycle_ctx: Arc<Context>,
+    status_ctx: Arc<StatusContext>,
+    lifecycle_caches: (
+        LaggingCache<Composition>,
+        LaggingCache<Pod>,
+        LaggingCache<Synthesizer>,
+    ),
+    status_caches: (LaggingCache<Pod>, LaggingCache<Composition>),
+}
+
+impl Process {
+    /// Starts the controllers with caches in sync with the server now.
+    fn start(
+        server: &FakeApiServer,
+        client: &kube::Client,
+        clock: &ManualClock,
+        ids: &Arc<SeededIds>,
+        guards: Guards,
+    ) -> Self {
+        let lifecycle_caches = (
+            LaggingCache::new(server, CacheScope::all("eno.azure.io/v1", "compositions")),
+            LaggingCache::new(server, pod_scope()),
+            LaggingCache::new(server, CacheScope::all("eno.azure.io/v1", "synthesizers")),
+        );
+        let status_caches = (
+            LaggingCache::new(server, pod_scope()),
+            LaggingCache::new(server, CacheScope::all("eno.azure.io/v1", "compositions")),
+        );
+        let lifecycle_client = if guards == Guards::default() {
+            client.clone()
+        } else {
+            defeating_client(server, lifecycle_caches.1.store(), guards)
+        };
+        let lifecycle_ctx = Arc::new(Context {
+            client: lifecycle_client,
+            compositions: lifecycle_caches.0.store(),
+            pods: lifecycle_caches.1.store(),
+            synthesizers: lifecycle_caches.2.store(),
+            config: Config::new(POD_NAMESPACE, "controllers:harness"),
+            clock: Arc::new(clock.clone()),
+            ids: ids.clone(),
+            metrics: Metrics::default(),
+        });
+        let status_ctx = Arc::new(StatusContext {
+            client: client.clone(),
+            pods: status_caches.0.store(),
+            compositions: status_caches.1.store(),
+        });
+        Self {
+            lifecycle_ctx,
+            status_ctx,
+            lifecycle_caches,
+            status_caches,
+        }
     }
 }
 
@@ -396,6 +476,9 @@ impl Model for EnoModel {
         if !self.spec_updated {
             self.offered.push(Offer::UserUpdatesSpec);
         }
+        if self.crash_allowed && !self.crashed {
+            self.offered.push(Offer::Crash);
+        }
         if let Some(due) = next_due.map(|d| self.lag.cap(d)).filter(|d| *d > now) {
             self.offered.push(Offer::AdvanceTo(due));
         }
@@ -411,6 +494,7 @@ impl Model for EnoModel {
                 Offer::ExecutorCompletes(pod) => format!("executor {pod} completes"),
                 Offer::UserUpdatesSpec => "user changes the composition's spec".to_string(),
                 Offer::AdvanceTo(t) => format!("advance clock to {t}"),
+                Offer::Crash => "crash and restart the controllers".to_string(),
             })
             .collect()
     }
@@ -444,6 +528,10 @@ impl Model for EnoModel {
             Offer::AdvanceTo(t) => {
                 self.clock.set(t);
                 format!("now {t}")
+            }
+            Offer::Crash => {
+                self.crashed = true;
+                self.crash_and_restart()
             }
         }
     }

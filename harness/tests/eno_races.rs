@@ -6,13 +6,20 @@
 
 use std::time::Duration;
 
-use harness::engine::{explore, replay, report, run, seeds_from_env, shrink};
+use harness::choices::Chooser;
+use harness::engine::{explore, replay, report, run, seeds_from_env, shrink, Failure};
 use harness::eno::{EnoModel, Guards};
 
 const MAX_STEPS: usize = 120;
 
 async fn guarded(seed: u64) -> EnoModel {
     EnoModel::new(seed, Guards::default(), Duration::from_secs(120)).await
+}
+
+async fn crashing(seed: u64) -> EnoModel {
+    EnoModel::new(seed, Guards::default(), Duration::from_secs(120))
+        .await
+        .allowing_crash()
 }
 
 async fn defeated(seed: u64) -> EnoModel {
@@ -129,4 +136,63 @@ async fn with_every_guard_no_schedule_breaks_an_invariant() {
             )
         );
     }
+}
+
+/// Eno keeps its guards in the API server (a live pod list, resourceVersion-checked writes), so
+/// a crash and restart of the controller process anywhere in the run breaks nothing; the
+/// restarted controllers pick the work up again (some synthesis completes after the crash), and
+/// a run with a crash is as repeatable as any other.
+#[tokio::test(flavor = "current_thread")]
+async fn with_every_guard_a_crash_breaks_no_invariant() {
+    let (mut crashed, mut completed_after_crash) = (Vec::new(), 0);
+    for seed in seeds_from_env(0..64) {
+        let mut model = crashing(seed).await;
+        let run = run(&mut model, &mut Chooser::seeded(seed), MAX_STEPS).await;
+        if let Some(at) = run
+            .trace
+            .iter()
+            .position(|l| l.starts_with("crash and restart the controllers"))
+        {
+            crashed.push(seed);
+            if run.trace[at..]
+                .iter()
+                .any(|l| l.starts_with("executor ") && l.contains(" completes: "))
+            {
+                completed_after_crash += 1;
+            }
+        }
+        if run.violation.is_some() {
+            let failure = Failure { seed, run };
+            let shrunk = shrink(&crashing, &failure, MAX_STEPS).await;
+            panic!(
+                "{}",
+                report(
+                    "eno_races",
+                    "with_every_guard_a_crash_breaks_no_invariant",
+                    &failure,
+                    &shrunk
+                )
+            );
+        }
+    }
+    assert!(!crashed.is_empty(), "no explored run crashed");
+    assert!(
+        completed_after_crash > 0,
+        "no synthesis completed after a restart in {} crashed runs",
+        crashed.len()
+    );
+    let seed = crashed[0];
+    let first = run(
+        &mut crashing(seed).await,
+        &mut Chooser::seeded(seed),
+        MAX_STEPS,
+    )
+    .await;
+    let again = run(
+        &mut crashing(seed).await,
+        &mut Chooser::seeded(seed),
+        MAX_STEPS,
+    )
+    .await;
+    assert_eq!(first.render(), again.render());
 }
