@@ -29,18 +29,18 @@ async fn defeated(seed: u64) -> KarpenterModel {
     .await
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
-    let failure = explore(defeated, seeds_from_env(0..64), MAX_STEPS)
+/// Explores `make` until a schedule leaks an instance, shrinks it, checks that the replay of the
+/// shrunk schedule is the same run, and returns its trace.
+async fn finds_a_leak<F, Fut>(make: F, case: &str) -> String
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = KarpenterModel>,
+{
+    let failure = explore(&make, seeds_from_env(0..64), MAX_STEPS)
         .await
-        .expect("some schedule fails the status patch right after the launch");
-    let shrunk = shrink(&defeated, &failure, MAX_STEPS).await;
-    let text = report(
-        "karpenter_races",
-        "without_the_launch_cache_a_failed_status_patch_leaks_an_instance",
-        &failure,
-        &shrunk,
-    );
+        .expect("some schedule leaks an instance");
+    let shrunk = shrink(&make, &failure, MAX_STEPS).await;
+    let text = report("karpenter_races", case, &failure, &shrunk);
     println!("{text}");
     assert!(
         shrunk
@@ -49,8 +49,18 @@ async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
             .is_some_and(|v| v.contains("an instance leaked")),
         "{text}"
     );
-    let again = replay(&defeated, failure.seed, shrunk.choices.clone(), MAX_STEPS).await;
+    let again = replay(&make, failure.seed, shrunk.choices.clone(), MAX_STEPS).await;
     assert_eq!(again.render(), shrunk.render());
+    shrunk.render()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn without_the_launch_cache_a_failed_status_patch_leaks_an_instance() {
+    finds_a_leak(
+        defeated,
+        "without_the_launch_cache_a_failed_status_patch_leaks_an_instance",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -75,25 +85,11 @@ async fn with_the_launch_cache_no_schedule_leaks_an_instance() {
 /// replay it.
 #[tokio::test(flavor = "current_thread")]
 async fn a_crash_between_launch_and_recorded_status_leaks_an_instance() {
-    let failure = explore(crashing, seeds_from_env(0..64), MAX_STEPS)
-        .await
-        .expect("some schedule crashes the controller after a launch whose status patch failed");
-    let shrunk = shrink(&crashing, &failure, MAX_STEPS).await;
-    let text = report(
-        "karpenter_races",
+    let rendered = finds_a_leak(
+        crashing,
         "a_crash_between_launch_and_recorded_status_leaks_an_instance",
-        &failure,
-        &shrunk,
-    );
-    println!("{text}");
-    assert!(
-        shrunk
-            .violation
-            .as_deref()
-            .is_some_and(|v| v.contains("an instance leaked")),
-        "{text}"
-    );
-    let rendered = shrunk.render();
+    )
+    .await;
     let (fail_at, crash_at) = (
         rendered.find("fail the next nodeclaim status patch"),
         rendered.find("crash and restart the controller"),
@@ -102,6 +98,4 @@ async fn a_crash_between_launch_and_recorded_status_leaks_an_instance() {
         matches!((fail_at, crash_at), (Some(f), Some(c)) if f < c),
         "the shrunk schedule fails the status patch, then crashes:\n{rendered}"
     );
-    let again = replay(&crashing, failure.seed, shrunk.choices.clone(), MAX_STEPS).await;
-    assert_eq!(again.render(), rendered);
 }
