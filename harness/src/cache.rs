@@ -116,6 +116,16 @@ where
         self.initial.take().unwrap_or_default()
     }
 
+    /// The watch dropped and could not resume (its resourceVersion expired): the informer lists
+    /// again. Events still waiting are never seen — what changed meanwhile arrives as the new
+    /// list, and an object deleted meanwhile simply is not in it (no Delete event). Returns the
+    /// new list as watch events.
+    pub fn relist(&mut self) -> Vec<watcher::Event<K>> {
+        let server = self.server.clone();
+        *self = Self::new(&server, self.scope.clone());
+        self.initial()
+    }
+
     /// Moves newly logged events of this scope into the queue.
     fn pull(&mut self) {
         loop {
@@ -224,6 +234,19 @@ where
         self.feed.pending()
     }
 
+    /// Lists again after a dropped watch ([`EventFeed::relist`]); the store is replaced by the new
+    /// list. Returns the listed objects (what a controller's watch would trigger on).
+    pub fn relist(&mut self) -> Vec<Arc<K>> {
+        let mut listed = Vec::new();
+        for event in self.feed.relist() {
+            self.writer.apply_watcher_event(&event);
+            if let watcher::Event::InitApply(object) = event {
+                listed.push(Arc::new(object));
+            }
+        }
+        listed
+    }
+
     /// Delivers the oldest waiting event into the store; returns what the cache saw.
     pub fn deliver_one(&mut self) -> Option<Delivered<K>> {
         let event = self.feed.next_event()?;
@@ -291,5 +314,38 @@ mod tests {
         );
         bound.observe("pods", 0, t0);
         assert_eq!(bound.cap(later), later);
+    }
+
+    #[tokio::test]
+    async fn a_relist_replaces_the_store_and_skips_what_was_pending() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let server = FakeApiServer::new();
+        let cm = |name: &str| {
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default"}})
+        };
+        server.apply_manifest(cm("gone")).unwrap();
+        let mut cache: LaggingCache<ConfigMap> =
+            LaggingCache::new(&server, CacheScope::all("v1", "configmaps"));
+        server.apply_manifest(cm("new")).unwrap();
+        kube::Api::<ConfigMap>::namespaced(server.client(), "default")
+            .delete("gone", &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(cache.pending(), 2);
+        let names = |store: &Store<ConfigMap>| {
+            let mut n: Vec<String> = store
+                .state()
+                .iter()
+                .map(|c| c.metadata.name.clone().unwrap_or_default())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names(&cache.store()), ["gone"]);
+        let listed = cache.relist();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(names(&cache.store()), ["new"]);
+        assert_eq!(cache.pending(), 0);
     }
 }

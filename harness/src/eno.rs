@@ -16,7 +16,8 @@
 //! [`EnoModel::allowing_crash`] also offers one crash of the controller process (both
 //! controllers): caches and work queue are lost, and it starts again from fresh lists. Eno's
 //! guards live in the API server (a live list, resourceVersion-checked writes), not in memory, so
-//! a crash must not break the invariants either.
+//! a crash must not break the invariants either. [`EnoModel::allowing_watch_drops`] offers one
+//! dropped watch instead: one cache lists again, skipping the events it had not seen yet.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -102,6 +103,8 @@ pub struct EnoModel {
     /// Whether a crash is offered, and whether it happened (once per run).
     crash_allowed: bool,
     crashed: bool,
+    /// Dropped watches still to offer (each makes one cache list again).
+    watch_drops_left: usize,
     /// The newest synthesis the executor marked synthesized.
     last_synthesized: Option<String>,
     /// The last action list handed out by `actions`.
@@ -119,6 +122,7 @@ enum Offer {
     UserUpdatesSpec,
     AdvanceTo(Timestamp),
     Crash,
+    DropWatch(&'static str),
 }
 
 fn key_of<K: kube::Resource>(obj: &K) -> (String, String) {
@@ -163,6 +167,7 @@ impl EnoModel {
             spec_updated: false,
             crash_allowed: false,
             crashed: false,
+            watch_drops_left: 0,
             last_synthesized: None,
             offered: Vec::new(),
             steps: 0,
@@ -173,6 +178,13 @@ impl EnoModel {
     /// The same model, also offering one crash and restart of the controller process.
     pub fn allowing_crash(mut self) -> Self {
         self.crash_allowed = true;
+        self
+    }
+
+    /// The same model, also offering one dropped watch: a cache whose resourceVersion expired
+    /// lists again, skipping the events it had not seen yet.
+    pub fn allowing_watch_drops(mut self) -> Self {
+        self.watch_drops_left = 1;
         self
     }
 
@@ -287,6 +299,15 @@ impl Process {
         }
     }
 }
+
+/// The caches of both controllers, by the names the schedule uses.
+const CACHES: [&str; 5] = [
+    "lifecycle/compositions",
+    "lifecycle/pods",
+    "lifecycle/synthesizers",
+    "status/pods",
+    "status/compositions",
+];
 
 fn pod_scope() -> CacheScope {
     CacheScope::all("v1", "pods")
@@ -479,6 +500,11 @@ impl Model for EnoModel {
         if self.crash_allowed && !self.crashed {
             self.offered.push(Offer::Crash);
         }
+        if self.watch_drops_left > 0 {
+            for cache in CACHES {
+                self.offered.push(Offer::DropWatch(cache));
+            }
+        }
         if let Some(due) = next_due.map(|d| self.lag.cap(d)).filter(|d| *d > now) {
             self.offered.push(Offer::AdvanceTo(due));
         }
@@ -495,6 +521,7 @@ impl Model for EnoModel {
                 Offer::UserUpdatesSpec => "user changes the composition's spec".to_string(),
                 Offer::AdvanceTo(t) => format!("advance clock to {t}"),
                 Offer::Crash => "crash and restart the controllers".to_string(),
+                Offer::DropWatch(cache) => format!("drop the {cache} watch"),
             })
             .collect()
     }
@@ -532,6 +559,10 @@ impl Model for EnoModel {
             Offer::Crash => {
                 self.crashed = true;
                 self.crash_and_restart()
+            }
+            Offer::DropWatch(cache) => {
+                self.watch_drops_left -= 1;
+                self.relist(cache)
             }
         }
     }
@@ -605,6 +636,37 @@ impl EnoModel {
                 describe(&d, "composition")
             }
         }
+    }
+
+    /// A cache lists again after its watch dropped; the controller's watch triggers on every
+    /// listed object, as it does on deliveries.
+    fn relist(&mut self, cache: &str) -> String {
+        let count = match cache {
+            "lifecycle/compositions" => {
+                let listed = self.lifecycle_caches.0.relist();
+                for c in &listed {
+                    self.enqueue(Controller::Lifecycle, key_of(c.as_ref()));
+                }
+                listed.len()
+            }
+            "lifecycle/pods" => {
+                let listed = self.lifecycle_caches.1.relist();
+                for p in &listed {
+                    self.map_pod(p);
+                }
+                listed.len()
+            }
+            "lifecycle/synthesizers" => self.lifecycle_caches.2.relist().len(),
+            "status/pods" => {
+                let listed = self.status_caches.0.relist();
+                for p in &listed {
+                    self.enqueue(Controller::Status, key_of(p.as_ref()));
+                }
+                listed.len()
+            }
+            _ => self.status_caches.1.relist().len(),
+        };
+        format!("{count} listed")
     }
 
     async fn reconcile(&mut self, controller: Controller, ns: String, name: String) -> String {

@@ -22,6 +22,12 @@ async fn crashing(seed: u64) -> EnoModel {
         .allowing_crash()
 }
 
+async fn dropping_watches(seed: u64) -> EnoModel {
+    EnoModel::new(seed, Guards::default(), Duration::from_secs(120))
+        .await
+        .allowing_watch_drops()
+}
+
 async fn defeated(seed: u64) -> EnoModel {
     EnoModel::new(
         seed,
@@ -138,61 +144,65 @@ async fn with_every_guard_no_schedule_breaks_an_invariant() {
     }
 }
 
-/// Eno keeps its guards in the API server (a live pod list, resourceVersion-checked writes), so
-/// a crash and restart of the controller process anywhere in the run breaks nothing; the
-/// restarted controllers pick the work up again (some synthesis completes after the crash), and
-/// a run with a crash is as repeatable as any other.
-#[tokio::test(flavor = "current_thread")]
-async fn with_every_guard_a_crash_breaks_no_invariant() {
-    let (mut crashed, mut completed_after_crash) = (Vec::new(), 0);
+/// Runs the seeds of `make` (every guard in place) and checks that no run breaks an invariant,
+/// that some run took a step starting with `disruption` and still completed a synthesis after
+/// it, and that such a run repeats byte for byte.
+async fn survives<F, Fut>(make: F, disruption: &str, case: &str)
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = EnoModel>,
+{
+    let (mut disrupted, mut completed_after) = (Vec::new(), 0);
     for seed in seeds_from_env(0..64) {
-        let mut model = crashing(seed).await;
-        let run = run(&mut model, &mut Chooser::seeded(seed), MAX_STEPS).await;
-        if let Some(at) = run
-            .trace
-            .iter()
-            .position(|l| l.starts_with("crash and restart the controllers"))
-        {
-            crashed.push(seed);
+        let run = run(&mut make(seed).await, &mut Chooser::seeded(seed), MAX_STEPS).await;
+        if let Some(at) = run.trace.iter().position(|l| l.starts_with(disruption)) {
+            disrupted.push(seed);
             if run.trace[at..]
                 .iter()
                 .any(|l| l.starts_with("executor ") && l.contains(" completes: "))
             {
-                completed_after_crash += 1;
+                completed_after += 1;
             }
         }
         if run.violation.is_some() {
             let failure = Failure { seed, run };
-            let shrunk = shrink(&crashing, &failure, MAX_STEPS).await;
-            panic!(
-                "{}",
-                report(
-                    "eno_races",
-                    "with_every_guard_a_crash_breaks_no_invariant",
-                    &failure,
-                    &shrunk
-                )
-            );
+            let shrunk = shrink(&make, &failure, MAX_STEPS).await;
+            panic!("{}", report("eno_races", case, &failure, &shrunk));
         }
     }
-    assert!(!crashed.is_empty(), "no explored run crashed");
+    assert!(!disrupted.is_empty(), "no explored run took {disruption:?}");
     assert!(
-        completed_after_crash > 0,
-        "no synthesis completed after a restart in {} crashed runs",
-        crashed.len()
+        completed_after > 0,
+        "no synthesis completed after {disruption:?} in {} runs",
+        disrupted.len()
     );
-    let seed = crashed[0];
-    let first = run(
-        &mut crashing(seed).await,
-        &mut Chooser::seeded(seed),
-        MAX_STEPS,
-    )
-    .await;
-    let again = run(
-        &mut crashing(seed).await,
-        &mut Chooser::seeded(seed),
-        MAX_STEPS,
-    )
-    .await;
+    let seed = disrupted[0];
+    let first = run(&mut make(seed).await, &mut Chooser::seeded(seed), MAX_STEPS).await;
+    let again = run(&mut make(seed).await, &mut Chooser::seeded(seed), MAX_STEPS).await;
     assert_eq!(first.render(), again.render());
+}
+
+/// Eno keeps its guards in the API server (a live pod list, resourceVersion-checked writes), so
+/// a crash and restart of the controller process anywhere in the run breaks nothing, and the
+/// restarted controllers pick the work up again.
+#[tokio::test(flavor = "current_thread")]
+async fn with_every_guard_a_crash_breaks_no_invariant() {
+    survives(
+        crashing,
+        "crash and restart the controllers",
+        "with_every_guard_a_crash_breaks_no_invariant",
+    )
+    .await;
+}
+
+/// A dropped watch makes one cache list again, skipping the events it had not seen (a deleted
+/// pod leaves it without a Delete event): no invariant breaks and the work goes on.
+#[tokio::test(flavor = "current_thread")]
+async fn with_every_guard_a_dropped_watch_breaks_no_invariant() {
+    survives(
+        dropping_watches,
+        "drop the ",
+        "with_every_guard_a_dropped_watch_breaks_no_invariant",
+    )
+    .await;
 }
