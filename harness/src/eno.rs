@@ -84,16 +84,8 @@ pub struct EnoModel {
     /// The id source; a restarted process goes on drawing from it (fresh UUIDs, as a new process
     /// would have, yet deterministic).
     ids: Arc<SeededIds>,
-    lifecycle_ctx: Arc<Context>,
-    status_ctx: Arc<StatusContext>,
-    /// Caches of the lifecycle controller: compositions, pods, synthesizers.
-    lifecycle_caches: (
-        LaggingCache<Composition>,
-        LaggingCache<Pod>,
-        LaggingCache<Synthesizer>,
-    ),
-    /// Caches of the status controller: pods, compositions.
-    status_caches: (LaggingCache<Pod>, LaggingCache<Composition>),
+    /// The controllers' contexts and caches (replaced when the process crashes).
+    process: Process,
     /// Queued reconciles: (controller, namespace/name) → when due.
     queue: BTreeMap<(Controller, String, String), Timestamp>,
     /// Keeps the caches' lag realistic.
@@ -158,10 +150,7 @@ impl EnoModel {
             clock,
             guards,
             ids,
-            lifecycle_ctx: process.lifecycle_ctx,
-            status_ctx: process.status_ctx,
-            lifecycle_caches: process.lifecycle_caches,
-            status_caches: process.status_caches,
+            process,
             queue,
             lag: LagBound::new(SignedDuration::from_secs(1)),
             spec_updated: false,
@@ -194,19 +183,16 @@ impl EnoModel {
     fn crash_and_restart(&mut self) -> String {
         let client = self.server.client();
         let process = Process::start(&self.server, &client, &self.clock, &self.ids, self.guards);
-        self.lifecycle_ctx = process.lifecycle_ctx;
-        self.status_ctx = process.status_ctx;
-        self.lifecycle_caches = process.lifecycle_caches;
-        self.status_caches = process.status_caches;
+        self.process = process;
         self.queue.clear();
         self.lag = LagBound::new(SignedDuration::from_secs(1));
-        for composition in self.lifecycle_ctx.compositions.state() {
+        for composition in self.process.lifecycle_ctx.compositions.state() {
             self.enqueue(Controller::Lifecycle, key_of(composition.as_ref()));
         }
-        for pod in self.lifecycle_ctx.pods.state() {
+        for pod in self.process.lifecycle_ctx.pods.state() {
             self.map_pod(&pod);
         }
-        for pod in self.status_ctx.pods.state() {
+        for pod in self.process.status_ctx.pods.state() {
             self.enqueue(Controller::Status, key_of(pod.as_ref()));
         }
         format!("restarted, {} queued", self.queue.len())
@@ -245,11 +231,13 @@ impl EnoModel {
 struct Process {
     lifecycle_ctx: Arc<Context>,
     status_ctx: Arc<StatusContext>,
+    /// Caches of the lifecycle controller: compositions, pods, synthesizers.
     lifecycle_caches: (
         LaggingCache<Composition>,
         LaggingCache<Pod>,
         LaggingCache<Synthesizer>,
     ),
+    /// Caches of the status controller: pods, compositions.
     status_caches: (LaggingCache<Pod>, LaggingCache<Composition>),
 }
 
@@ -448,11 +436,20 @@ impl Model for EnoModel {
         }
         let now = self.clock.now();
         let pending = [
-            ("lifecycle/compositions", self.lifecycle_caches.0.pending()),
-            ("lifecycle/pods", self.lifecycle_caches.1.pending()),
-            ("lifecycle/synthesizers", self.lifecycle_caches.2.pending()),
-            ("status/pods", self.status_caches.0.pending()),
-            ("status/compositions", self.status_caches.1.pending()),
+            (
+                "lifecycle/compositions",
+                self.process.lifecycle_caches.0.pending(),
+            ),
+            ("lifecycle/pods", self.process.lifecycle_caches.1.pending()),
+            (
+                "lifecycle/synthesizers",
+                self.process.lifecycle_caches.2.pending(),
+            ),
+            ("status/pods", self.process.status_caches.0.pending()),
+            (
+                "status/compositions",
+                self.process.status_caches.1.pending(),
+            ),
         ];
         for (cache, count) in pending {
             self.lag.observe(cache, count, now);
@@ -606,14 +603,14 @@ impl EnoModel {
     fn deliver(&mut self, cache: &str) -> String {
         match cache {
             "lifecycle/compositions" => {
-                let d = self.lifecycle_caches.0.deliver_one();
+                let d = self.process.lifecycle_caches.0.deliver_one();
                 if let Some(Delivered::Applied(c) | Delivered::Deleted(c)) = &d {
                     self.enqueue(Controller::Lifecycle, key_of(c.as_ref()));
                 }
                 describe(&d, "composition")
             }
             "lifecycle/pods" => {
-                let d = self.lifecycle_caches.1.deliver_one();
+                let d = self.process.lifecycle_caches.1.deliver_one();
                 if let Some(Delivered::Applied(p) | Delivered::Deleted(p)) = &d {
                     let pod = p.clone();
                     self.map_pod(&pod);
@@ -621,18 +618,18 @@ impl EnoModel {
                 describe(&d, "pod")
             }
             "lifecycle/synthesizers" => {
-                let d = self.lifecycle_caches.2.deliver_one();
+                let d = self.process.lifecycle_caches.2.deliver_one();
                 describe(&d, "synthesizer")
             }
             "status/pods" => {
-                let d = self.status_caches.0.deliver_one();
+                let d = self.process.status_caches.0.deliver_one();
                 if let Some(Delivered::Applied(p)) = &d {
                     self.enqueue(Controller::Status, key_of(p.as_ref()));
                 }
                 describe(&d, "pod")
             }
             _ => {
-                let d = self.status_caches.1.deliver_one();
+                let d = self.process.status_caches.1.deliver_one();
                 describe(&d, "composition")
             }
         }
@@ -643,28 +640,28 @@ impl EnoModel {
     fn relist(&mut self, cache: &str) -> String {
         let count = match cache {
             "lifecycle/compositions" => {
-                let listed = self.lifecycle_caches.0.relist();
+                let listed = self.process.lifecycle_caches.0.relist();
                 for c in &listed {
                     self.enqueue(Controller::Lifecycle, key_of(c.as_ref()));
                 }
                 listed.len()
             }
             "lifecycle/pods" => {
-                let listed = self.lifecycle_caches.1.relist();
+                let listed = self.process.lifecycle_caches.1.relist();
                 for p in &listed {
                     self.map_pod(p);
                 }
                 listed.len()
             }
-            "lifecycle/synthesizers" => self.lifecycle_caches.2.relist().len(),
+            "lifecycle/synthesizers" => self.process.lifecycle_caches.2.relist().len(),
             "status/pods" => {
-                let listed = self.status_caches.0.relist();
+                let listed = self.process.status_caches.0.relist();
                 for p in &listed {
                     self.enqueue(Controller::Status, key_of(p.as_ref()));
                 }
                 listed.len()
             }
-            _ => self.status_caches.1.relist().len(),
+            _ => self.process.status_caches.1.relist().len(),
         };
         format!("{count} listed")
     }
@@ -678,14 +675,18 @@ impl EnoModel {
                     "metadata": {"name": name, "namespace": ns}, "spec": {"synthesizer": {"name": ""}}
                 }))
                 .expect("a composition key");
-                lifecycle::reconcile(Arc::new(key), self.lifecycle_ctx.clone())
+                lifecycle::reconcile(Arc::new(key), self.process.lifecycle_ctx.clone())
                     .await
                     .map_err(|e| e.to_string())
             }
             Controller::Status => {
-                let cached = self.status_ctx.pods.get(&ObjectRef::new(&name).within(&ns));
+                let cached = self
+                    .process
+                    .status_ctx
+                    .pods
+                    .get(&ObjectRef::new(&name).within(&ns));
                 match cached {
-                    Some(pod) => status_controller::reconcile(pod, self.status_ctx.clone())
+                    Some(pod) => status_controller::reconcile(pod, self.process.status_ctx.clone())
                         .await
                         .map_err(|e| e.to_string()),
                     None => Ok(Action::await_change()),

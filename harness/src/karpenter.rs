@@ -68,11 +68,9 @@ pub struct KarpenterModel {
     clock: ManualClock,
     ids: Arc<SeededIds>,
     config: Config,
-    ctx: Arc<Context>,
     provider: Arc<FakeCloudProvider>,
-    dispatcher: Dispatcher,
-    nodeclaims: EventFeed<NodeClaim>,
-    nodes: EventFeed<Node>,
+    /// The controller's context, dispatcher and informers (replaced when it crashes).
+    process: Process,
     queue: BTreeMap<String, Timestamp>,
     fault_injected: bool,
     crash_allowed: bool,
@@ -118,11 +116,8 @@ impl KarpenterModel {
             clock,
             ids,
             config,
-            ctx: process.ctx,
             provider,
-            dispatcher: process.dispatcher,
-            nodeclaims: process.nodeclaims,
-            nodes: process.nodes,
+            process,
             queue: BTreeMap::new(),
             fault_injected: false,
             crash_allowed: false,
@@ -143,12 +138,12 @@ impl KarpenterModel {
 
     /// The informers' initial lists, each object queued.
     fn list_and_enqueue(&mut self) {
-        for event in self.nodeclaims.initial() {
-            let triggers = self.dispatcher.on_nodeclaim_event(&event);
+        for event in self.process.nodeclaims.initial() {
+            let triggers = self.process.dispatcher.on_nodeclaim_event(&event);
             self.enqueue(triggers);
         }
-        for event in self.nodes.initial() {
-            let triggers = self.dispatcher.on_node_event(&event);
+        for event in self.process.nodes.initial() {
+            let triggers = self.process.dispatcher.on_node_event(&event);
             self.enqueue(triggers);
         }
     }
@@ -165,10 +160,7 @@ impl KarpenterModel {
             &self.ids,
             &self.config,
         );
-        self.ctx = process.ctx;
-        self.dispatcher = process.dispatcher;
-        self.nodeclaims = process.nodeclaims;
-        self.nodes = process.nodes;
+        self.process = process;
         self.queue.clear();
         self.lag = LagBound::new(MAX_INFORMER_LAG);
         self.list_and_enqueue();
@@ -239,7 +231,10 @@ impl Model for KarpenterModel {
             return Vec::new();
         }
         let now = self.clock.now();
-        let pending = (self.nodeclaims.pending(), self.nodes.pending());
+        let pending = (
+            self.process.nodeclaims.pending(),
+            self.process.nodes.pending(),
+        );
         self.lag.observe("nodeclaims", pending.0, now);
         self.lag.observe("nodes", pending.1, now);
         if pending.0 > 0 {
@@ -284,18 +279,18 @@ impl Model for KarpenterModel {
             return "nothing".into();
         };
         match offer {
-            Offer::DeliverNodeClaims => match self.nodeclaims.next_event() {
+            Offer::DeliverNodeClaims => match self.process.nodeclaims.next_event() {
                 Some(event) => {
-                    let triggers = self.dispatcher.on_nodeclaim_event(&event);
+                    let triggers = self.process.dispatcher.on_nodeclaim_event(&event);
                     let line = format!("{} triggered", triggers.lifecycle.len());
                     self.enqueue(triggers);
                     line
                 }
                 None => "nothing".into(),
             },
-            Offer::DeliverNodes => match self.nodes.next_event() {
+            Offer::DeliverNodes => match self.process.nodes.next_event() {
                 Some(event) => {
-                    let triggers = self.dispatcher.on_node_event(&event);
+                    let triggers = self.process.dispatcher.on_node_event(&event);
                     let line = format!("{} triggered", triggers.lifecycle.len());
                     self.enqueue(triggers);
                     line
@@ -348,6 +343,7 @@ impl KarpenterModel {
     async fn reconcile(&mut self, name: String) -> String {
         self.queue.remove(&name);
         let key = self
+            .process
             .ctx
             .nodeclaims
             .get(&kube::runtime::reflector::ObjectRef::new(&name));
@@ -355,13 +351,14 @@ impl KarpenterModel {
             return "not in the cache".into();
         };
         let now = self.clock.now();
-        let (action, line) = match lifecycle::reconcile(nodeclaim.clone(), self.ctx.clone()).await {
-            Ok(action) => (action, "ok".to_string()),
-            Err(e) => {
-                let action = lifecycle::error_policy(nodeclaim, &e, self.ctx.clone());
-                (action, format!("error: {e}"))
-            }
-        };
+        let (action, line) =
+            match lifecycle::reconcile(nodeclaim.clone(), self.process.ctx.clone()).await {
+                Ok(action) => (action, "ok".to_string()),
+                Err(e) => {
+                    let action = lifecycle::error_policy(nodeclaim, &e, self.process.ctx.clone());
+                    (action, format!("error: {e}"))
+                }
+            };
         if let Some((due, after)) = requeue_at(now, &action) {
             self.queue.insert(name, due);
             return format!("{line}, requeue after {after:?}");
