@@ -328,7 +328,10 @@ fn spawn_stream(
             BOOKMARK_INTERVAL,
         );
         loop {
+            // Biased, so a seeded run makes the same choice every time: a received event is
+            // sent before a drop, a bookmark or the deadline is handled.
             tokio::select! {
+                biased;
                 received = live.recv() => match received {
                     Ok(event) => {
                         if event.revision <= last_revision {

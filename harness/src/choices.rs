@@ -51,6 +51,27 @@ impl Chooser {
         choice
     }
 
+    /// Picks one of `options` with `pick` when the run is seeded (a strategy decides), or the
+    /// recorded decision when replaying; records it either way.
+    pub fn choose_by(&mut self, options: usize, pick: impl FnOnce() -> usize) -> usize {
+        let options = options.max(1);
+        let choice = match &mut self.source {
+            Source::Seeded(_) => pick() % options,
+            Source::Replay { choices, next } => {
+                let recorded = choices.get(*next).copied().unwrap_or(0);
+                *next += 1;
+                recorded % options
+            }
+        };
+        self.made.push(choice);
+        choice
+    }
+
+    /// Whether this chooser replays recorded decisions.
+    pub fn is_replay(&self) -> bool {
+        matches!(self.source, Source::Replay { .. })
+    }
+
     /// The decisions made so far.
     pub fn made(&self) -> &[usize] {
         &self.made

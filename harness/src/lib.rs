@@ -1,20 +1,28 @@
-//! A deterministic race harness for controllers.
+//! A deterministic race harness for Kubernetes controllers.
 //!
-//! It runs controllers' real reconcile functions (the same code production drives through
-//! `kube::runtime::Controller`) against the in-process fake API server, and decides from a seed
-//! every ordering that matters: when each controller's informer cache sees each event
-//! ([`cache::LaggingCache`]), which reconcile runs next, when virtual time moves. Each run is a
-//! sequence of decisions ([`choices::Chooser`]); the same seed gives the same run, byte for byte,
-//! a recorded run replays exactly, and a failing run shrinks to the shortest schedule that still
-//! fails ([`engine`]).
+//! It runs controllers exactly as production runs them — their own wiring, kube-runtime's
+//! `Controller`, watchers and reflectors — on a single-threaded tokio runtime with a paused
+//! clock ([`rt`]), against the in-process fake API server, and takes control where the outside
+//! world enters ([`net`]): every API request waits at a gate until the schedule lets it through
+//! (so requests inside and across reconciles interleave as the schedule says), every watch event
+//! waits until the schedule delivers it to the informer (informer lag, per watch), virtual time
+//! moves when the schedule says, and faults (error answers, timeouts after the write, dropped
+//! or expired watches, process crashes) happen when the schedule says ([`sim`]).
 //!
-//! [`eno`] models Eno's synthesis pod lifecycle with its status controller, an executor and the
-//! kubelet as harness actions, and checks the pod invariant of the spec after every step.
-//! [`karpenter`] models the NodeClaim launch with a fault that fails the status patch after the
-//! instance was created, and checks that no cloud instance leaks.
+//! A [`scenario::Scenario`] names a [`world::World`] (hosts running production entry points,
+//! world actors, invariants, goals) and a schedule configuration. Every decision comes from a
+//! [`choices::Chooser`]: the same seed gives the same run, byte for byte; a recorded run replays
+//! exactly; a failing run shrinks to the shortest schedule that still fails ([`engine`]); and
+//! [`show`] renders a run as a timeline. The `harness` binary puts all of it on the command line.
 
-pub mod cache;
 pub mod choices;
 pub mod engine;
-pub mod eno;
-pub mod karpenter;
+pub mod net;
+pub mod rt;
+pub mod scenario;
+pub mod scenarios;
+pub mod show;
+pub mod sim;
+pub mod strategy;
+pub mod trace;
+pub mod world;

@@ -9,7 +9,10 @@
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
+
+use futures::future::{BoxFuture, FutureExt};
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{OwnerReference, Time};
@@ -206,11 +209,44 @@ fn stale_reason(comp: &Composition, request: &SynthesisRequest) -> Option<String
     }
 }
 
+/// How the synthesizer runs on its input (synthesizer, ResourceList input, exec timeout,
+/// environment) and yields the output items. Production spawns the command
+/// ([`spawned_synthesizer`]); the race harness passes an in-process stand-in, so that no real
+/// process enters a deterministic run, and every other step of [`synthesize_with`] stays the
+/// production code.
+pub type SynthesizerRunner = Arc<
+    dyn Fn(
+            Synthesizer,
+            Value,
+            Duration,
+            Vec<(&'static str, String)>,
+        ) -> BoxFuture<'static, Result<Vec<Value>, ExecutorError>>
+        + Send
+        + Sync,
+>;
+
+/// The production runner: the Synthesizer's command as a child process ([`run_synthesizer`]).
+pub fn spawned_synthesizer() -> SynthesizerRunner {
+    Arc::new(|syn, input, timeout, env| {
+        async move { run_synthesizer(&syn, &input, timeout, &env).await }.boxed()
+    })
+}
+
 /// Run one synthesis to completion (or skip it), as the pod does.
 pub async fn synthesize(
     client: &Client,
     clock: &SharedClock,
     request: &SynthesisRequest,
+) -> Result<Outcome, ExecutorError> {
+    synthesize_with(client, clock, request, &spawned_synthesizer()).await
+}
+
+/// [`synthesize`], with the synthesizer run by `runner`.
+pub async fn synthesize_with(
+    client: &Client,
+    clock: &SharedClock,
+    request: &SynthesisRequest,
+    runner: &SynthesizerRunner,
 ) -> Result<Outcome, ExecutorError> {
     let compositions: Api<Composition> =
         Api::namespaced(client.clone(), &request.composition_namespace);
@@ -236,7 +272,7 @@ pub async fn synthesize(
         .exec_timeout
         .map(|t| t.0)
         .unwrap_or(DEFAULT_EXEC_TIMEOUT);
-    let items = run_synthesizer(&syn, &input, exec_timeout, &request.env()).await?;
+    let items = runner(syn.clone(), input, exec_timeout, request.env()).await?;
 
     let slices = write_slices(client, &comp, request, &items).await?;
     let slice_names: Vec<String> = slices.iter().map(|s| s.name_any()).collect();

@@ -25,7 +25,7 @@ use kube::{Client, ResourceExt};
 use tracing::{debug, info, warn};
 
 use super::error::is_status;
-use super::executor::{synthesize, SynthesisRequest};
+use super::executor::{spawned_synthesizer, synthesize_with, SynthesisRequest, SynthesizerRunner};
 use crate::clock::SharedClock;
 use crate::operator::shutdown::Shutdown;
 
@@ -53,9 +53,20 @@ pub struct KubeletStandIn {
 
 /// A runner that executes the Eno synthesis executor for the pod, as the pod's container would.
 pub fn executor_runner(client: Client, clock: SharedClock) -> PodRunner {
+    executor_runner_with(client, clock, spawned_synthesizer())
+}
+
+/// [`executor_runner`] with the synthesizer itself run by `synthesizer` (the race harness runs
+/// one in-process).
+pub fn executor_runner_with(
+    client: Client,
+    clock: SharedClock,
+    synthesizer: SynthesizerRunner,
+) -> PodRunner {
     Arc::new(move |pod: Pod| {
         let client = client.clone();
         let clock = clock.clone();
+        let synthesizer = synthesizer.clone();
         async move {
             let request = match SynthesisRequest::from_pod(&pod) {
                 Ok(request) => request,
@@ -64,7 +75,7 @@ pub fn executor_runner(client: Client, clock: SharedClock) -> PodRunner {
                     return false;
                 }
             };
-            match synthesize(&client, &clock, &request).await {
+            match synthesize_with(&client, &clock, &request, &synthesizer).await {
                 Ok(outcome) => {
                     info!(podName = %pod.name_any(), ?outcome, "executor finished");
                     true
@@ -113,9 +124,11 @@ impl KubeletStandIn {
                 this.handle(&pods, pod, &started, &terminating).await;
             }
         });
+        // Biased (no random branch choice in a seeded run); stopping wins.
         tokio::select! {
-            _ = handle_all => {}
+            biased;
             _ = shutdown => {}
+            _ = handle_all => {}
         }
     }
 

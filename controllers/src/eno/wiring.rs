@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::{future, StreamExt};
+use futures::{future, FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -112,9 +112,97 @@ fn object_key<K: Resource>(obj: &K) -> String {
     )
 }
 
+/// The caches the Eno controllers read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cache {
+    Compositions,
+    Pods,
+    Synthesizers,
+    Slices,
+    StatusPods,
+}
+
+/// Which caches have synced; fires a oneshot once all have ("every cache synced": the
+/// controllers start and the process is ready).
+///
+/// A cache counts as synced once its reflect stream yields its first `InitDone` (the store has
+/// applied the full list by then). `Store::wait_until_ready` is not used here: each
+/// `Controller` waits on its own store that way, and that wait wakes only the last of several
+/// concurrent waiters.
+#[derive(Clone)]
+struct CachesSynced(Arc<Mutex<Pending>>);
+
+struct Pending {
+    caches: Vec<Cache>,
+    done: Option<futures::channel::oneshot::Sender<()>>,
+}
+
+impl Pending {
+    /// Fire once no cache is left to sync.
+    fn fire_if_done(&mut self) {
+        if self.caches.is_empty() {
+            if let Some(done) = self.done.take() {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+impl CachesSynced {
+    /// Tracks `caches`; the receiver completes once each of them has synced.
+    fn new(caches: Vec<Cache>) -> (Self, futures::channel::oneshot::Receiver<()>) {
+        let (tx, rx) = futures::channel::oneshot::channel::<()>();
+        let mut pending = Pending {
+            caches,
+            done: Some(tx),
+        };
+        pending.fire_if_done();
+        (Self(Arc::new(Mutex::new(pending))), rx)
+    }
+
+    /// Record that `cache` has synced (repeats are no-ops).
+    fn mark(&self, cache: Cache) {
+        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        pending.caches.retain(|c| *c != cache);
+        pending.fire_if_done();
+    }
+
+    /// A stream inspector marking `cache` synced at its first `InitDone`.
+    fn on_init_done<K>(
+        &self,
+        cache: Cache,
+    ) -> impl FnMut(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
+        let this = self.clone();
+        move |event| {
+            if let Ok(watcher::Event::InitDone) = event {
+                this.mark(cache);
+            }
+        }
+    }
+}
+
+/// Polls `stream` (so a reflector behind it keeps its store current) and queues its items for
+/// a consumer that may start later.
+fn forward<T: Send + 'static>(
+    stream: impl futures::Stream<Item = T> + Send + 'static,
+) -> (
+    future::BoxFuture<'static, ()>,
+    futures::channel::mpsc::UnboundedReceiver<T>,
+) {
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    let pump = stream
+        .for_each(move |item| {
+            let _ = tx.unbounded_send(item);
+            future::ready(())
+        })
+        .boxed();
+    (pump, rx)
+}
+
 impl EnoControllers {
     /// Run the lifecycle controller, its status controller, the rollout and slice cleanup
-    /// controllers and their caches until `shutdown` completes. `readiness` is set once every cache has synced.
+    /// controllers and their caches until `shutdown` completes. The controllers start, and
+    /// `readiness` is set, once every cache has synced.
     pub async fn run(self, shutdown: Shutdown, readiness: Readiness) {
         self.run_parts(shutdown, readiness, true).await
     }
@@ -122,6 +210,13 @@ impl EnoControllers {
     /// As [`Self::run`]; without the status controller when `with_status_controller` is false
     /// (then pods keep their finalizer and attempts are not recorded, as in upstream's
     /// lifecycle-only tests).
+    ///
+    /// As controller-runtime (upstream's runtime) does, no reconcile of any controller runs
+    /// before every cache any of them reads has synced: the watches fill the stores from the
+    /// start, their events are queued, and the controllers are built on those queues only then.
+    /// Built after the sync, each controller finds its own store ready on its first poll, so
+    /// the queued keys go to its scheduler in order rather than through kube's held-key set,
+    /// whose order is that of a randomly seeded hash.
     pub async fn run_parts(
         self,
         shutdown: Shutdown,
@@ -129,6 +224,19 @@ impl EnoControllers {
         with_status_controller: bool,
     ) {
         let pod_namespace = self.config.pod_namespace.clone();
+
+        // Every cache read by any controller; the status pods only when their controller runs
+        // (their watch is not started otherwise).
+        let mut caches = vec![
+            Cache::Compositions,
+            Cache::Pods,
+            Cache::Synthesizers,
+            Cache::Slices,
+        ];
+        if with_status_controller {
+            caches.push(Cache::StatusPods);
+        }
+        let (synced, all_synced) = CachesSynced::new(caches);
 
         let (compositions, comp_writer) = reflector::store::<Composition>();
         let (pods, pod_writer) = reflector::store::<Pod>();
@@ -141,16 +249,19 @@ impl EnoControllers {
         )
         .default_backoff()
         .reflect(comp_writer)
+        .inspect(synced.on_init_done(Cache::Compositions))
         .applied_objects();
         let pod_api = Api::<Pod>::namespaced(self.client.clone(), &pod_namespace);
         // Pod deletions matter (they let the next pod be created), hence `touched_objects`.
         let pod_stream = watcher(pod_api.clone(), pod_watch_config())
             .default_backoff()
             .reflect(pod_writer)
+            .inspect(synced.on_init_done(Cache::Pods))
             .touched_objects();
         let status_pod_stream = watcher(pod_api, pod_watch_config())
             .default_backoff()
             .reflect(status_pod_writer)
+            .inspect(synced.on_init_done(Cache::StatusPods))
             .applied_objects();
         let syn_stream = watcher(
             Api::<Synthesizer>::all(self.client.clone()),
@@ -158,6 +269,7 @@ impl EnoControllers {
         )
         .default_backoff()
         .reflect(syn_writer)
+        .inspect(synced.on_init_done(Cache::Synthesizers))
         .applied_objects();
         let (slices, slice_writer) = reflector::store::<ResourceSlice>();
         let slice_stream = watcher(
@@ -166,6 +278,7 @@ impl EnoControllers {
         )
         .default_backoff()
         .reflect(slice_writer)
+        .inspect(synced.on_init_done(Cache::Slices))
         .touched_objects();
         // The rollout and slice cleanup controllers are triggered by composition events too;
         // each has its own watch (the lifecycle controller's stream feeds one consumer).
@@ -176,6 +289,35 @@ impl EnoControllers {
             )
             .default_backoff()
             .applied_objects()
+        };
+
+        // The watches run from the start until stopping; ending them (dropping the senders)
+        // ends the controllers' triggers.
+        let (comp_pump, comp_events) = forward(comp_stream);
+        let (pod_pump, pod_events) = forward(pod_stream);
+        let (status_pod_pump, status_pod_events) = forward(status_pod_stream);
+        let (syn_pump, syn_events) = forward(syn_stream);
+        let (slice_pump, slice_events) = forward(slice_stream);
+        let (rollout_comp_pump, rollout_comp_events) = forward(comp_trigger());
+        let (slice_comp_pump, slice_comp_events) = forward(comp_trigger());
+        let status_pod_pump = async move {
+            if with_status_controller {
+                status_pod_pump.await;
+            }
+        };
+        let watches = {
+            let shutdown = shutdown.clone();
+            async move {
+                let pumps = future::join(
+                    future::join5(comp_pump, pod_pump, status_pod_pump, syn_pump, slice_pump),
+                    future::join(rollout_comp_pump, slice_comp_pump),
+                );
+                tokio::select! {
+                    biased;
+                    _ = shutdown => {}
+                    _ = pumps => {}
+                }
+            }
         };
 
         let ctx = Arc::new(Context {
@@ -218,170 +360,158 @@ impl EnoControllers {
         let rollout_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
         let slice_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
 
-        let lifecycle_controller = {
-            let on_ok = lifecycle_backoff.clone();
-            let on_err = lifecycle_backoff.clone();
-            Controller::for_stream(comp_stream, compositions.clone())
-                .watches_stream(pod_stream, |pod| pod_to_composition(&pod))
-                .graceful_shutdown_on(shutdown.clone())
-                .run(
-                    move |comp, ctx| {
-                        let backoff = on_ok.clone();
-                        async move {
-                            let key = object_key(comp.as_ref());
-                            let result = lifecycle::reconcile(comp, ctx).await;
-                            if result.is_ok() {
-                                backoff.reset(&key);
-                            }
-                            result
-                        }
-                    },
-                    move |comp, error, _ctx| {
-                        report(&recorder, comp.as_ref(), error);
-                        error_policy(
-                            &on_err,
-                            "podLifecycleController",
-                            &object_key(comp.as_ref()),
-                            error,
-                        )
-                    },
-                    ctx,
-                )
-                .for_each(|_| future::ready(()))
-        };
-        let status_controller = {
-            let on_ok = status_backoff.clone();
-            let on_err = status_backoff.clone();
-            Controller::for_stream(status_pod_stream, status_pods.clone())
-                .graceful_shutdown_on(shutdown.clone())
-                .run(
-                    move |pod, ctx| {
-                        let backoff = on_ok.clone();
-                        async move {
-                            let key = object_key(pod.as_ref());
-                            let result = status_controller::reconcile(pod, ctx).await;
-                            if result.is_ok() {
-                                backoff.reset(&key);
-                            }
-                            result
-                        }
-                    },
-                    move |pod, error, _ctx| {
-                        error_policy(
-                            &on_err,
-                            "statusController",
-                            &object_key(pod.as_ref()),
-                            error,
-                        )
-                    },
-                    status_ctx,
-                )
-                .for_each(|_| future::ready(()))
-        };
-        let rollout_controller = {
-            let on_ok = rollout_backoff.clone();
-            let on_err = rollout_backoff.clone();
-            Controller::for_stream(syn_stream, synthesizers.clone())
-                .watches_stream(comp_trigger(), |comp| {
-                    rollout::composition_to_synthesizer(&comp)
-                })
-                .graceful_shutdown_on(shutdown.clone())
-                .run(
-                    move |syn, ctx| {
-                        let backoff = on_ok.clone();
-                        async move {
-                            let key = object_key(syn.as_ref());
-                            let result = rollout::reconcile(syn, ctx).await;
-                            if result.is_ok() {
-                                backoff.reset(&key);
-                            }
-                            result
-                        }
-                    },
-                    move |syn, error, _ctx| {
-                        error_policy(
-                            &on_err,
-                            "rolloutController",
-                            &object_key(syn.as_ref()),
-                            error,
-                        )
-                    },
-                    rollout_ctx,
-                )
-                .for_each(|_| future::ready(()))
-        };
-        let slice_cleanup_controller = {
-            let on_ok = slice_backoff.clone();
-            let on_err = slice_backoff.clone();
-            let slice_cache = slices.clone();
-            Controller::for_stream(slice_stream, slices.clone())
-                .watches_stream(comp_trigger(), move |comp| {
-                    slice_cleanup::slices_of_composition(&comp, &slice_cache)
-                })
-                .graceful_shutdown_on(shutdown.clone())
-                .run(
-                    move |slice, ctx| {
-                        let backoff = on_ok.clone();
-                        async move {
-                            let key = object_key(slice.as_ref());
-                            let result = slice_cleanup::reconcile(slice, ctx).await;
-                            if result.is_ok() {
-                                backoff.reset(&key);
-                            }
-                            result
-                        }
-                    },
-                    move |slice, error, _ctx| {
-                        error_policy(
-                            &on_err,
-                            "resourceSliceCleanupController",
-                            &object_key(slice.as_ref()),
-                            error,
-                        )
-                    },
-                    slice_ctx,
-                )
-                .for_each(|_| future::ready(()))
-        };
-        let ready = async move {
-            let synced = futures::try_join!(
-                compositions.wait_until_ready(),
-                pods.wait_until_ready(),
-                synthesizers.wait_until_ready(),
-                slices.wait_until_ready(),
-                async {
-                    match with_status_controller {
-                        true => status_pods.wait_until_ready().await,
-                        false => Ok(()),
-                    }
-                },
-            );
-            if synced.is_ok() {
-                info!("eno caches synced");
-                readiness.set(true);
+        let controllers = async move {
+            // Stopping wins over a sync at the same moment.
+            let synced = tokio::select! {
+                biased;
+                _ = shutdown.clone() => false,
+                done = all_synced => done.is_ok(),
+            };
+            if !synced {
+                return;
             }
-            future::pending::<()>().await
-        };
-        let caches = async {
-            tokio::select! {
-                _ = ready => {}
-                _ = shutdown.clone() => {}
-            }
+            info!("eno caches synced");
+            readiness.set(true);
+
+            let lifecycle_controller = {
+                let on_ok = lifecycle_backoff.clone();
+                let on_err = lifecycle_backoff.clone();
+                Controller::for_stream(comp_events, compositions.clone())
+                    .watches_stream(pod_events, |pod| pod_to_composition(&pod))
+                    .graceful_shutdown_on(shutdown.clone())
+                    .run(
+                        move |comp, ctx| {
+                            let backoff = on_ok.clone();
+                            async move {
+                                let key = object_key(comp.as_ref());
+                                let result = lifecycle::reconcile(comp, ctx).await;
+                                if result.is_ok() {
+                                    backoff.reset(&key);
+                                }
+                                result
+                            }
+                        },
+                        move |comp, error, _ctx| {
+                            report(&recorder, comp.as_ref(), error);
+                            error_policy(
+                                &on_err,
+                                "podLifecycleController",
+                                &object_key(comp.as_ref()),
+                                error,
+                            )
+                        },
+                        ctx,
+                    )
+                    .for_each(|_| future::ready(()))
+            };
+            let status_controller = async {
+                if !with_status_controller {
+                    return;
+                }
+                let on_ok = status_backoff.clone();
+                let on_err = status_backoff.clone();
+                Controller::for_stream(status_pod_events, status_pods.clone())
+                    .graceful_shutdown_on(shutdown.clone())
+                    .run(
+                        move |pod, ctx| {
+                            let backoff = on_ok.clone();
+                            async move {
+                                let key = object_key(pod.as_ref());
+                                let result = status_controller::reconcile(pod, ctx).await;
+                                if result.is_ok() {
+                                    backoff.reset(&key);
+                                }
+                                result
+                            }
+                        },
+                        move |pod, error, _ctx| {
+                            error_policy(
+                                &on_err,
+                                "statusController",
+                                &object_key(pod.as_ref()),
+                                error,
+                            )
+                        },
+                        status_ctx,
+                    )
+                    .for_each(|_| future::ready(()))
+                    .await
+            };
+            let rollout_controller = {
+                let on_ok = rollout_backoff.clone();
+                let on_err = rollout_backoff.clone();
+                Controller::for_stream(syn_events, synthesizers.clone())
+                    .watches_stream(rollout_comp_events, |comp| {
+                        rollout::composition_to_synthesizer(&comp)
+                    })
+                    .graceful_shutdown_on(shutdown.clone())
+                    .run(
+                        move |syn, ctx| {
+                            let backoff = on_ok.clone();
+                            async move {
+                                let key = object_key(syn.as_ref());
+                                let result = rollout::reconcile(syn, ctx).await;
+                                if result.is_ok() {
+                                    backoff.reset(&key);
+                                }
+                                result
+                            }
+                        },
+                        move |syn, error, _ctx| {
+                            error_policy(
+                                &on_err,
+                                "rolloutController",
+                                &object_key(syn.as_ref()),
+                                error,
+                            )
+                        },
+                        rollout_ctx,
+                    )
+                    .for_each(|_| future::ready(()))
+            };
+            let slice_cleanup_controller = {
+                let on_ok = slice_backoff.clone();
+                let on_err = slice_backoff.clone();
+                let slice_cache = slices.clone();
+                Controller::for_stream(slice_events, slices.clone())
+                    .watches_stream(slice_comp_events, move |comp| {
+                        slice_cleanup::slices_of_composition(&comp, &slice_cache)
+                    })
+                    .graceful_shutdown_on(shutdown.clone())
+                    .run(
+                        move |slice, ctx| {
+                            let backoff = on_ok.clone();
+                            async move {
+                                let key = object_key(slice.as_ref());
+                                let result = slice_cleanup::reconcile(slice, ctx).await;
+                                if result.is_ok() {
+                                    backoff.reset(&key);
+                                }
+                                result
+                            }
+                        },
+                        move |slice, error, _ctx| {
+                            error_policy(
+                                &on_err,
+                                "resourceSliceCleanupController",
+                                &object_key(slice.as_ref()),
+                                error,
+                            )
+                        },
+                        slice_ctx,
+                    )
+                    .for_each(|_| future::ready(()))
+            };
+            future::join4(
+                lifecycle_controller,
+                status_controller,
+                rollout_controller,
+                slice_cleanup_controller,
+            )
+            .await;
         };
         info!(podNamespace = %pod_namespace, with_status_controller, "starting eno controllers");
-        let status_controller = async move {
-            if with_status_controller {
-                status_controller.await;
-            }
-        };
-        future::join5(
-            lifecycle_controller,
-            status_controller,
-            rollout_controller,
-            slice_cleanup_controller,
-            caches,
-        )
-        .await;
+        future::join(watches, controllers).await;
         info!("eno controllers stopped");
     }
 }
@@ -474,5 +604,241 @@ mod tests {
             backoff.next("c");
         }
         assert_eq!(backoff.next("c").as_millis(), 30, "no overflow");
+    }
+
+    /// Holds every LIST of one resource until released; records every request.
+    struct HoldList {
+        resource: &'static str,
+        open: future::Shared<futures::future::BoxFuture<'static, ()>>,
+        seen: Mutex<Vec<(String, String, String)>>,
+    }
+
+    impl fake_apiserver::hooks::RequestGate for HoldList {
+        fn admit(
+            &self,
+            request: &fake_apiserver::hooks::RequestInfo,
+        ) -> fake_apiserver::hooks::BoxFuture {
+            self.seen.lock().unwrap_or_else(|e| e.into_inner()).push((
+                request.verb.clone(),
+                request.resource.clone(),
+                request.name.clone().unwrap_or_default(),
+            ));
+            if request.verb == "list" && request.resource == self.resource {
+                Box::pin(self.open.clone())
+            } else {
+                Box::pin(future::ready(()))
+            }
+        }
+    }
+
+    /// controller-runtime starts no worker before every cache has synced: while one cache's
+    /// list is held, no controller writes anything (the lifecycle controller would add its
+    /// finalizer, its compositions cache being synced) and the process is not ready.
+    /// The paused clock only moves when every task is idle, so "nothing happened in 30s" means
+    /// nothing could happen.
+    #[rstest]
+    #[case::compositions("compositions")]
+    #[case::synthesizers("synthesizers")]
+    #[case::pods("pods")]
+    #[case::slices("resourceslices")]
+    #[tokio::test(start_paused = true)]
+    async fn no_reconcile_before_every_cache_has_synced(#[case] held: &'static str) {
+        use super::super::demo::{
+            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
+        };
+        use super::super::FINALIZER;
+        use crate::operator::shutdown;
+        use futures::FutureExt;
+        use kube::api::PostParams;
+        use kube::ResourceExt;
+
+        let server = fake_apiserver::FakeApiServer::new();
+        let client = server.client();
+        install_crds(&client).await.unwrap();
+        ensure_namespace(&client, "eno-system").await.unwrap();
+        ensure_namespace(&client, "a").await.unwrap();
+        Api::<Synthesizer>::all(client.clone())
+            .create(&PostParams::default(), &demo_synthesizer("syn"))
+            .await
+            .unwrap();
+        let compositions = Api::<Composition>::namespaced(client.clone(), "a");
+        compositions
+            .create(&PostParams::default(), &demo_composition("x", "a", "syn"))
+            .await
+            .unwrap();
+
+        let (release, released) = futures::channel::oneshot::channel::<()>();
+        let gate = Arc::new(HoldList {
+            resource: held,
+            open: released.map(|_| ()).boxed().shared(),
+            seen: Mutex::default(),
+        });
+        server.set_gate(Some(gate.clone()));
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let readiness = Readiness::new();
+        let controllers = EnoControllers {
+            client: client.clone(),
+            config: Config::new("eno-system", "controllers:test"),
+            clock: Arc::new(crate::clock::SystemClock),
+            ids: Arc::new(crate::ids::SeededIds::new(1)),
+            metrics: Metrics::default(),
+        };
+        let task = tokio::spawn(controllers.run_parts(
+            shutdown::on(stopped.map(|_| ())),
+            readiness.clone(),
+            true,
+        ));
+
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let seen = gate.seen.lock().unwrap().clone();
+        assert!(
+            seen.iter()
+                .any(|(verb, resource, _)| verb == "list" && resource == held),
+            "the held list was asked for: {seen:?}"
+        );
+        let writes: Vec<_> = seen
+            .iter()
+            .filter(|(verb, _, _)| !matches!(verb.as_str(), "get" | "list" | "watch"))
+            .collect();
+        assert!(writes.is_empty(), "wrote before {held} synced: {writes:?}");
+        assert!(!readiness.is_ready(), "ready before {held} synced");
+
+        release.send(()).unwrap();
+        let mut finalized = false;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let comp = compositions.get("x").await.unwrap();
+            if comp.finalizers().iter().any(|f| f == FINALIZER) {
+                finalized = true;
+                break;
+            }
+        }
+        assert!(
+            finalized,
+            "the lifecycle controller runs once every cache synced"
+        );
+        assert!(readiness.is_ready());
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .expect("controllers stop")
+            .unwrap();
+    }
+
+    /// Stopping before every cache has synced ends the run (no controller was started, and
+    /// none waits for a store that never fills) without the process ever being ready.
+    #[tokio::test(start_paused = true)]
+    async fn stopping_before_the_caches_synced_ends_the_run() {
+        use super::super::demo::{
+            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
+        };
+        use crate::operator::shutdown;
+        use futures::FutureExt;
+        use kube::api::PostParams;
+
+        let server = fake_apiserver::FakeApiServer::new();
+        let client = server.client();
+        install_crds(&client).await.unwrap();
+        ensure_namespace(&client, "eno-system").await.unwrap();
+        ensure_namespace(&client, "a").await.unwrap();
+        Api::<Synthesizer>::all(client.clone())
+            .create(&PostParams::default(), &demo_synthesizer("syn"))
+            .await
+            .unwrap();
+        Api::<Composition>::namespaced(client.clone(), "a")
+            .create(&PostParams::default(), &demo_composition("x", "a", "syn"))
+            .await
+            .unwrap();
+        let gate = Arc::new(HoldList {
+            resource: "synthesizers",
+            open: future::pending().boxed().shared(),
+            seen: Mutex::default(),
+        });
+        server.set_gate(Some(gate.clone()));
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let readiness = Readiness::new();
+        let controllers = EnoControllers {
+            client,
+            config: Config::new("eno-system", "controllers:test"),
+            clock: Arc::new(crate::clock::SystemClock),
+            ids: Arc::new(crate::ids::SeededIds::new(1)),
+            metrics: Metrics::default(),
+        };
+        let task = tokio::spawn(controllers.run_parts(
+            shutdown::on(stopped.map(|_| ())),
+            readiness.clone(),
+            true,
+        ));
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .expect("controllers stop")
+            .unwrap();
+        assert!(!readiness.is_ready());
+    }
+
+    /// Start-up order does not depend on hashing: the same compositions get their finalizers
+    /// in the same order on every run (each run's kube scheduler hashes with other keys).
+    #[tokio::test(start_paused = true)]
+    async fn start_up_reconciles_run_in_a_fixed_order() {
+        use super::super::demo::{
+            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
+        };
+        use crate::operator::shutdown;
+        use futures::FutureExt;
+        use kube::api::PostParams;
+
+        let mut orders = vec![];
+        for _ in 0..3 {
+            let server = fake_apiserver::FakeApiServer::builder().seed(1).build();
+            let client = server.client();
+            install_crds(&client).await.unwrap();
+            ensure_namespace(&client, "eno-system").await.unwrap();
+            ensure_namespace(&client, "a").await.unwrap();
+            Api::<Synthesizer>::all(client.clone())
+                .create(&PostParams::default(), &demo_synthesizer("syn"))
+                .await
+                .unwrap();
+            for i in 0..8 {
+                Api::<Composition>::namespaced(client.clone(), "a")
+                    .create(
+                        &PostParams::default(),
+                        &demo_composition(&format!("c{i}"), "a", "syn"),
+                    )
+                    .await
+                    .unwrap();
+            }
+            let gate = Arc::new(HoldList {
+                resource: "",
+                open: future::ready(()).boxed().shared(),
+                seen: Mutex::default(),
+            });
+            server.set_gate(Some(gate.clone()));
+            let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+            let controllers = EnoControllers {
+                client,
+                config: Config::new("eno-system", "controllers:test"),
+                clock: Arc::new(crate::clock::SystemClock),
+                ids: Arc::new(crate::ids::SeededIds::new(1)),
+                metrics: Metrics::default(),
+            };
+            let task = tokio::spawn(controllers.run_parts(
+                shutdown::on(stopped.map(|_| ())),
+                Readiness::new(),
+                false,
+            ));
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            stop.send(()).unwrap();
+            tokio::time::timeout(Duration::from_secs(60), task)
+                .await
+                .expect("controllers stop")
+                .unwrap();
+            let seen = gate.seen.lock().unwrap().clone();
+            orders.push(seen);
+        }
+        assert_eq!(orders[0], orders[1]);
+        assert_eq!(orders[0], orders[2]);
     }
 }

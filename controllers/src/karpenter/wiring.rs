@@ -30,7 +30,7 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::task::JoinHandle;
+use tokio::task::JoinSet;
 
 use crate::operator::shutdown::{self, Shutdown};
 
@@ -238,14 +238,16 @@ impl Default for WiringOptions {
     }
 }
 
-/// The running controllers.
+/// The running controllers. Dropping it aborts every task at once (as a crash would);
+/// [`Running::shutdown`] stops them gracefully.
 pub struct Running {
     /// The shared context (stores, metrics, provider, caches).
     pub context: Arc<Context>,
     ready: futures::future::Shared<BoxFuture<'static, bool>>,
     resync: Vec<mpsc::UnboundedSender<()>>,
     stop: Option<futures::channel::oneshot::Sender<()>>,
-    tasks: Vec<JoinHandle<()>>,
+    /// The watch and controller tasks; dropping the set aborts them.
+    tasks: JoinSet<()>,
 }
 
 impl Running {
@@ -268,15 +270,14 @@ impl Running {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        for t in self.tasks.drain(..) {
-            let _ = t.await;
-        }
+        while self.tasks.join_next().await.is_some() {}
     }
 }
 
 /// Starts the watches, the lifecycle and termination controllers (and optionally the node
 /// termination stand-in) on the current tokio runtime. They stop on `external` or
-/// [`Running::shutdown`], whichever comes first.
+/// [`Running::shutdown`], whichever comes first, and are aborted when the [`Running`] is dropped:
+/// keep it for as long as they should run.
 pub fn spawn(
     ctx: Arc<Context>,
     writers: Writers,
@@ -292,7 +293,7 @@ pub fn spawn(
     let (node_tx, node_rx) = mpsc::unbounded();
     let (lc_resync_tx, lc_resync_rx) = mpsc::unbounded();
     let (tm_resync_tx, tm_resync_rx) = mpsc::unbounded();
-    let mut tasks = vec![];
+    let mut tasks = JoinSet::new();
 
     // Watches → stores → triggers.
     let mut dispatcher = Dispatcher::new(ctx.clone(), writers);
@@ -310,7 +311,7 @@ pub fn spawn(
     .map(|e| Watched::Node(Box::new(e)));
     let mut events = Box::pin(stream::select(nc_events, node_events).take_until(stop.clone()));
     let node_termination = opts.node_termination;
-    tasks.push(tokio::spawn(async move {
+    tasks.spawn(async move {
         while let Some(ev) = events.next().await {
             let t = match ev {
                 Watched::NodeClaim(e) => match *e {
@@ -340,7 +341,7 @@ pub fn spawn(
                 }
             }
         }
-    }));
+    });
 
     // kube's `Store::wait_until_ready` wakes only the last of several concurrent waiters, and
     // every `Controller` waits on its store before running; lifecycle and termination share the
@@ -349,15 +350,17 @@ pub fn spawn(
     let (ready_tx, ready_rx) = futures::channel::oneshot::channel::<()>();
     let ready = ready_rx.map(|r| r.is_ok()).boxed().shared();
     let starter_ctx = ctx.clone();
-    tasks.push(tokio::spawn(async move {
+    tasks.spawn(async move {
         let ctx = starter_ctx;
         let stores_ready = async {
             ctx.nodeclaims.wait_until_ready().await.is_ok()
                 && ctx.nodes.wait_until_ready().await.is_ok()
         };
+        // Biased (no random branch choice in a seeded run): stopping wins.
         let synced = tokio::select! {
-            ok = stores_ready => ok,
+            biased;
             _ = stop.clone() => false,
+            ok = stores_ready => ok,
         };
         if !synced {
             return;
@@ -374,7 +377,7 @@ pub fn spawn(
             stop,
         )
         .await;
-    }));
+    });
 
     Running {
         context: ctx,
@@ -469,7 +472,7 @@ async fn run_controllers(
     let cut = || forceful_after(stop.clone(), in_flight.clone(), SHUTDOWN_GRACE);
     let lifecycle = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
         .reconcile_on(lc_rx)
-        .reconcile_all_on(lc_resync_rx)
+        .reconcile_on(every_cached(lc_resync_rx, ctx.nodeclaims.clone()))
         .with_config(ControllerConfig::default().concurrency(ctx.config.lifecycle_concurrency))
         .graceful_shutdown_on(stop.clone())
         .run(
@@ -482,7 +485,7 @@ async fn run_controllers(
 
     let termination = Controller::for_stream(stream::pending(), ctx.nodeclaims.clone())
         .reconcile_on(tm_rx)
-        .reconcile_all_on(tm_resync_rx)
+        .reconcile_on(every_cached(tm_resync_rx, ctx.nodeclaims.clone()))
         .with_config(ControllerConfig::default().concurrency(ctx.config.termination_concurrency))
         .graceful_shutdown_on(stop.clone())
         .run(
@@ -512,6 +515,26 @@ async fn run_controllers(
     futures::future::join_all(drains).await;
 }
 
+/// On each `trigger`, every cached object, by namespace and name: a resync in a fixed order
+/// (kube's `reconcile_all_on` goes in the store's hash order, seeded at random per process).
+pub fn every_cached<K>(
+    trigger: impl futures::Stream<Item = ()> + Send + 'static,
+    store: Store<K>,
+) -> impl futures::Stream<Item = ObjectRef<K>> + Send + 'static
+where
+    K: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    trigger.flat_map(move |()| {
+        let mut refs: Vec<ObjectRef<K>> = store
+            .state()
+            .iter()
+            .map(|obj| ObjectRef::from_obj(obj.as_ref()))
+            .collect();
+        refs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        stream::iter(refs)
+    })
+}
+
 enum Watched {
     NodeClaim(Box<Result<watcher::Event<NodeClaim>, watcher::Error>>),
     Node(Box<Result<watcher::Event<Node>, watcher::Error>>),
@@ -538,4 +561,119 @@ async fn drain<K, E1, E2>(
             futures::future::ready(())
         })
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::ids::SeededIds;
+    use crate::karpenter::cloudprovider::fake::FakeCloudProvider;
+    use crate::karpenter::context::Config;
+    use crate::karpenter::metrics::Metrics;
+    use crate::karpenter::types::NodeClaimSpec;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::PostParams;
+    use kube::CustomResourceExt;
+    use std::time::Duration;
+
+    async fn started() -> (fake_apiserver::FakeApiServer, Arc<Context>, Running) {
+        let server = fake_apiserver::FakeApiServer::new();
+        let client = server.client();
+        Api::<CustomResourceDefinition>::all(client.clone())
+            .create(&PostParams::default(), &NodeClaim::crd())
+            .await
+            .unwrap();
+        let ids = Arc::new(SeededIds::new(1));
+        let (stores, writers) = new_stores();
+        let ctx = Arc::new(Context::new(
+            client,
+            stores,
+            Arc::new(FakeCloudProvider::new(ids.clone())),
+            Arc::new(SystemClock),
+            ids,
+            Metrics::new(),
+            Config::default(),
+        ));
+        let running = spawn(
+            ctx.clone(),
+            writers,
+            WiringOptions::default(),
+            shutdown::never(),
+        );
+        assert!(running.ready().await);
+        (server, ctx, running)
+    }
+
+    /// Holds every update, patch and delete, forever; counts them.
+    #[derive(Default)]
+    struct HoldWrites(AtomicUsize);
+
+    impl fake_apiserver::hooks::RequestGate for HoldWrites {
+        fn admit(
+            &self,
+            request: &fake_apiserver::hooks::RequestInfo,
+        ) -> fake_apiserver::hooks::BoxFuture {
+            if !matches!(request.verb.as_str(), "update" | "patch" | "delete") {
+                return Box::pin(futures::future::ready(()));
+            }
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(futures::future::pending())
+        }
+    }
+
+    /// Dropping `Running` (a crash) aborts the watch and controller tasks at once, even with a
+    /// reconcile in flight (a graceful stop would wait up to [`SHUTDOWN_GRACE`] for it); they
+    /// then let go of the context. The paused clock only moves once every task is idle.
+    #[tokio::test(start_paused = true)]
+    async fn dropping_running_aborts_its_tasks() {
+        let (server, ctx, running) = started().await;
+        let held = Arc::new(HoldWrites::default());
+        server.set_gate(Some(held.clone()));
+        Api::<NodeClaim>::all(ctx.client.clone())
+            .create(
+                &PostParams::default(),
+                &NodeClaim::new("a", NodeClaimSpec::default()),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(
+            held.0.load(Ordering::SeqCst) > 0,
+            "a reconcile is stuck on a write"
+        );
+        assert!(Arc::strong_count(&ctx) > 2, "the tasks hold the context");
+        drop(running);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(Arc::strong_count(&ctx), 1, "every task is gone");
+    }
+
+    /// `shutdown` still stops the tasks and waits for them.
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_waits_for_every_task() {
+        let (_server, ctx, running) = started().await;
+        tokio::time::timeout(Duration::from_secs(60), running.shutdown())
+            .await
+            .expect("shutdown ends");
+        assert_eq!(Arc::strong_count(&ctx), 1, "every task is gone");
+    }
+
+    /// A resync emits every cached NodeClaim by name, whatever the store's hash order.
+    #[tokio::test]
+    async fn resync_goes_by_name() {
+        let (store, mut writer) = reflector::store::<NodeClaim>();
+        writer.apply_watcher_event(&watcher::Event::Init);
+        for name in ["c", "a", "e", "b", "d"] {
+            writer.apply_watcher_event(&watcher::Event::InitApply(NodeClaim::new(
+                name,
+                NodeClaimSpec::default(),
+            )));
+        }
+        writer.apply_watcher_event(&watcher::Event::InitDone);
+        let refs: Vec<String> = every_cached(stream::iter([(), ()]), store)
+            .map(|r| r.name)
+            .collect()
+            .await;
+        assert_eq!(refs, ["a", "b", "c", "d", "e", "a", "b", "c", "d", "e"]);
+    }
 }

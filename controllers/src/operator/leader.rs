@@ -252,11 +252,14 @@ impl LeaderElector {
         work: W,
     ) -> Result<(), LeaderError> {
         tokio::pin!(shutdown);
+        // Both selects are biased (no random branch choice in a seeded run).
         tokio::select! {
+            biased;
             _ = self.acquire() => {}
             _ = &mut shutdown => return Ok(()),
         }
         let outcome = tokio::select! {
+            biased;
             _ = work => Ok(()),
             lost = self.hold() => Err(lost),
         };

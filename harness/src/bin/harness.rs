@@ -1,0 +1,276 @@
+//! `harness`: explore, replay, shrink and look at the race scenarios of this workspace.
+//!
+//! ```sh
+//! harness list
+//! harness explore --scenario eno/without-live-pod-list --seeds 500
+//! harness replay  --scenario eno/without-live-pod-list --seed 17
+//! harness shrink  --scenario eno/without-live-pod-list --seed 17
+//! harness show    --scenario eno/without-live-pod-list --seed 17 --out run.html
+//! ```
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use harness::engine::{ExploreOptions, Failure, Target};
+use harness::scenario::Scenario;
+use harness::strategy::Strategy;
+use harness::trace::Run;
+
+#[derive(Parser)]
+#[command(
+    name = "harness",
+    about = "Deterministic race harness for the controllers of this workspace"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct Pick {
+    /// The scenario (see `harness list`).
+    #[arg(long)]
+    scenario: String,
+    /// How seeded runs pick steps: random, pct or pct:DEPTH (default: the scenario's own).
+    #[arg(long)]
+    strategy: Option<Strategy>,
+    /// Steps the schedule decides per run (default: the scenario's own).
+    #[arg(long)]
+    steps: Option<usize>,
+}
+
+#[derive(clap::Args, Clone)]
+struct OneRun {
+    #[command(flatten)]
+    pick: Pick,
+    /// The seed.
+    #[arg(long)]
+    seed: u64,
+    /// Replay these decisions (comma-separated, as a shrunk report prints them) instead of the
+    /// seed's own.
+    #[arg(long, value_delimiter = ',')]
+    choices: Option<Vec<usize>>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every scenario, one a line, name first.
+    List,
+    /// Run many seeds; exits non-zero when a run breaks an invariant or a goal.
+    Explore {
+        #[command(flatten)]
+        pick: Pick,
+        /// Number of seeds.
+        #[arg(long, default_value_t = 100)]
+        seeds: u64,
+        /// First seed.
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        /// Run each seed twice and compare the traces.
+        #[arg(long)]
+        check_determinism: bool,
+        /// Keep going after the first failure.
+        #[arg(long)]
+        keep_going: bool,
+        /// Do not shrink the first failure.
+        #[arg(long)]
+        no_shrink: bool,
+    },
+    /// Run one seed and print its trace.
+    Replay(OneRun),
+    /// Shrink a failing seed to the shortest schedule that still fails.
+    Shrink(OneRun),
+    /// Render one run as a timeline: HTML (`--out FILE.html`) or text.
+    Show {
+        #[command(flatten)]
+        run: OneRun,
+        /// Where to write the page; without it, a text timeline goes to stdout.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            for s in harness::scenarios::all() {
+                println!("{}  {}", s.name, s.about);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Explore {
+            pick,
+            seeds,
+            from,
+            check_determinism,
+            keep_going,
+            no_shrink,
+        } => {
+            let Some(scenario) = scenario(&pick) else {
+                return ExitCode::from(2);
+            };
+            explore(
+                &scenario,
+                from..from + seeds,
+                check_determinism,
+                keep_going,
+                !no_shrink,
+            )
+        }
+        Command::Replay(one) => {
+            let Some(scenario) = scenario(&one.pick) else {
+                return ExitCode::from(2);
+            };
+            let run = one_run(&scenario, &one);
+            print!("{}", run.render());
+            let choices: Vec<String> = run.choices.iter().map(|c| c.to_string()).collect();
+            println!("decisions: {}", choices.join(","));
+            if run.violation.is_some() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Command::Shrink(one) => {
+            let Some(scenario) = scenario(&one.pick) else {
+                return ExitCode::from(2);
+            };
+            let run = one_run(&scenario, &one);
+            if run.violation.is_none() {
+                eprintln!(
+                    "seed {} of {} does not fail; nothing to shrink",
+                    one.seed, scenario.name
+                );
+                return ExitCode::from(2);
+            }
+            let failure = Failure {
+                seed: one.seed,
+                run,
+            };
+            let shrunk = scenario.shrink(&failure);
+            print!("{}", scenario.report(&failure, &shrunk));
+            ExitCode::FAILURE
+        }
+        Command::Show { run: one, out } => {
+            let Some(scenario) = scenario(&one.pick) else {
+                return ExitCode::from(2);
+            };
+            let run = one_run(&scenario, &one);
+            let title = format!("{} seed {}", scenario.name, one.seed);
+            match out {
+                Some(path) => {
+                    if let Err(e) = std::fs::write(&path, harness::show::html(&run, &title)) {
+                        eprintln!("writing {}: {e}", path.display());
+                        return ExitCode::from(2);
+                    }
+                    println!("wrote {} ({} steps)", path.display(), run.trace.len());
+                }
+                None => print!("{}", harness::show::text(&run, &title)),
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn scenario(pick: &Pick) -> Option<Scenario> {
+    let Some(mut scenario) = harness::scenarios::find(&pick.scenario) else {
+        eprintln!(
+            "no scenario {:?}; `harness list` prints them all",
+            pick.scenario
+        );
+        return None;
+    };
+    if let Some(strategy) = pick.strategy {
+        scenario.config.strategy = strategy;
+    }
+    if let Some(steps) = pick.steps {
+        scenario.config.steps = steps;
+    }
+    Some(scenario)
+}
+
+fn one_run(scenario: &Scenario, one: &OneRun) -> Run {
+    match &one.choices {
+        Some(choices) => scenario.replay(one.seed, choices.clone()),
+        None => scenario.run(one.seed),
+    }
+}
+
+fn explore(
+    scenario: &Scenario,
+    seeds: std::ops::Range<u64>,
+    check_determinism: bool,
+    keep_going: bool,
+    shrink: bool,
+) -> ExitCode {
+    let total = seeds.end - seeds.start;
+    let options = ExploreOptions {
+        stop_after: if keep_going { 0 } else { 1 },
+        check_determinism,
+    };
+    let mut stderr = std::io::stderr();
+    let terminal = std::io::IsTerminal::is_terminal(&stderr);
+    let mut shown = usize::MAX;
+    let report = scenario.explore(seeds, options, |runs, failures| {
+        let width = 40usize;
+        let done = (runs as usize * width) / total.max(1) as usize;
+        if !terminal || (done == shown && runs < total) {
+            return;
+        }
+        shown = done;
+        let _ = write!(
+            stderr,
+            "\r{} [{}{}] {runs}/{total} runs, {failures} failing",
+            scenario.name,
+            "#".repeat(done),
+            " ".repeat(width - done.min(width)),
+        );
+        let _ = stderr.flush();
+    });
+    if terminal {
+        eprintln!();
+    }
+    println!(
+        "{}: {} runs, {} steps, {} distinct traces, {} failing, {:.2}s ({:.0} steps/s)",
+        scenario.name,
+        report.runs,
+        report.steps,
+        report.distinct,
+        report.failures.len(),
+        report.elapsed.as_secs_f64(),
+        report.steps as f64 / report.elapsed.as_secs_f64().max(1e-9),
+    );
+    let mut ok = report.failures.is_empty();
+    if check_determinism {
+        if report.nondeterministic.is_empty() {
+            println!("determinism: every seed ran twice with the same trace");
+        } else {
+            ok = false;
+            println!(
+                "determinism: seeds whose two runs differ: {:?}",
+                report.nondeterministic
+            );
+        }
+    }
+    for failure in &report.failures {
+        println!(
+            "seed {} fails: {}\nreplay: {}",
+            failure.seed,
+            failure.run.violation.as_deref().unwrap_or("?"),
+            scenario.replay_line(failure.seed)
+        );
+    }
+    if shrink {
+        if let Some(failure) = report.failures.first() {
+            let shrunk = scenario.shrink(failure);
+            print!("{}", scenario.report(failure, &shrunk));
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

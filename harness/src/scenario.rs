@@ -1,0 +1,121 @@
+//! A named, reusable race test: how to build the world, how to schedule it, and the one line
+//! that replays any of its runs.
+
+use std::sync::Arc;
+
+use crate::choices::Chooser;
+use crate::engine::{self, Exploration, ExploreOptions, Failure, Target};
+use crate::sim::{Config, Sim};
+use crate::trace::Run;
+use crate::world::World;
+
+/// Builds the world of one run.
+pub type Build = Arc<dyn Fn(&mut World) + Send + Sync>;
+
+/// A scenario: a world and a schedule configuration, under a name.
+#[derive(Clone)]
+pub struct Scenario {
+    /// `<controller>/<guard>`, or `<controller>/without-<guard>` when a guard is removed.
+    pub name: String,
+    /// One line on what it shows.
+    pub about: String,
+    /// How runs are scheduled.
+    pub config: Config,
+    /// Whether some run is expected to break an invariant (a guard is removed).
+    pub expect_failure: bool,
+    build: Build,
+}
+
+impl Scenario {
+    /// A scenario named `name` whose world `build` makes.
+    pub fn new(
+        name: &str,
+        about: &str,
+        build: impl Fn(&mut World) + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name: name.to_string(),
+            about: about.to_string(),
+            config: Config::default(),
+            expect_failure: name.contains("/without-"),
+            build: Arc::new(build),
+        }
+    }
+
+    /// The same scenario with its configuration changed by `f`.
+    pub fn configure(mut self, f: impl FnOnce(&mut Config)) -> Self {
+        f(&mut self.config);
+        self
+    }
+
+    /// Explores `seeds`; see [`engine::explore`].
+    pub fn explore(
+        &self,
+        seeds: impl IntoIterator<Item = u64>,
+        options: ExploreOptions,
+        progress: impl FnMut(u64, usize),
+    ) -> Exploration {
+        engine::explore(self, seeds, options, progress)
+    }
+
+    /// Shrinks a failure of this scenario.
+    pub fn shrink(&self, failure: &Failure) -> Run {
+        engine::shrink(self, failure)
+    }
+
+    /// The command that replays `seed` of this scenario (add `--choices` for a shrunk run).
+    pub fn replay_line(&self, seed: u64) -> String {
+        format!(
+            "cargo run -p harness -- replay --scenario {} --seed {seed}{}",
+            self.name,
+            match self.config.strategy {
+                crate::strategy::Strategy::Random => String::new(),
+                s => format!(" --strategy {s}"),
+            }
+        )
+    }
+
+    /// A failure report: the seed, the replay line, and the shrunk schedule.
+    pub fn report(&self, failure: &Failure, shrunk: &Run) -> String {
+        let choices: Vec<String> = shrunk.choices.iter().map(|c| c.to_string()).collect();
+        let show = format!(
+            "cargo run -p harness -- show --scenario {} --seed {} --out {}.html",
+            self.name,
+            failure.seed,
+            self.name.replace('/', "-")
+        );
+        format!(
+            "{name}: seed {seed} fails after {steps} steps: {violation}\nreplay: {replay}\nshortest failing schedule ({len} steps; replay it with --choices {choices}):\n{trace}see it: {show}\n",
+            name = self.name,
+            seed = failure.seed,
+            steps = failure.run.trace.len(),
+            violation = failure.run.violation.as_deref().unwrap_or("?"),
+            replay = self.replay_line(failure.seed),
+            len = shrunk.trace.len(),
+            choices = choices.join(","),
+            trace = shrunk.render(),
+        )
+    }
+}
+
+impl Target for Scenario {
+    fn run_with(&self, seed: u64, chooser: &mut Chooser) -> Run {
+        match Sim::start(seed, self.config.clone(), &*self.build) {
+            Ok(sim) => sim.run(chooser),
+            Err(e) => Run {
+                trace: Vec::new(),
+                choices: Vec::new(),
+                violation: Some(format!("harness: {e}")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scenario")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,388 @@
+//! Eno under the harness, through its production wiring only.
+//!
+//! Host `eno` runs `EnoControllers::run` — the lifecycle, status, rollout and slice cleanup
+//! controllers exactly as the `controllers eno` binary runs them. The world has a kubelet
+//! stand-in (`controllers::eno::kubelet_standin`) that binds, starts and removes pods and runs
+//! the real executor (`executor::synthesize_with`) with an in-process synthesizer, and a user who
+//! changes the composition's spec once. Every request of every process passes the schedule.
+//!
+//! Guards are removed by changing the world, never the controller:
+//! - `without-live-pod-list` (spec §3 step 14, §7.4): the live pod list before a create is
+//!   answered from what the process's pod informer has seen (a cache read);
+//! - `without-rv-checked-status-writes` (§5.8, §7.2): the server takes a composition status
+//!   write whatever `resourceVersion` it carries (as a merge patch without one would).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::Bytes;
+use controllers::eno::context::Config as EnoConfig;
+use controllers::eno::executor::{ExecutorError, SynthesizerRunner};
+use controllers::eno::kubelet_standin::{executor_runner_with, KubeletStandIn};
+use controllers::eno::metrics::Metrics;
+use controllers::eno::types::{Composition, Synthesizer};
+use controllers::eno::wiring::EnoControllers;
+use controllers::eno::{LABEL_MANAGED_BY, LABEL_SYNTHESIS_UUID, MANAGED_BY_ENO};
+use controllers::operator::http::Readiness;
+use controllers::operator::shutdown;
+use fake_apiserver::FakeApiServer;
+use futures::FutureExt;
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{json, Value};
+
+use crate::net::{collection, Interceptor, Views};
+use crate::scenario::Scenario;
+use crate::world::World;
+
+/// Namespace of synthesizer pods.
+pub const POD_NAMESPACE: &str = "eno";
+
+/// Which guards the world lets work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guards {
+    /// The live pod list before a create is answered by the server (not a cache).
+    pub live_pod_list: bool,
+    /// Composition status writes are checked against their `resourceVersion`.
+    pub rv_checked_status_writes: bool,
+}
+
+impl Default for Guards {
+    fn default() -> Self {
+        Self {
+            live_pod_list: true,
+            rv_checked_status_writes: true,
+        }
+    }
+}
+
+/// Builds Eno's world with `guards`.
+pub fn world(world: &mut World, guards: Guards) {
+    world.setup(|client| setup(client).boxed());
+    world.host("eno", |env| {
+        let controllers = EnoControllers {
+            client: env.client,
+            config: EnoConfig::new(POD_NAMESPACE, "controllers:harness"),
+            clock: env.clock,
+            ids: env.ids,
+            metrics: Metrics::default(),
+        };
+        controllers.run(shutdown::never(), Readiness::new()).boxed()
+    });
+    world.actor("kubelet", |env| {
+        let runner = executor_runner_with(env.client.clone(), env.clock.clone(), synthesizer());
+        KubeletStandIn::new(env.client, POD_NAMESPACE, runner, env.clock)
+            .run(shutdown::never())
+            .boxed()
+    });
+    world.deed("user changes the composition's spec", 1, |client| {
+        async move {
+            let api: Api<Composition> = Api::namespaced(client, "default");
+            let patch = json!({"spec": {"synthesizer": {"minGeneration": 1}}});
+            let _ = api
+                .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
+                .await;
+        }
+        .boxed()
+    });
+    world.invariant("one live synthesizer pod", at_most_one_live_pod);
+    let newest = RefCell::new(None::<String>);
+    world.invariant("synthesized output stays recorded", move |server| {
+        synthesized_stays_recorded(server, &newest)
+    });
+    world.eventually("composition synthesized", composition_synthesized);
+    if guards != Guards::default() {
+        world.intercept(Arc::new(Defeat(guards)));
+    }
+}
+
+/// The scenarios of this module.
+pub fn scenarios() -> Vec<Scenario> {
+    let faults = |budget| crate::sim::Faults::all(budget);
+    vec![
+        Scenario::new(
+            "eno/live-pod-list",
+            "the lifecycle controller lists a synthesis' pods live before creating one: never two pods",
+            |w| world(w, Guards::default()),
+        )
+        .configure(|c| c.faults = faults(3)),
+        Scenario::new(
+            "eno/without-live-pod-list",
+            "the live pod list answered from the pod informer: a lagging cache lets a second pod be created",
+            |w| {
+                world(
+                    w,
+                    Guards {
+                        live_pod_list: false,
+                        ..Guards::default()
+                    },
+                )
+            },
+        )
+        // The race needs one lane (the pod watch) held back while another runs far ahead:
+        // PCT's shape. A uniform walk finds it too, but in hundreds of seeds, not tens.
+        .configure(|c| c.strategy = crate::strategy::Strategy::Pct { depth: 3 }),
+        Scenario::new(
+            "eno/rv-checked-status-writes",
+            "status writes carry the cached resourceVersion: a stale copy never wins",
+            |w| world(w, Guards::default()),
+        )
+        .configure(|c| {
+            c.faults = crate::sim::Faults {
+                request_permille: 80,
+                budget: 4,
+                ..crate::sim::Faults::none()
+            }
+        }),
+        Scenario::new(
+            "eno/without-rv-checked-status-writes",
+            "status writes from a stale copy win: a second pod, or a finished synthesis orphaned",
+            |w| {
+                world(
+                    w,
+                    Guards {
+                        rv_checked_status_writes: false,
+                        ..Guards::default()
+                    },
+                )
+            },
+        ),
+    ]
+}
+
+async fn setup(client: kube::Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in controllers::eno::types::crds() {
+        if let Err(e) = crds.create(&PostParams::default(), &crd).await {
+            tracing::error!(error = %e, "the fake API server refused an Eno CRD");
+        }
+    }
+    let namespace =
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": POD_NAMESPACE}});
+    create(Api::<Namespace>::all(client.clone()), namespace).await;
+    let synthesizer = json!({
+        "apiVersion": "eno.azure.io/v1", "kind": "Synthesizer",
+        "metadata": {"name": "synth"},
+        "spec": {"image": "synth:1", "command": ["synthesize"], "podTimeout": "2m"}
+    });
+    create(Api::<Synthesizer>::all(client.clone()), synthesizer).await;
+    let composition = json!({
+        "apiVersion": "eno.azure.io/v1", "kind": "Composition",
+        "metadata": {"name": "comp", "namespace": "default"},
+        "spec": {"synthesizer": {"name": "synth"}}
+    });
+    create(
+        Api::<Composition>::namespaced(client, "default"),
+        composition,
+    )
+    .await;
+}
+
+/// Creates `value` through `api`; a refusal is logged (the run's goals then fail visibly).
+async fn create<K>(api: Api<K>, value: Value)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let object: K = match serde_json::from_value(value) {
+        Ok(object) => object,
+        Err(e) => {
+            tracing::error!(error = %e, "a setup object does not decode");
+            return;
+        }
+    };
+    if let Err(e) = api.create(&PostParams::default(), &object).await {
+        tracing::error!(error = %e, "setting up the Eno world");
+    }
+}
+
+/// An in-process synthesizer: one ConfigMap named after the composition. (The executor's other
+/// steps — reading the composition, building the input, writing slices, recording the result
+/// with a resourceVersion check, dropping stale output — are production code.)
+fn synthesizer() -> SynthesizerRunner {
+    Arc::new(|_syn, input, _timeout, env| {
+        async move {
+            let name = env
+                .iter()
+                .find(|(k, _)| k.contains("COMPOSITION_NAME"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| "output".into());
+            let _ = input;
+            Ok::<_, ExecutorError>(vec![json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default"},
+                "data": {"synthesized": "true"}
+            })])
+        }
+        .boxed()
+    })
+}
+
+fn live_pods(server: &FakeApiServer) -> Vec<Value> {
+    server
+        .list_objects("v1", "pods", Some(POD_NAMESPACE))
+        .1
+        .into_iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .collect()
+}
+
+fn composition(server: &FakeApiServer) -> Option<Value> {
+    server.get_object("eno.azure.io/v1", "compositions", Some("default"), "comp")
+}
+
+/// Spec §7 invariant: never two live synthesizer pods for one composition.
+fn at_most_one_live_pod(server: &FakeApiServer) -> Result<(), String> {
+    let live = live_pods(server);
+    if live.len() > 1 {
+        let names: Vec<&str> = live
+            .iter()
+            .filter_map(|p| p["metadata"]["name"].as_str())
+            .collect();
+        return Err(format!(
+            "default/comp has {} live synthesizer pods: {}",
+            live.len(),
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The newest synthesis seen synthesized stays recorded (current or previous) until a newer
+/// one is: otherwise what it produced is orphaned.
+fn synthesized_stays_recorded(
+    server: &FakeApiServer,
+    newest: &RefCell<Option<String>>,
+) -> Result<(), String> {
+    let Some(comp) = composition(server) else {
+        return Ok(());
+    };
+    let status = &comp["status"];
+    let current = &status["currentSynthesis"];
+    if !current["synthesized"].is_null() {
+        if let Some(uuid) = current["uuid"].as_str() {
+            *newest.borrow_mut() = Some(uuid.to_string());
+        }
+    }
+    if let Some(uuid) = newest.borrow().as_deref() {
+        let recorded = [current, &status["previousSynthesis"]]
+            .iter()
+            .any(|s| s["uuid"].as_str() == Some(uuid));
+        if !recorded {
+            return Err(format!(
+                "synthesis {uuid} was synthesized but is no longer recorded on default/comp"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The goal: the composition's current synthesis is synthesized for its current generation,
+/// and no synthesizer pod is left running.
+fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
+    let comp = composition(server).ok_or("default/comp is gone")?;
+    let current = &comp["status"]["currentSynthesis"];
+    if current["synthesized"].is_null() {
+        return Err("default/comp's current synthesis is not synthesized".into());
+    }
+    let generation = comp["metadata"]["generation"].as_i64().unwrap_or_default();
+    if current["observedCompositionGeneration"].as_i64() != Some(generation) {
+        return Err(format!(
+            "default/comp is synthesized for generation {}, not {generation}",
+            current["observedCompositionGeneration"]
+        ));
+    }
+    let pods = live_pods(server);
+    if !pods.is_empty() {
+        return Err(format!("{} synthesizer pod(s) still live", pods.len()));
+    }
+    Ok(())
+}
+
+/// Removes guards by changing the world on the way to the server.
+struct Defeat(Guards);
+
+impl Interceptor for Defeat {
+    fn intercept(
+        &self,
+        host: &str,
+        method: &str,
+        target: &str,
+        body: &mut Bytes,
+        views: &Views,
+        server: &FakeApiServer,
+    ) -> Option<http::Response<Body>> {
+        let path = target.split('?').next().unwrap_or_default();
+        let pods_path = format!("/api/v1/namespaces/{POD_NAMESPACE}/pods");
+        if !self.0.live_pod_list
+            && method == "GET"
+            && path == pods_path
+            && target.contains("synthesis-uuid")
+            && !target.contains("watch=")
+        {
+            return Some(pod_list_from_cache(host, target, &pods_path, views));
+        }
+        if !self.0.rv_checked_status_writes
+            && method == "PUT"
+            && path.contains("/compositions/")
+            && path.ends_with("/status")
+        {
+            *body = Bytes::from(with_stored_resource_version(server, path, body));
+        }
+        None
+    }
+}
+
+/// The pods with the selector's synthesis uuid, as the process's pod informer has them.
+fn pod_list_from_cache(
+    host: &str,
+    target: &str,
+    pods_path: &str,
+    views: &Views,
+) -> http::Response<Body> {
+    let wanted = collection(target);
+    let uuid = wanted
+        .split(&format!("{LABEL_SYNTHESIS_UUID}="))
+        .nth(1)
+        .unwrap_or_default()
+        .split(['&', ','])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let informer = format!("{pods_path}?labelSelector={LABEL_MANAGED_BY}={MANAGED_BY_ENO}");
+    let items: Vec<Value> = views
+        .objects(host, &informer)
+        .into_iter()
+        .filter(|p| p["metadata"]["labels"][LABEL_SYNTHESIS_UUID].as_str() == Some(uuid.as_str()))
+        .collect();
+    let list = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "0"}, "items": items});
+    http::Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(&list).unwrap_or_default()))
+        .unwrap_or_default()
+}
+
+/// A composition status write with the stored `resourceVersion` put in, so a write from a stale
+/// copy wins.
+fn with_stored_resource_version(server: &FakeApiServer, path: &str, body: &[u8]) -> Vec<u8> {
+    let Ok(mut object) = serde_json::from_slice::<Value>(body) else {
+        return body.to_vec();
+    };
+    // .../namespaces/{ns}/compositions/{name}/status
+    let segments: Vec<&str> = path.split('/').collect();
+    let after = |word: &str| {
+        segments
+            .iter()
+            .position(|s| *s == word)
+            .and_then(|i| segments.get(i + 1))
+            .copied()
+    };
+    if let (Some(ns), Some(name)) = (after("namespaces"), after("compositions")) {
+        if let Some(stored) = server.get_object("eno.azure.io/v1", "compositions", Some(ns), name) {
+            object["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"].clone();
+        }
+    }
+    serde_json::to_vec(&object).unwrap_or_else(|_| body.to_vec())
+}

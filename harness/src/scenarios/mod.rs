@@ -1,0 +1,19 @@
+//! The scenarios that ship with the harness: both controllers of this workspace, each guard
+//! in place (`<controller>/<guard>`) and removed (`<controller>/without-<guard>`).
+
+pub mod eno;
+pub mod karpenter;
+
+use crate::scenario::Scenario;
+
+/// Every scenario, in the order `harness list` prints them.
+pub fn all() -> Vec<Scenario> {
+    let mut all = eno::scenarios();
+    all.extend(karpenter::scenarios());
+    all
+}
+
+/// The scenario named `name`.
+pub fn find(name: &str) -> Option<Scenario> {
+    all().into_iter().find(|s| s.name == name)
+}

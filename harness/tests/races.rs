@@ -1,0 +1,138 @@
+//! The race scenarios, through the controllers' production wiring.
+//!
+//! For each removed guard, exploration from seed 0 finds the bad outcome, shrinks it, and the
+//! shrunk schedule replays into the same run. For each guard in place, exploration with faults on
+//! breaks no invariant and every run reaches its goal once faults stop. Seeds:
+//! `HARNESS_SEEDS=n` (default 60 here; `make race` runs more, in release).
+
+use harness::engine::{seeds_from_env, ExploreOptions, Target};
+use harness::scenario::Scenario;
+use rstest::rstest;
+
+fn scenario(name: &str) -> Scenario {
+    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+#[rstest]
+#[case::eno_live_pod_list("eno/without-live-pod-list", "one live synthesizer pod")]
+#[case::eno_rv_checked_status_writes("eno/without-rv-checked-status-writes", "")]
+#[case::karpenter_launch_cache("karpenter/without-launch-cache", "one instance per NodeClaim")]
+#[case::karpenter_crash_after_launch("karpenter/crash-after-launch", "one instance per NodeClaim")]
+fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] invariant: &str) {
+    let scenario = scenario(name);
+    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
+    let failure = report
+        .failures
+        .first()
+        .unwrap_or_else(|| panic!("{name}: no failure in {} seeds", report.runs))
+        .clone();
+    let violation = failure.run.violation.clone().unwrap_or_default();
+    assert!(violation.starts_with(invariant), "{violation}");
+    assert!(
+        !violation.contains("not reached within"),
+        "a safety violation, not a liveness one: {violation}"
+    );
+    let shrunk = scenario.shrink(&failure);
+    let text = scenario.report(&failure, &shrunk);
+    println!("{text}");
+    assert!(shrunk.trace.len() <= failure.run.trace.len(), "{text}");
+    assert_eq!(
+        shrunk.violation.as_deref().map(|v| v.split(':').next()),
+        Some(violation.split(':').next()),
+        "{text}"
+    );
+    let again = scenario.replay(failure.seed, shrunk.choices.clone());
+    assert_eq!(
+        again.render(),
+        shrunk.render(),
+        "the shrunk schedule replays exactly"
+    );
+    assert!(text.contains(&format!(
+        "cargo run -p harness -- replay --scenario {name} --seed {}",
+        failure.seed
+    )));
+}
+
+#[rstest]
+#[case::eno_live_pod_list("eno/live-pod-list")]
+#[case::eno_rv_checked_status_writes("eno/rv-checked-status-writes")]
+#[case::karpenter_launch_cache("karpenter/launch-cache")]
+fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
+    let scenario = scenario(name);
+    assert!(
+        scenario.config.faults.budget > 0,
+        "{name} explores with faults on"
+    );
+    let report = scenario.explore(
+        seeds_from_env(0..60),
+        ExploreOptions {
+            stop_after: 1,
+            check_determinism: false,
+        },
+        |_, _| {},
+    );
+    if let Some(failure) = report.failures.first() {
+        let shrunk = scenario.shrink(failure);
+        panic!("{}", scenario.report(failure, &shrunk));
+    }
+    assert!(
+        report.distinct as u64 > report.runs / 2,
+        "seeds explore different schedules"
+    );
+}
+
+#[rstest]
+#[case::eno("eno/live-pod-list")]
+#[case::karpenter("karpenter/launch-cache")]
+fn the_same_seed_gives_the_same_trace(#[case] name: &str) {
+    let scenario = scenario(name);
+    let report = scenario.explore(
+        0..8,
+        ExploreOptions {
+            stop_after: 0,
+            check_determinism: true,
+        },
+        |_, _| {},
+    );
+    assert!(
+        report.nondeterministic.is_empty(),
+        "{:?}",
+        report.nondeterministic
+    );
+    let a = scenario.run(3);
+    let b = scenario.run(3);
+    assert_eq!(a.render(), b.render());
+    let replayed = scenario.replay(3, a.choices.clone());
+    assert_eq!(replayed.render(), a.render());
+}
+
+/// Requests inside one reconcile interleave with other actors: the schedule releases the
+/// lifecycle controller's status write and the kubelet's requests in either order.
+#[test]
+fn requests_of_different_processes_interleave() {
+    let scenario = scenario("eno/live-pod-list");
+    let mut orders = std::collections::BTreeSet::new();
+    for seed in 0..10 {
+        let run = scenario.run(seed);
+        let lanes: Vec<&str> = run
+            .trace
+            .iter()
+            .filter(|s| s.lane == "eno" || s.lane == "kubelet")
+            .map(|s| s.lane.as_str())
+            .collect();
+        orders.insert(lanes.join(","));
+    }
+    assert!(orders.len() > 5, "{orders:?}");
+}
+
+#[test]
+fn a_failing_run_renders_as_a_timeline() {
+    let scenario = scenario("karpenter/without-launch-cache");
+    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
+    let failure = report.failures.first().expect("a failure");
+    let html = harness::show::html(&failure.run, &scenario.name);
+    assert!(html.contains("an instance leaked"));
+    assert!(html.contains("karpenter/watch"));
+    let text = harness::show::text(&failure.run, &scenario.name);
+    assert!(text.contains("VIOLATION"));
+}
