@@ -1,5 +1,5 @@
 # The few verbs people type. See README.md.
-.PHONY: run test lint bench fmt crds conformance
+.PHONY: run test lint bench fmt crds conformance race
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -32,3 +32,17 @@ conformance: ## Compare the fake API server with a real v1.36 server (needs ../s
 	(cd ../shared/conformance && python3 run.py --server http://127.0.0.1:18443 --out /tmp/fake-apiserver-conformance.json \
 	  && { python3 compare.py golden-k8s-1.36.json /tmp/fake-apiserver-conformance.json --quiet || true; }); \
 	status=$$?; kill $$pid; exit $$status
+
+RACE_SEEDS ?= 2000
+race: ## Explore every harness scenario over many seeds (release); prints per scenario runs, steps, time and failures
+	cargo build --release -p harness --bin harness
+	@status=0; for s in $$(./target/release/harness list | cut -d' ' -f1); do \
+		case $$s in */without-*|karpenter/crash-after-launch) expect=fail;; *) expect=hold;; esac; \
+		if [ $$expect = hold ]; then \
+			./target/release/harness explore --scenario $$s --seeds $(RACE_SEEDS) --check-determinism || status=1; \
+		else \
+			./target/release/harness explore --scenario $$s --seeds $(RACE_SEEDS) --no-shrink > /tmp/harness-race.txt; \
+			if [ $$? -eq 0 ]; then echo "$$s: the removed guard was NOT found in $(RACE_SEEDS) seeds"; status=1; \
+			else head -2 /tmp/harness-race.txt; fi; \
+		fi; \
+	done; exit $$status

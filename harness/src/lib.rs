@@ -26,3 +26,8 @@ pub mod sim;
 pub mod strategy;
 pub mod trace;
 pub mod world;
+
+/// The example of `harness/README.md`, compiled as a doctest so it cannot rot.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctest;
