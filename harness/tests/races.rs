@@ -16,6 +16,7 @@ fn scenario(name: &str) -> Scenario {
 #[rstest]
 #[case::eno_live_pod_list("eno/without-live-pod-list", "one live synthesizer pod")]
 #[case::eno_rv_checked_status_writes("eno/without-rv-checked-status-writes", "")]
+#[case::eno_cache_sync("eno/without-cache-sync", "no spurious SynthesizerNotFound")]
 #[case::karpenter_launch_cache("karpenter/without-launch-cache", "one instance per NodeClaim")]
 #[case::karpenter_crash_after_launch("karpenter/crash-after-launch", "one instance per NodeClaim")]
 fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] invariant: &str) {
@@ -56,6 +57,7 @@ fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] inva
 #[rstest]
 #[case::eno_live_pod_list("eno/live-pod-list")]
 #[case::eno_rv_checked_status_writes("eno/rv-checked-status-writes")]
+#[case::eno_cache_sync("eno/cache-sync")]
 #[case::karpenter_launch_cache("karpenter/launch-cache")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
     let scenario = scenario(name);

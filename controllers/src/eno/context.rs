@@ -33,6 +33,9 @@ pub struct Config {
     pub executor_image: String,
     /// Longest wait between retries of a failing reconcile (production: 5 minutes).
     pub max_error_backoff: Duration,
+    /// Test switch, off by default: start the controllers without waiting for every cache to
+    /// sync (the start-up bug the harness must catch). Never set in production.
+    pub start_before_caches_sync: bool,
 }
 
 impl Config {
@@ -43,6 +46,7 @@ impl Config {
             pod_service_account: None,
             executor_image: executor_image.into(),
             max_error_backoff: Duration::from_secs(300),
+            start_before_caches_sync: false,
         }
     }
 }

@@ -217,6 +217,9 @@ impl EnoControllers {
     /// Built after the sync, each controller finds its own store ready on its first poll, so
     /// the queued keys go to its scheduler in order rather than through kube's held-key set,
     /// whose order is that of a randomly seeded hash.
+    ///
+    /// [`Config::start_before_caches_sync`] (a test switch) starts the controllers at once
+    /// instead; readiness still waits for every cache.
     pub async fn run_parts(
         self,
         shutdown: Shutdown,
@@ -360,19 +363,26 @@ impl EnoControllers {
         let rollout_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
         let slice_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
 
-        let controllers = async move {
-            // Stopping wins over a sync at the same moment.
-            let synced = tokio::select! {
-                biased;
-                _ = shutdown.clone() => false,
-                done = all_synced => done.is_ok(),
-            };
-            if !synced {
-                return;
+        // The process is ready once every cache has synced; stopping wins over a sync at the
+        // same moment.
+        let caches_synced = {
+            let shutdown = shutdown.clone();
+            async move {
+                let synced = tokio::select! {
+                    biased;
+                    _ = shutdown => false,
+                    done = all_synced => done.is_ok(),
+                };
+                if synced {
+                    info!("eno caches synced");
+                    readiness.set(true);
+                }
+                synced
             }
-            info!("eno caches synced");
-            readiness.set(true);
+        };
+        let start_before_caches_sync = self.config.start_before_caches_sync;
 
+        let run_controllers = async move {
             let lifecycle_controller = {
                 let on_ok = lifecycle_backoff.clone();
                 let on_err = lifecycle_backoff.clone();
@@ -509,6 +519,17 @@ impl EnoControllers {
                 slice_cleanup_controller,
             )
             .await;
+        };
+        let controllers = async move {
+            if start_before_caches_sync {
+                // The test switch: the controllers start at once, each waiting only on its own
+                // store (kube's `Controller`), so a reconcile may read another cache before it
+                // has synced.
+                warn!("starting the eno controllers before every cache has synced (test switch)");
+                future::join(caches_synced, run_controllers).await;
+            } else if caches_synced.await {
+                run_controllers.await;
+            }
         };
         info!(podNamespace = %pod_namespace, with_status_controller, "starting eno controllers");
         future::join(watches, controllers).await;

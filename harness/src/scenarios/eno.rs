@@ -10,7 +10,11 @@
 //! - `without-live-pod-list` (spec §3 step 14, §7.4): the live pod list before a create is
 //!   answered from what the process's pod informer has seen (a cache read);
 //! - `without-rv-checked-status-writes` (§5.8, §7.2): the server takes a composition status
-//!   write whatever `resourceVersion` it carries (as a merge patch without one would).
+//!   write whatever `resourceVersion` it carries (as a merge patch without one would);
+//! - `without-cache-sync`: the controllers start before every cache has synced (the test switch
+//!   `Config::start_before_caches_sync`, the one guard that lives in the controller's
+//!   configuration): the lifecycle controller may find its Synthesizer cache still empty and
+//!   report a spurious `SynthesizerNotFound` Warning Event.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -47,6 +51,8 @@ pub struct Guards {
     pub live_pod_list: bool,
     /// Composition status writes are checked against their `resourceVersion`.
     pub rv_checked_status_writes: bool,
+    /// The controllers start only once every cache has synced.
+    pub cache_sync: bool,
 }
 
 impl Default for Guards {
@@ -54,6 +60,7 @@ impl Default for Guards {
         Self {
             live_pod_list: true,
             rv_checked_status_writes: true,
+            cache_sync: true,
         }
     }
 }
@@ -61,10 +68,12 @@ impl Default for Guards {
 /// Builds Eno's world with `guards`.
 pub fn world(world: &mut World, guards: Guards) {
     world.setup(|client| setup(client).boxed());
-    world.host("eno", |env| {
+    world.host("eno", move |env| {
+        let mut config = EnoConfig::new(POD_NAMESPACE, "controllers:harness");
+        config.start_before_caches_sync = !guards.cache_sync;
         let controllers = EnoControllers {
             client: env.client,
-            config: EnoConfig::new(POD_NAMESPACE, "controllers:harness"),
+            config,
             clock: env.clock,
             ids: env.ids,
             metrics: Metrics::default(),
@@ -92,8 +101,16 @@ pub fn world(world: &mut World, guards: Guards) {
     world.invariant("synthesized output stays recorded", move |server| {
         synthesized_stays_recorded(server, &newest)
     });
+    world.invariant(
+        "no spurious SynthesizerNotFound",
+        no_spurious_synthesizer_not_found,
+    );
     world.eventually("composition synthesized", composition_synthesized);
-    if guards != Guards::default() {
+    let interception = Guards {
+        cache_sync: true,
+        ..guards
+    };
+    if interception != Guards::default() {
         world.intercept(Arc::new(Defeat(guards)));
     }
 }
@@ -144,6 +161,25 @@ pub fn scenarios() -> Vec<Scenario> {
                     w,
                     Guards {
                         rv_checked_status_writes: false,
+                        ..Guards::default()
+                    },
+                )
+            },
+        ),
+        Scenario::new(
+            "eno/cache-sync",
+            "the controllers start once every cache has synced: the Synthesizer is always found",
+            |w| world(w, Guards::default()),
+        )
+        .configure(|c| c.faults = faults(3)),
+        Scenario::new(
+            "eno/without-cache-sync",
+            "the controllers start before every cache has synced: a spurious SynthesizerNotFound",
+            |w| {
+                world(
+                    w,
+                    Guards {
+                        cache_sync: false,
                         ..Guards::default()
                     },
                 )
@@ -296,6 +332,33 @@ fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
     let pods = live_pods(server);
     if !pods.is_empty() {
         return Err(format!("{} synthesizer pod(s) still live", pods.len()));
+    }
+    Ok(())
+}
+
+/// The Synthesizer `synth` exists from setup on, so a `SynthesizerNotFound` Warning Event on the
+/// composition (what `wiring::report` publishes, through kube's `Recorder`: an
+/// `events.k8s.io/v1` Event) can only come from a cache read before that cache synced.
+fn no_spurious_synthesizer_not_found(server: &FakeApiServer) -> Result<(), String> {
+    let synthesizer_exists = server
+        .get_object("eno.azure.io/v1", "synthesizers", None, "synth")
+        .is_some();
+    if !synthesizer_exists {
+        return Ok(());
+    }
+    let events = server
+        .list_objects("events.k8s.io/v1", "events", Some("default"))
+        .1;
+    if let Some(event) = events
+        .iter()
+        .find(|e| e["reason"].as_str() == Some("SynthesizerNotFound"))
+    {
+        return Err(format!(
+            "a SynthesizerNotFound event on {}/{} while synthesizer synth exists: {}",
+            event["regarding"]["namespace"].as_str().unwrap_or_default(),
+            event["regarding"]["name"].as_str().unwrap_or_default(),
+            event["note"].as_str().unwrap_or_default()
+        ));
     }
     Ok(())
 }
