@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Body;
 use bytes::Bytes;
+use fake_apiserver::request::percent_decode;
 use fake_apiserver::{ApiError, FakeApiServer};
 use futures::channel::{mpsc, oneshot};
 use http_body_util::BodyExt;
@@ -83,38 +84,6 @@ fn short_target(target: &str) -> String {
     } else {
         format!("{path}?{}", kept.join("&"))
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    Err(_) => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A watch whose events the schedule delivers, as the schedule sees it.

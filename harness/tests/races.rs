@@ -85,6 +85,7 @@ fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &st
 
 #[rstest]
 #[case::eno("eno/live-pod-list")]
+#[case::eno_request_faults("eno/rv-checked-status-writes")]
 #[case::karpenter("karpenter/launch-cache")]
 fn the_same_seed_gives_the_same_trace(#[case] name: &str) {
     let scenario = scenario(name);
@@ -137,4 +138,22 @@ fn a_failing_run_renders_as_a_timeline() {
     assert!(html.contains("karpenter/watch"));
     let text = harness::show::text(&failure.run, &scenario.name);
     assert!(text.contains("VIOLATION"));
+}
+
+/// Two processes, the same seed, the same trace: nothing of the host (wall clock, hash seeds,
+/// thread ids) reaches a run. Event names were once made from the wall clock.
+#[rstest]
+#[case::eno("eno/rv-checked-status-writes", 2)]
+#[case::karpenter("karpenter/crash-after-launch", 5)]
+fn the_same_seed_gives_the_same_trace_in_another_process(#[case] name: &str, #[case] seed: u64) {
+    let replay = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["replay", "--scenario", name, "--seed", &seed.to_string()])
+            .output()
+            .expect("the harness binary runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = replay();
+    assert!(first.lines().count() > 10, "{first}");
+    assert_eq!(first, replay());
 }

@@ -15,7 +15,7 @@ use futures::{future, FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Client, Resource};
@@ -33,6 +33,7 @@ use super::{
 };
 use crate::clock::SharedClock;
 use crate::ids::SharedIds;
+use crate::operator::events::EventPublisher;
 use crate::operator::http::Readiness;
 use crate::operator::shutdown::Shutdown;
 
@@ -351,12 +352,13 @@ impl EnoControllers {
             clock: self.clock.clone(),
         });
 
-        let recorder = Recorder::new(
+        let recorder = EventPublisher::new(
             self.client.clone(),
             Reporter {
                 controller: "eno-controller".into(),
                 instance: std::env::var("HOSTNAME").ok(),
             },
+            self.clock.clone(),
         );
         let lifecycle_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
         let status_backoff = Arc::new(ErrorBackoff::new(self.config.max_error_backoff));
@@ -385,22 +387,12 @@ impl EnoControllers {
         let run_controllers = async move {
             let lifecycle_controller = {
                 let on_ok = lifecycle_backoff.clone();
-                let on_err = lifecycle_backoff.clone();
+                let on_err = lifecycle_backoff;
                 Controller::for_stream(comp_events, compositions.clone())
                     .watches_stream(pod_events, |pod| pod_to_composition(&pod))
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        move |comp, ctx| {
-                            let backoff = on_ok.clone();
-                            async move {
-                                let key = object_key(comp.as_ref());
-                                let result = lifecycle::reconcile(comp, ctx).await;
-                                if result.is_ok() {
-                                    backoff.reset(&key);
-                                }
-                                result
-                            }
-                        },
+                        resetting_backoff(on_ok, lifecycle::reconcile),
                         move |comp, error, _ctx| {
                             report(&recorder, comp.as_ref(), error);
                             error_policy(
@@ -419,21 +411,11 @@ impl EnoControllers {
                     return;
                 }
                 let on_ok = status_backoff.clone();
-                let on_err = status_backoff.clone();
+                let on_err = status_backoff;
                 Controller::for_stream(status_pod_events, status_pods.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        move |pod, ctx| {
-                            let backoff = on_ok.clone();
-                            async move {
-                                let key = object_key(pod.as_ref());
-                                let result = status_controller::reconcile(pod, ctx).await;
-                                if result.is_ok() {
-                                    backoff.reset(&key);
-                                }
-                                result
-                            }
-                        },
+                        resetting_backoff(on_ok, status_controller::reconcile),
                         move |pod, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -449,24 +431,14 @@ impl EnoControllers {
             };
             let rollout_controller = {
                 let on_ok = rollout_backoff.clone();
-                let on_err = rollout_backoff.clone();
+                let on_err = rollout_backoff;
                 Controller::for_stream(syn_events, synthesizers.clone())
                     .watches_stream(rollout_comp_events, |comp| {
                         rollout::composition_to_synthesizer(&comp)
                     })
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        move |syn, ctx| {
-                            let backoff = on_ok.clone();
-                            async move {
-                                let key = object_key(syn.as_ref());
-                                let result = rollout::reconcile(syn, ctx).await;
-                                if result.is_ok() {
-                                    backoff.reset(&key);
-                                }
-                                result
-                            }
-                        },
+                        resetting_backoff(on_ok, rollout::reconcile),
                         move |syn, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -481,7 +453,7 @@ impl EnoControllers {
             };
             let slice_cleanup_controller = {
                 let on_ok = slice_backoff.clone();
-                let on_err = slice_backoff.clone();
+                let on_err = slice_backoff;
                 let slice_cache = slices.clone();
                 Controller::for_stream(slice_events, slices.clone())
                     .watches_stream(slice_comp_events, move |comp| {
@@ -489,17 +461,7 @@ impl EnoControllers {
                     })
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        move |slice, ctx| {
-                            let backoff = on_ok.clone();
-                            async move {
-                                let key = object_key(slice.as_ref());
-                                let result = slice_cleanup::reconcile(slice, ctx).await;
-                                if result.is_ok() {
-                                    backoff.reset(&key);
-                                }
-                                result
-                            }
-                        },
+                        resetting_backoff(on_ok, slice_cleanup::reconcile),
                         move |slice, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -539,7 +501,7 @@ impl EnoControllers {
 
 /// Report a failed reconcile as a Warning Event on the composition (`kubectl describe` shows
 /// it). Conflicts are routine and not reported. Publishing runs in the background.
-fn report(recorder: &Recorder, comp: &Composition, error: &Error) {
+fn report(recorder: &EventPublisher, comp: &Composition, error: &Error) {
     if error.is_conflict() {
         return;
     }
@@ -561,6 +523,31 @@ fn report(recorder: &Recorder, comp: &Composition, error: &Error) {
             tracing::debug!(error = %e, "could not publish event");
         }
     });
+}
+
+/// Wraps a reconcile function so that a success forgets the object's failures in `backoff`.
+fn resetting_backoff<K, C, F, Fut>(
+    backoff: Arc<ErrorBackoff>,
+    reconcile: F,
+) -> impl FnMut(Arc<K>, Arc<C>) -> future::BoxFuture<'static, Result<Action, Error>>
+where
+    K: Resource + 'static,
+    F: Fn(Arc<K>, Arc<C>) -> Fut,
+    Fut: std::future::Future<Output = Result<Action, Error>> + Send + 'static,
+{
+    move |object, ctx| {
+        let key = object_key(object.as_ref());
+        let backoff = backoff.clone();
+        let reconciled = reconcile(object, ctx);
+        async move {
+            let result = reconciled.await;
+            if result.is_ok() {
+                backoff.reset(&key);
+            }
+            result
+        }
+        .boxed()
+    }
 }
 
 fn error_policy(

@@ -24,6 +24,7 @@
 //! `runner::run(&args, lease_name, lease_namespace, registry, |client, shutdown, readiness| …)`.
 
 pub mod client;
+pub mod events;
 pub mod http;
 pub mod leader;
 pub mod logging;
