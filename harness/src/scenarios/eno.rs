@@ -65,12 +65,41 @@ impl Default for Guards {
     }
 }
 
-/// Builds Eno's world with `guards`.
+/// Builds Eno's world with `guards`: [`setup`], [`processes`], the user's spec change, and
+/// [`checks`]; guards the world defeats go through an interceptor.
 pub fn world(world: &mut World, guards: Guards) {
     world.setup(|client| setup(client).boxed());
+    processes(world, move |config| {
+        config.start_before_caches_sync = !guards.cache_sync;
+    });
+    world.deed("user changes the composition's spec", 1, |client| {
+        async move {
+            let api: Api<Composition> = Api::namespaced(client, "default");
+            let patch = json!({"spec": {"synthesizer": {"minGeneration": 1}}});
+            let _ = api
+                .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
+                .await;
+        }
+        .boxed()
+    });
+    checks(world);
+    world.eventually("composition synthesized", composition_synthesized);
+    let interception = Guards {
+        cache_sync: true,
+        ..guards
+    };
+    if interception != Guards::default() {
+        world.intercept(Arc::new(Defeat(guards)));
+    }
+}
+
+/// The processes of Eno's world: host `eno` runs `EnoControllers::run` with the default
+/// configuration changed by `configure` (where a scenario sets a test switch), and actor
+/// `kubelet` runs the kubelet stand-in with the real executor and an in-process synthesizer.
+pub fn processes(world: &mut World, configure: impl Fn(&mut EnoConfig) + Send + Sync + 'static) {
     world.host("eno", move |env| {
         let mut config = EnoConfig::new(POD_NAMESPACE, "controllers:harness");
-        config.start_before_caches_sync = !guards.cache_sync;
+        configure(&mut config);
         let controllers = EnoControllers {
             client: env.client,
             config,
@@ -86,16 +115,11 @@ pub fn world(world: &mut World, guards: Guards) {
             .run(shutdown::never())
             .boxed()
     });
-    world.deed("user changes the composition's spec", 1, |client| {
-        async move {
-            let api: Api<Composition> = Api::namespaced(client, "default");
-            let patch = json!({"spec": {"synthesizer": {"minGeneration": 1}}});
-            let _ = api
-                .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
-                .await;
-        }
-        .boxed()
-    });
+}
+
+/// The invariants every Eno world keeps (spec §7): one live synthesizer pod, synthesized
+/// output stays recorded, no spurious `SynthesizerNotFound`.
+pub fn checks(world: &mut World) {
     world.invariant("one live synthesizer pod", at_most_one_live_pod);
     let newest = RefCell::new(None::<String>);
     world.invariant("synthesized output stays recorded", move |server| {
@@ -105,14 +129,6 @@ pub fn world(world: &mut World, guards: Guards) {
         "no spurious SynthesizerNotFound",
         no_spurious_synthesizer_not_found,
     );
-    world.eventually("composition synthesized", composition_synthesized);
-    let interception = Guards {
-        cache_sync: true,
-        ..guards
-    };
-    if interception != Guards::default() {
-        world.intercept(Arc::new(Defeat(guards)));
-    }
 }
 
 /// The scenarios of this module.
@@ -188,7 +204,7 @@ pub fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-async fn setup(client: kube::Client) {
+pub async fn setup(client: kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in controllers::eno::types::crds() {
         if let Err(e) = crds.create(&PostParams::default(), &crd).await {
@@ -236,7 +252,7 @@ where
 /// An in-process synthesizer: one ConfigMap named after the composition. (The executor's other
 /// steps — reading the composition, building the input, writing slices, recording the result
 /// with a resourceVersion check, dropping stale output — are production code.)
-fn synthesizer() -> SynthesizerRunner {
+pub fn synthesizer() -> SynthesizerRunner {
     Arc::new(|_syn, input, _timeout, env| {
         async move {
             let name = env
@@ -255,7 +271,7 @@ fn synthesizer() -> SynthesizerRunner {
     })
 }
 
-fn live_pods(server: &FakeApiServer) -> Vec<Value> {
+pub fn live_pods(server: &FakeApiServer) -> Vec<Value> {
     server
         .list_objects("v1", "pods", Some(POD_NAMESPACE))
         .1
@@ -264,12 +280,12 @@ fn live_pods(server: &FakeApiServer) -> Vec<Value> {
         .collect()
 }
 
-fn composition(server: &FakeApiServer) -> Option<Value> {
+pub fn composition(server: &FakeApiServer) -> Option<Value> {
     server.get_object("eno.azure.io/v1", "compositions", Some("default"), "comp")
 }
 
 /// Spec §7 invariant: never two live synthesizer pods for one composition.
-fn at_most_one_live_pod(server: &FakeApiServer) -> Result<(), String> {
+pub fn at_most_one_live_pod(server: &FakeApiServer) -> Result<(), String> {
     let live = live_pods(server);
     if live.len() > 1 {
         let names: Vec<&str> = live
@@ -287,7 +303,7 @@ fn at_most_one_live_pod(server: &FakeApiServer) -> Result<(), String> {
 
 /// The newest synthesis seen synthesized stays recorded (current or previous) until a newer
 /// one is: otherwise what it produced is orphaned.
-fn synthesized_stays_recorded(
+pub fn synthesized_stays_recorded(
     server: &FakeApiServer,
     newest: &RefCell<Option<String>>,
 ) -> Result<(), String> {
@@ -316,7 +332,7 @@ fn synthesized_stays_recorded(
 
 /// The goal: the composition's current synthesis is synthesized for its current generation,
 /// and no synthesizer pod is left running.
-fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
+pub fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
     let comp = composition(server).ok_or("default/comp is gone")?;
     let current = &comp["status"]["currentSynthesis"];
     if current["synthesized"].is_null() {
@@ -339,7 +355,7 @@ fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
 /// The Synthesizer `synth` exists from setup on, so a `SynthesizerNotFound` Warning Event on the
 /// composition (what `wiring::report` publishes, through kube's `Recorder`: an
 /// `events.k8s.io/v1` Event) can only come from a cache read before that cache synced.
-fn no_spurious_synthesizer_not_found(server: &FakeApiServer) -> Result<(), String> {
+pub fn no_spurious_synthesizer_not_found(server: &FakeApiServer) -> Result<(), String> {
     let synthesizer_exists = server
         .get_object("eno.azure.io/v1", "synthesizers", None, "synth")
         .is_some();

@@ -31,15 +31,35 @@ use crate::world::World;
 /// Builds Karpenter's world; `launch_cache` false gives the launch cache a zero TTL.
 pub fn world(world: &mut World, launch_cache: bool) {
     world.setup(|client| setup(client).boxed());
-    let provider = Arc::new(FakeCloudProvider::new(Arc::new(
+    let cloud = cloud();
+    process(world, cloud.clone(), move |config| {
+        if !launch_cache {
+            config.launch_cache_ttl = SignedDuration::ZERO;
+        }
+    });
+    world.invariant("one instance per NodeClaim", move |server| {
+        no_leaked_instance(server, &cloud)
+    });
+    world.eventually("NodeClaim launched", launched);
+}
+
+/// The world's cloud: it outlives any crash of the controller process.
+pub fn cloud() -> Arc<FakeCloudProvider> {
+    Arc::new(FakeCloudProvider::new(Arc::new(
         controllers::ids::SeededIds::new(0),
-    )));
-    let mut config = Config::default();
-    if !launch_cache {
-        config.launch_cache_ttl = SignedDuration::ZERO;
-    }
-    let cloud = provider.clone();
+    )))
+}
+
+/// Host `karpenter`: `wiring::spawn` (lifecycle and termination controllers) on `cloud`, with
+/// the default configuration changed by `configure` (where a scenario sets a test switch).
+pub fn process(
+    world: &mut World,
+    cloud: Arc<FakeCloudProvider>,
+    configure: impl Fn(&mut Config) + Send + Sync + 'static,
+) {
     world.host("karpenter", move |env| {
+        let mut config = Config::default();
+        configure(&mut config);
         let (stores, writers) = new_stores();
         let ctx = Arc::new(Context::new(
             env.client,
@@ -48,7 +68,7 @@ pub fn world(world: &mut World, launch_cache: bool) {
             env.clock,
             env.ids,
             Metrics::new(),
-            config.clone(),
+            config,
         ));
         let options = WiringOptions {
             node_termination: false,
@@ -62,11 +82,6 @@ pub fn world(world: &mut World, launch_cache: bool) {
         }
         .boxed()
     });
-    let cloud = provider.clone();
-    world.invariant("one instance per NodeClaim", move |server| {
-        no_leaked_instance(server, &cloud)
-    });
-    world.eventually("NodeClaim launched", launched);
 }
 
 /// The scenarios of this module.
@@ -110,7 +125,7 @@ pub fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-async fn setup(client: kube::Client) {
+pub async fn setup(client: kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     if let Err(e) = crds.create(&PostParams::default(), &NodeClaim::crd()).await {
         tracing::error!(error = %e, "the fake API server refused the NodeClaim CRD");
@@ -126,14 +141,14 @@ async fn setup(client: kube::Client) {
     }
 }
 
-fn nodeclaims(server: &FakeApiServer) -> Vec<serde_json::Value> {
+pub fn nodeclaims(server: &FakeApiServer) -> Vec<serde_json::Value> {
     server
         .list_objects("karpenter.sh/v1beta1", "nodeclaims", None)
         .1
 }
 
 /// Never more cloud instances than NodeClaims.
-fn no_leaked_instance(server: &FakeApiServer, cloud: &FakeCloudProvider) -> Result<(), String> {
+pub fn no_leaked_instance(server: &FakeApiServer, cloud: &FakeCloudProvider) -> Result<(), String> {
     let instances = cloud.instances().len();
     let claims = nodeclaims(server).len();
     if instances > claims {
@@ -145,7 +160,7 @@ fn no_leaked_instance(server: &FakeApiServer, cloud: &FakeCloudProvider) -> Resu
 }
 
 /// The goal: every NodeClaim has `Launched=True` recorded.
-fn launched(server: &FakeApiServer) -> Result<(), String> {
+pub fn launched(server: &FakeApiServer) -> Result<(), String> {
     for nc in nodeclaims(server) {
         let launched = nc["status"]["conditions"]
             .as_array()
