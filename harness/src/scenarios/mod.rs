@@ -2,14 +2,22 @@
 //! in place (`<controller>/<guard>`) and removed (`<controller>/without-<guard>`).
 
 pub mod eno;
+pub mod eno_lifecycle;
+pub mod eno_output;
 pub mod karpenter;
+pub mod karpenter_gc;
+pub mod karpenter_lifecycle;
 
 use crate::scenario::Scenario;
 
 /// Every scenario, in the order `harness list` prints them.
 pub fn all() -> Vec<Scenario> {
     let mut all = eno::scenarios();
+    all.extend(eno_lifecycle::scenarios());
+    all.extend(eno_output::scenarios());
     all.extend(karpenter::scenarios());
+    all.extend(karpenter_lifecycle::scenarios());
+    all.extend(karpenter_gc::scenarios());
     all
 }
 
