@@ -99,8 +99,6 @@ pub struct WatchView {
     pub held: usize,
     /// Virtual time since the oldest held event arrived.
     pub held_for: std::time::Duration,
-    /// A description of the next held event (`ADDED pod eno/x rv 12`).
-    pub next: Option<String>,
 }
 
 /// Rewrites or answers requests on their way to the server: how a scenario changes the world
@@ -316,7 +314,6 @@ impl Net {
                     .held_since
                     .map(|t| now.saturating_sub(t))
                     .unwrap_or_default(),
-                next: w.frames.front().map(describe_frame),
             })
             .collect()
     }
@@ -689,25 +686,49 @@ fn watch_label(target: &str) -> String {
     }
 }
 
+/// The parts of a watch event a trace line names; everything else is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct EventHead<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    object: ObjectHead<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct ObjectHead<'a> {
+    #[serde(borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    metadata: MetaHead<'a>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct MetaHead<'a> {
+    #[serde(borrow, default)]
+    namespace: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "resourceVersion", borrow, default)]
+    resource_version: Option<std::borrow::Cow<'a, str>>,
+}
+
 fn describe_frame(frame: &Frame) -> String {
     match frame {
         Frame::End => "end of stream".into(),
-        Frame::Event(bytes) => match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Frame::Event(bytes) => match serde_json::from_slice::<EventHead>(bytes) {
             Ok(event) => {
-                let object = &event["object"];
-                let kind = object["kind"].as_str().unwrap_or("object");
-                let ns = object["metadata"]["namespace"].as_str();
-                let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                let rv = object["metadata"]["resourceVersion"]
-                    .as_str()
-                    .unwrap_or_default();
-                let who = match ns {
+                let meta = &event.object.metadata;
+                let name = meta.name.as_deref().unwrap_or_default();
+                let who = match meta.namespace.as_deref() {
                     Some(ns) => format!("{ns}/{name}"),
                     None => name.to_string(),
                 };
                 format!(
-                    "{} {kind} {who} rv {rv}",
-                    event["type"].as_str().unwrap_or("?")
+                    "{} {} {who} rv {}",
+                    event.kind,
+                    event.object.kind.as_deref().unwrap_or("object"),
+                    meta.resource_version.as_deref().unwrap_or_default()
                 )
             }
             Err(_) => "an undecodable event".into(),

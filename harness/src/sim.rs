@@ -158,6 +158,8 @@ pub struct Sim {
     server: FakeApiServer,
     clock: VirtualClock,
     picker: Picker,
+    /// The server revision the server invariants last held at.
+    checked_revision: Option<u64>,
     trace: Vec<Step>,
     offered: Vec<Offer>,
     rt: SimRuntime,
@@ -220,6 +222,7 @@ impl Sim {
             server,
             clock,
             picker,
+            checked_revision: None,
             trace: Vec::new(),
             offered: Vec::new(),
             rt,
@@ -349,9 +352,16 @@ impl Sim {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&mut self) -> Result<(), String> {
         for (name, check) in &self.world.invariants {
             check(&self.server).map_err(|e| format!("{name}: {e}"))?;
+        }
+        let revision = self.server.revision();
+        if self.checked_revision != Some(revision) {
+            for (name, check) in &self.world.server_invariants {
+                check(&self.server).map_err(|e| format!("{name}: {e}"))?;
+            }
+            self.checked_revision = Some(revision);
         }
         Ok(())
     }

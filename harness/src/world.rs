@@ -58,6 +58,7 @@ pub struct World {
     pub(crate) setup: Vec<Deed>,
     pub(crate) hosts: Vec<HostSpec>,
     pub(crate) invariants: Vec<(String, Check)>,
+    pub(crate) server_invariants: Vec<(String, Check)>,
     pub(crate) goals: Vec<(String, Check)>,
     pub(crate) deeds: Vec<DeedSpec>,
     pub(crate) interceptor: Option<Arc<dyn Interceptor>>,
@@ -118,6 +119,18 @@ impl World {
         F: Fn(&FakeApiServer) -> Result<(), String> + 'static,
     {
         self.invariants.push((name.to_string(), Box::new(check)));
+        self
+    }
+
+    /// A safety property of the API server's state alone: checked after every step that
+    /// changed it (cheaper than [`World::invariant`], which also sees state outside the
+    /// server, such as a fake cloud's instances, and so runs after every step).
+    pub fn server_invariant<F>(&mut self, name: &str, check: F) -> &mut Self
+    where
+        F: Fn(&FakeApiServer) -> Result<(), String> + 'static,
+    {
+        self.server_invariants
+            .push((name.to_string(), Box::new(check)));
         self
     }
 

@@ -120,12 +120,12 @@ pub fn processes(world: &mut World, configure: impl Fn(&mut EnoConfig) + Send + 
 /// The invariants every Eno world keeps (spec §7): one live synthesizer pod, synthesized
 /// output stays recorded, no spurious `SynthesizerNotFound`.
 pub fn checks(world: &mut World) {
-    world.invariant("one live synthesizer pod", at_most_one_live_pod);
+    world.server_invariant("one live synthesizer pod", at_most_one_live_pod);
     let newest = RefCell::new(None::<String>);
-    world.invariant("synthesized output stays recorded", move |server| {
+    world.server_invariant("synthesized output stays recorded", move |server| {
         synthesized_stays_recorded(server, &newest)
     });
-    world.invariant(
+    world.server_invariant(
         "no spurious SynthesizerNotFound",
         no_spurious_synthesizer_not_found,
     );
@@ -205,9 +205,11 @@ pub fn scenarios() -> Vec<Scenario> {
 }
 
 pub async fn setup(client: kube::Client) {
+    // Generating the CRDs (schemars) costs more than a whole run's worth of steps: once a process.
+    static CRDS: std::sync::OnceLock<Vec<CustomResourceDefinition>> = std::sync::OnceLock::new();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in controllers::eno::types::crds() {
-        if let Err(e) = crds.create(&PostParams::default(), &crd).await {
+    for crd in CRDS.get_or_init(controllers::eno::types::crds) {
+        if let Err(e) = crds.create(&PostParams::default(), crd).await {
             tracing::error!(error = %e, "the fake API server refused an Eno CRD");
         }
     }

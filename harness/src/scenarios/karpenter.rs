@@ -127,7 +127,11 @@ pub fn scenarios() -> Vec<Scenario> {
 
 pub async fn setup(client: kube::Client) {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    if let Err(e) = crds.create(&PostParams::default(), &NodeClaim::crd()).await {
+    static CRD: std::sync::OnceLock<CustomResourceDefinition> = std::sync::OnceLock::new();
+    if let Err(e) = crds
+        .create(&PostParams::default(), CRD.get_or_init(NodeClaim::crd))
+        .await
+    {
         tracing::error!(error = %e, "the fake API server refused the NodeClaim CRD");
     }
     let mut nodeclaim = controllers::karpenter::demo::demo_nodeclaim("default");
