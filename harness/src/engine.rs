@@ -41,6 +41,8 @@ pub struct Exploration {
     pub steps: u64,
     /// Distinct traces among the runs.
     pub distinct: usize,
+    /// The trace hash of every run.
+    pub hashes: BTreeSet<u64>,
     /// The failing runs (at most the number asked for).
     pub failures: Vec<Failure>,
     /// Seeds whose second run differed from the first (determinism check only).
@@ -76,13 +78,12 @@ pub fn explore<T: Target + ?Sized>(
 ) -> Exploration {
     let started = Instant::now();
     let mut report = Exploration::default();
-    let mut hashes = BTreeSet::new();
     for seed in seeds {
         let run = target.run(seed);
         report.runs += 1;
         report.steps += run.trace.len() as u64;
         let hash = run.hash();
-        hashes.insert(hash);
+        report.hashes.insert(hash);
         if options.check_determinism && target.run(seed).hash() != hash {
             report.nondeterministic.push(seed);
         }
@@ -94,7 +95,7 @@ pub fn explore<T: Target + ?Sized>(
             break;
         }
     }
-    report.distinct = hashes.len();
+    report.distinct = report.hashes.len();
     report.elapsed = started.elapsed();
     report
 }

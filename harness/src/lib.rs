@@ -18,6 +18,7 @@
 pub mod choices;
 pub mod engine;
 pub mod net;
+pub mod report;
 pub mod rt;
 pub mod scenario;
 pub mod scenarios;

@@ -76,6 +76,23 @@ enum Command {
         /// Do not shrink the first failure.
         #[arg(long)]
         no_shrink: bool,
+        /// This is slice INDEX of a larger exploration: seeds start at `from + INDEX * seeds`.
+        /// An Indexed Job passes `--index-from-env JOB_COMPLETION_INDEX` instead.
+        #[arg(long)]
+        index: Option<u64>,
+        /// Read the slice index from this environment variable.
+        #[arg(long, conflicts_with = "index")]
+        index_from_env: Option<String>,
+        /// Also write the slice's report as one JSON line to this file (`-`: stdout, with the
+        /// human summary going to stderr) for `harness merge`.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
+    /// Merge slice reports (JSON lines from `explore --json`, e.g. the logs of the
+    /// `deploy/harness` Job's pods); exits non-zero when a slice failed.
+    Merge {
+        /// Files of JSON lines (`-` for stdin).
+        files: Vec<std::path::PathBuf>,
     },
     /// Run one seed and print its trace.
     Replay(OneRun),
@@ -107,18 +124,33 @@ fn main() -> ExitCode {
             check_determinism,
             keep_going,
             no_shrink,
+            index,
+            index_from_env,
+            json,
         } => {
             let Some(scenario) = scenario(&pick) else {
                 return ExitCode::from(2);
             };
-            explore(
-                &scenario,
-                from..from + seeds,
+            let index = match (index, index_from_env) {
+                (Some(i), _) => i,
+                (None, Some(var)) => match std::env::var(&var).ok().and_then(|v| v.parse().ok()) {
+                    Some(i) => i,
+                    None => {
+                        eprintln!("--index-from-env {var}: the variable is not set to a number");
+                        return ExitCode::from(2);
+                    }
+                },
+                (None, None) => 0,
+            };
+            let options = Options {
                 check_determinism,
                 keep_going,
-                !no_shrink,
-            )
+                shrink: !no_shrink,
+                json,
+            };
+            explore(&scenario, from + index * seeds, seeds, options)
         }
+        Command::Merge { files } => merge(&files),
         Command::Replay(one) => {
             let Some(scenario) = scenario(&one.pick) else {
                 return ExitCode::from(2);
@@ -198,22 +230,31 @@ fn one_run(scenario: &Scenario, one: &OneRun) -> Run {
     }
 }
 
-fn explore(
-    scenario: &Scenario,
-    seeds: std::ops::Range<u64>,
+struct Options {
     check_determinism: bool,
     keep_going: bool,
     shrink: bool,
-) -> ExitCode {
-    let total = seeds.end - seeds.start;
-    let options = ExploreOptions {
-        stop_after: if keep_going { 0 } else { 1 },
-        check_determinism,
+    json: Option<std::path::PathBuf>,
+}
+
+fn explore(scenario: &Scenario, from: u64, total: u64, options: Options) -> ExitCode {
+    let to_stdout = options.json.as_deref() == Some(std::path::Path::new("-"));
+    // With the report on stdout, the human summary goes to stderr.
+    let say = |text: String| {
+        if to_stdout {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
+    };
+    let explore_options = ExploreOptions {
+        stop_after: if options.keep_going { 0 } else { 1 },
+        check_determinism: options.check_determinism,
     };
     let mut stderr = std::io::stderr();
     let terminal = std::io::IsTerminal::is_terminal(&stderr);
     let mut shown = usize::MAX;
-    let report = scenario.explore(seeds, options, |runs, failures| {
+    let report = scenario.explore(from..from + total, explore_options, |runs, failures| {
         let width = 40usize;
         let done = (runs as usize * width) / total.max(1) as usize;
         if !terminal || (done == shown && runs < total) {
@@ -232,8 +273,8 @@ fn explore(
     if terminal {
         eprintln!();
     }
-    println!(
-        "{}: {} runs, {} steps, {} distinct traces, {} failing, {:.2}s ({:.0} steps/s)",
+    say(format!(
+        "{}: {} runs, {} steps, {} distinct traces, {} failing, {:.2}s ({:.0} steps/s)\n",
         scenario.name,
         report.runs,
         report.steps,
@@ -241,36 +282,89 @@ fn explore(
         report.failures.len(),
         report.elapsed.as_secs_f64(),
         report.steps as f64 / report.elapsed.as_secs_f64().max(1e-9),
-    );
+    ));
     let mut ok = report.failures.is_empty();
-    if check_determinism {
+    if options.check_determinism {
         if report.nondeterministic.is_empty() {
-            println!("determinism: every seed ran twice with the same trace");
+            say("determinism: every seed ran twice with the same trace\n".into());
         } else {
             ok = false;
-            println!(
-                "determinism: seeds whose two runs differ: {:?}",
+            say(format!(
+                "determinism: seeds whose two runs differ: {:?}\n",
                 report.nondeterministic
-            );
+            ));
         }
     }
     for failure in &report.failures {
-        println!(
-            "seed {} fails: {}\nreplay: {}",
+        say(format!(
+            "seed {} fails: {}\nreplay: {}\n",
             failure.seed,
             failure.run.violation.as_deref().unwrap_or("?"),
             scenario.replay_line(failure.seed)
-        );
+        ));
     }
-    if shrink {
+    if options.shrink {
         if let Some(failure) = report.failures.first() {
             let shrunk = scenario.shrink(failure);
-            print!("{}", scenario.report(failure, &shrunk));
+            say(scenario.report(failure, &shrunk));
+        }
+    }
+    if let Some(path) = &options.json {
+        let slice = harness::report::SliceReport::new(scenario, from, total, &report);
+        let line = serde_json::to_string(&slice).unwrap_or_default();
+        let written = if to_stdout {
+            println!("{line}");
+            Ok(())
+        } else {
+            std::fs::write(path, format!("{line}\n"))
+        };
+        if let Err(e) = written {
+            eprintln!("writing {}: {e}", path.display());
+            return ExitCode::from(2);
         }
     }
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+fn merge(files: &[std::path::PathBuf]) -> ExitCode {
+    let mut text = String::new();
+    for file in files {
+        let read = if file.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin())
+        } else {
+            std::fs::read_to_string(file)
+        };
+        match read {
+            Ok(t) => {
+                text.push_str(&t);
+                text.push('\n');
+            }
+            Err(e) => {
+                eprintln!("reading {}: {e}", file.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match harness::report::merge(&text) {
+        Ok(merged) => {
+            let mut ok = true;
+            for s in &merged.scenarios {
+                print!("{}", s.render());
+                ok &= s.failures.is_empty() && s.nondeterministic.is_empty() && !s.overlapping;
+            }
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
     }
 }
