@@ -59,6 +59,7 @@ fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] inva
 #[case::eno_rv_checked_status_writes("eno/rv-checked-status-writes")]
 #[case::eno_cache_sync("eno/cache-sync")]
 #[case::karpenter_launch_cache("karpenter/launch-cache")]
+#[case::both_controllers("both/every-guard")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
     let scenario = scenario(name);
     assert!(

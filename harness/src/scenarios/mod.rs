@@ -1,6 +1,7 @@
 //! The scenarios that ship with the harness: both controllers of this workspace, each guard
 //! in place (`<controller>/<guard>`) and removed (`<controller>/without-<guard>`).
 
+pub mod both;
 pub mod eno;
 pub mod eno_lifecycle;
 pub mod eno_output;
@@ -18,6 +19,7 @@ pub fn all() -> Vec<Scenario> {
     all.extend(karpenter::scenarios());
     all.extend(karpenter_lifecycle::scenarios());
     all.extend(karpenter_gc::scenarios());
+    all.extend(both::scenarios());
     all
 }
 
