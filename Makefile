@@ -45,4 +45,6 @@ race: ## Explore every harness scenario over many seeds (release); prints per sc
 			if [ $$? -eq 0 ]; then echo "$$s: the removed guard was NOT found in $(RACE_SEEDS) seeds"; status=1; \
 			else head -2 /tmp/harness-race.txt; fi; \
 		fi; \
-	done; exit $$status
+	done; \
+	cargo test --release -p harness --test exhaustive -- --include-ignored || status=1; \
+	exit $$status

@@ -17,6 +17,7 @@
 
 pub mod choices;
 pub mod engine;
+pub mod exhaustive;
 pub mod net;
 pub mod report;
 pub mod rt;

@@ -48,6 +48,11 @@ impl Scenario {
         self
     }
 
+    /// The function that builds this scenario's world.
+    pub fn build(&self) -> &(dyn Fn(&mut World) + Send + Sync) {
+        &*self.build
+    }
+
     /// Explores `seeds`; see [`engine::explore`].
     pub fn explore(
         &self,

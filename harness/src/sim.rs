@@ -352,6 +352,35 @@ impl Sim {
         }
     }
 
+    /// Takes exactly the steps `choices` name (faults must be off: then each step is one
+    /// decision) and returns what can happen next: the bounded exhaustive search of
+    /// [`crate::exhaustive`] walks the tree of these.
+    pub fn walk(mut self, choices: &[usize]) -> Walked {
+        let mut chooser = Chooser::replay(choices.to_vec());
+        for step in 0..choices.len() {
+            if self.offers(step).is_empty() {
+                break;
+            }
+            let index = chooser.choose(self.offered.len());
+            let taken = self.perform(index, step, &mut chooser);
+            self.trace.push(taken);
+            if let Err(v) = self.check() {
+                return Walked {
+                    next: Vec::new(),
+                    violation: Some(v),
+                    trace: std::mem::take(&mut self.trace),
+                };
+            }
+        }
+        self.offers(choices.len());
+        let next = self.offered.iter().map(transition).collect();
+        Walked {
+            next,
+            violation: None,
+            trace: std::mem::take(&mut self.trace),
+        }
+    }
+
     fn check(&mut self) -> Result<(), String> {
         for (name, check) in &self.world.invariants {
             check(&self.server).map_err(|e| format!("{name}: {e}"))?;
@@ -559,4 +588,140 @@ impl Sim {
 
 fn watch_lane(watch: &WatchView) -> String {
     format!("{}/watch#{} {}", watch.host, watch.id, watch.label)
+}
+
+/// Where a walk ended: the steps enabled there (or the violation that ended it).
+#[derive(Debug, Clone)]
+pub struct Walked {
+    /// The enabled steps, in offer order (index = the decision that takes it).
+    pub next: Vec<Transition>,
+    /// The invariant broken on the way, if any.
+    pub violation: Option<String>,
+    /// The steps taken.
+    pub trace: Vec<Step>,
+}
+
+/// An enabled step, as partial-order reduction sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// Names the same step in every execution where it is enabled (`eno req#12`,
+    /// `eno/watch#4 deliver`).
+    pub id: String,
+    /// The process whose state it changes (`None`: it may change everyone's — time, deeds,
+    /// faults).
+    pub host: Option<String>,
+    /// The API collection a request reads or writes (`/api/v1/namespaces/eno/pods`).
+    pub collection: Option<String>,
+}
+
+impl Transition {
+    /// Whether taking `self` and `other` in either order leads to the same state (up to
+    /// resourceVersion numbering): different processes, and not two requests on one collection.
+    pub fn independent(&self, other: &Transition) -> bool {
+        match (&self.host, &other.host) {
+            (Some(a), Some(b)) if a != b => match (&self.collection, &other.collection) {
+                (Some(x), Some(y)) => x != y,
+                _ => true,
+            },
+            _ => false,
+        }
+    }
+}
+
+fn transition(offer: &Offer) -> Transition {
+    match offer {
+        Offer::Release(request) => Transition {
+            id: format!("{} req#{}", request.host, request.id),
+            host: Some(request.host.clone()),
+            collection: Some(collection_of(&request.target)),
+        },
+        Offer::Deliver(watch) => Transition {
+            id: format!("{} deliver", watch_lane(watch)),
+            host: Some(watch.host.clone()),
+            collection: None,
+        },
+        Offer::Advance(_) => global("advance time"),
+        Offer::Deed(i) => global(&format!("deed {i}")),
+        Offer::Crash => global("crash"),
+        Offer::Cut => global("cut"),
+        Offer::Expire => global("expire"),
+    }
+}
+
+fn global(id: &str) -> Transition {
+    Transition {
+        id: id.to_string(),
+        host: None,
+        collection: None,
+    }
+}
+
+/// The collection a request target is in: the path without its query, without the object
+/// name and subresource (`/api/v1/namespaces/eno/pods/p/status` → `/api/v1/namespaces/eno/pods`).
+fn collection_of(target: &str) -> String {
+    let path = target.split('?').next().unwrap_or_default();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]]  or  /apis/G/V/[namespaces/NS/]RESOURCE[/...]
+    let base = if segments.first() == Some(&"api") {
+        2
+    } else {
+        3
+    };
+    let namespaced = segments.get(base) == Some(&"namespaces") && segments.len() > base + 2;
+    let resource_at = if namespaced { base + 2 } else { base };
+    format!(
+        "/{}",
+        segments[..(resource_at + 1).min(segments.len())].join("/")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_grouped_by_collection() {
+        for (target, want) in [
+            (
+                "/api/v1/namespaces/eno/pods/p/status",
+                "/api/v1/namespaces/eno/pods",
+            ),
+            (
+                "/api/v1/namespaces/eno/pods?labelSelector=a",
+                "/api/v1/namespaces/eno/pods",
+            ),
+            ("/api/v1/nodes/n", "/api/v1/nodes"),
+            ("/api/v1/namespaces/eno", "/api/v1/namespaces"),
+            (
+                "/apis/eno.azure.io/v1/namespaces/default/compositions/c/status",
+                "/apis/eno.azure.io/v1/namespaces/default/compositions",
+            ),
+            (
+                "/apis/karpenter.sh/v1beta1/nodeclaims?watch=true",
+                "/apis/karpenter.sh/v1beta1/nodeclaims",
+            ),
+        ] {
+            assert_eq!(collection_of(target), want, "{target}");
+        }
+    }
+
+    #[test]
+    fn independence_needs_different_processes_and_collections() {
+        let req = |host: &str, c: &str| Transition {
+            id: format!("{host} {c}"),
+            host: Some(host.into()),
+            collection: Some(c.into()),
+        };
+        let deliver = |host: &str| Transition {
+            id: format!("{host} deliver"),
+            host: Some(host.into()),
+            collection: None,
+        };
+        assert!(req("a", "/x").independent(&req("b", "/y")));
+        assert!(!req("a", "/x").independent(&req("b", "/x")));
+        assert!(!req("a", "/x").independent(&req("a", "/y")));
+        assert!(deliver("a").independent(&req("b", "/x")));
+        assert!(!deliver("a").independent(&req("a", "/x")));
+        assert!(!global("advance time").independent(&deliver("a")));
+    }
 }

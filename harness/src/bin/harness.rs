@@ -88,6 +88,25 @@ enum Command {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// Every interleaving of the first DEPTH steps (faults off), equivalent orders pruned;
+    /// exits non-zero when one breaks an invariant.
+    Exhaust {
+        /// The scenario (see `harness list`).
+        #[arg(long)]
+        scenario: String,
+        /// Steps per schedule.
+        #[arg(long)]
+        depth: usize,
+        /// The seed of everything but the schedule (ids, names).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Give up after this many executions.
+        #[arg(long, default_value_t = 200_000)]
+        max_executions: u64,
+        /// Run just this schedule of the search (as a violation prints it) and show its trace.
+        #[arg(long, value_delimiter = ',')]
+        choices: Option<Vec<usize>>,
+    },
     /// Merge slice reports (JSON lines from `explore --json`, e.g. the logs of the
     /// `deploy/harness` Job's pods); exits non-zero when a slice failed.
     Merge {
@@ -151,6 +170,54 @@ fn main() -> ExitCode {
             explore(&scenario, from + index * seeds, seeds, options)
         }
         Command::Merge { files } => merge(&files),
+        Command::Exhaust {
+            scenario: name,
+            depth,
+            seed,
+            max_executions,
+            choices,
+        } => {
+            let Some(scenario) = harness::scenarios::find(&name) else {
+                eprintln!("no scenario {name:?}; `harness list` prints them all");
+                return ExitCode::from(2);
+            };
+            if let Some(choices) = choices {
+                let run = harness::exhaustive::replay(&scenario, seed, &choices);
+                print!("{}", run.render());
+                return if run.violation.is_some() {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            let started = std::time::Instant::now();
+            let coverage = harness::exhaustive::explore(
+                &scenario,
+                seed,
+                harness::exhaustive::Bounds {
+                    depth,
+                    max_executions,
+                },
+            );
+            println!(
+                "{} ({:.2}s)",
+                coverage.summary(&name, depth),
+                started.elapsed().as_secs_f64()
+            );
+            match coverage.violation {
+                Some(run) => {
+                    print!("{}", run.render());
+                    let choices: Vec<String> = run.choices.iter().map(|c| c.to_string()).collect();
+                    println!(
+                        "replay: cargo run -p harness -- exhaust --scenario {name} --depth {depth} --seed {seed} --choices {}",
+                        choices.join(",")
+                    );
+                    ExitCode::FAILURE
+                }
+                None if coverage.truncated => ExitCode::from(3),
+                None => ExitCode::SUCCESS,
+            }
+        }
         Command::Replay(one) => {
             let Some(scenario) = scenario(&one.pick) else {
                 return ExitCode::from(2);
