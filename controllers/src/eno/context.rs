@@ -36,6 +36,35 @@ pub struct Config {
     /// Test switch, off by default: start the controllers without waiting for every cache to
     /// sync (the start-up bug the harness must catch). Never set in production.
     pub start_before_caches_sync: bool,
+    /// Test switch, off by default: never add the composition's cleanup finalizer (step 2;
+    /// guard of spec §7.1 removed). Never set in production.
+    pub skip_composition_finalizer: bool,
+    /// Test switch, off by default: create a synthesis' first pod before its UUID is written
+    /// (the UUID is written after the create; guard of spec §3 step 12, §7.3 removed). Never set
+    /// in production.
+    pub skip_uuid_write_before_first_pod: bool,
+    /// Test switch, off by default: any terminating pod blocks the next one (none allowed,
+    /// rather than one; guard of spec §7.5 removed). Never set in production.
+    pub terminating_pod_blocks_creation: bool,
+    /// Test switch, off by default: terminating pods never block the next one (any number
+    /// allowed, rather than one; guard of spec §7.5 removed). Never set in production.
+    pub terminating_pods_never_block_creation: bool,
+    /// Test switch, off by default: create synthesizer pods without their finalizer, so a pod
+    /// may go before its attempt is recorded (guard of spec §7.6 removed). Never set in
+    /// production.
+    pub skip_pod_finalizer: bool,
+    /// Test switch, off by default: no backoff between pod attempts (spec §3 step 13 removed).
+    /// Never set in production.
+    pub skip_pod_creation_backoff: bool,
+    /// Test switch, off by default: a deleted composition does not revert to its previous
+    /// synthesis (spec §3.1 D1 removed). Never set in production.
+    pub skip_deletion_revert: bool,
+    /// Test switch, off by default: a deleted composition's status is not faked synthesized
+    /// for its new generation (spec §3.1 D2 removed). Never set in production.
+    pub skip_deleted_composition_status_update: bool,
+    /// Test switch, off by default: a deleted composition's finalizer is removed without
+    /// waiting for the reconciler (spec §3.1 D3 removed). Never set in production.
+    pub skip_reconciling_check: bool,
 }
 
 impl Config {
@@ -47,6 +76,15 @@ impl Config {
             executor_image: executor_image.into(),
             max_error_backoff: Duration::from_secs(300),
             start_before_caches_sync: false,
+            skip_composition_finalizer: false,
+            skip_uuid_write_before_first_pod: false,
+            terminating_pod_blocks_creation: false,
+            terminating_pods_never_block_creation: false,
+            skip_pod_finalizer: false,
+            skip_pod_creation_backoff: false,
+            skip_deletion_revert: false,
+            skip_deleted_composition_status_update: false,
+            skip_reconciling_check: false,
         }
     }
 }

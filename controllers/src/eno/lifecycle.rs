@@ -17,10 +17,11 @@ use kube::runtime::reflector::ObjectRef;
 use kube::ResourceExt;
 use tracing::{debug, field, info, info_span, Instrument, Span};
 
+use super::context::Config;
 use super::context::Context;
 use super::error::{is_status, Error};
 use super::pod_template::new_pod;
-use super::should_delete::{should_delete_pod, DeleteReason};
+use super::should_delete::{should_delete_pod_allowing, DeleteReason, TerminatingPodAllowance};
 use super::synthesis_state::{
     current, generation, is_deleting, is_reconciling, needs_swap, pod_creation_backoff,
     should_revert_state_swap, should_update_deleted_composition_status, swap_states,
@@ -66,7 +67,11 @@ async fn reconcile_composition(
 
     // 2. Finalizer first: slices must be cleaned up before the composition goes, since
     // reconciling them needs it (spec §7.1).
-    if !is_deleting(&comp) && !comp.finalizers().iter().any(|f| f == FINALIZER) {
+    // (Test switch `skip_composition_finalizer`: never add it.)
+    if !ctx.config.skip_composition_finalizer
+        && !is_deleting(&comp)
+        && !comp.finalizers().iter().any(|f| f == FINALIZER)
+    {
         comp.finalizers_mut().push(FINALIZER.to_string());
         compositions
             .replace(&key.name, &PostParams::default(), &comp)
@@ -105,7 +110,13 @@ async fn reconcile_composition(
     let pod_timeout = syn.as_ref().and_then(|s| s.spec.pod_timeout).map(|t| t.0);
 
     // 5. Which pod, if any, to delete; and whether one still exists.
-    let decision = should_delete_pod(&comp, pod_timeout, &pods, ctx.clock.now());
+    let decision = should_delete_pod_allowing(
+        &comp,
+        pod_timeout,
+        &pods,
+        ctx.clock.now(),
+        terminating_pod_allowance(&ctx.config),
+    );
 
     // 6. Delete it: no precondition, NotFound is fine. The delete event brings us back.
     if let Some((pod, reason)) = decision.to_delete {
@@ -166,21 +177,33 @@ async fn reconcile_composition(
     // 12. Write *something* before the first pod: the write conflicts if the synthesis has
     // already completed, so a pod-delete event that outruns the completion event cannot spawn a
     // pod (spec §7.3).
+    // (Test switch `skip_uuid_write_before_first_pod`: mint the UUID, create the pod, and
+    // write the UUID only after.)
+    let mut uuid_written_after_pod = false;
     if current_synthesis.uuid.is_empty() {
         if let Some(status) = comp.status.as_mut() {
             if let Some(current) = status.current_synthesis.as_mut() {
                 current.uuid = ctx.ids.uuid().to_string();
             }
         }
-        compositions
-            .replace_status(&key.name, &PostParams::default(), &comp)
-            .await
-            .map_err(Error::api("writing started timestamp to status"))?;
-        return Ok(Action::await_change());
+        if !ctx.config.skip_uuid_write_before_first_pod {
+            compositions
+                .replace_status(&key.name, &PostParams::default(), &comp)
+                .await
+                .map_err(Error::api("writing started timestamp to status"))?;
+            return Ok(Action::await_change());
+        }
+        uuid_written_after_pod = true;
     }
+    let Some(current_synthesis) = current(&comp).cloned() else {
+        return Ok(Action::await_change());
+    };
 
     // 13. Back off between attempts, so an impossible composition is not synthesized in a loop.
-    if let Some(wait) = pod_creation_backoff(&current_synthesis, ctx.clock.now()) {
+    // (Test switch `skip_pod_creation_backoff`: no wait.)
+    let backoff = pod_creation_backoff(&current_synthesis, ctx.clock.now())
+        .filter(|_| !ctx.config.skip_pod_creation_backoff);
+    if let Some(wait) = backoff {
         debug!(
             latency = wait.as_millis() as u64,
             "backing off pod creation"
@@ -209,13 +232,24 @@ async fn reconcile_composition(
     }
 
     // 15. Safe to create the pod.
-    let pod = new_pod(&ctx.config, &comp, &syn);
+    let mut pod = new_pod(&ctx.config, &comp, &syn);
+    if ctx.config.skip_pod_finalizer {
+        // Test switch: the pod may go before the status controller records its attempt.
+        pod.metadata.finalizers = None;
+    }
     let created = live_pods
         .create(&PostParams::default(), &pod)
         .await
         .map_err(Error::api("creating pod"))?;
     info!(podName = %created.name_any(), "created synthesizer pod");
     ctx.metrics.syntheses.inc();
+    if uuid_written_after_pod {
+        // Test switch `skip_uuid_write_before_first_pod`: the UUID is written only now.
+        compositions
+            .replace_status(&key.name, &PostParams::default(), &comp)
+            .await
+            .map_err(Error::api("writing started timestamp to status"))?;
+    }
     Ok(Action::await_change())
 }
 
@@ -230,7 +264,8 @@ async fn reconcile_deleted_composition(
 
     // D1. A synthesis in flight never finishes for a deleted composition: go back to the
     // previous one, which has resources to clean up.
-    if should_revert_state_swap(&comp) {
+    // (Test switch `skip_deletion_revert`: never.)
+    if !ctx.config.skip_deletion_revert && should_revert_state_swap(&comp) {
         if let Some(status) = comp.status.as_mut() {
             status.current_synthesis = status.previous_synthesis.take();
         }
@@ -245,7 +280,10 @@ async fn reconcile_deleted_composition(
     // D2. Deletion bumped the generation; the reconciler's cache invalidates only when the
     // synthesized generation changes, and a deleted composition never resynthesizes. Faking a
     // synthesis of the new generation breaks that deadlock.
-    if should_update_deleted_composition_status(&comp) {
+    // (Test switch `skip_deleted_composition_status_update`: never.)
+    if !ctx.config.skip_deleted_composition_status_update
+        && should_update_deleted_composition_status(&comp)
+    {
         let generation = generation(&comp);
         let now = Time(ctx.clock.now());
         if let Some(current) = comp
@@ -267,7 +305,8 @@ async fn reconcile_deleted_composition(
     }
 
     // D3. The reconciler is still deleting resources; its status write brings us back.
-    if is_reconciling(&comp) {
+    // (Test switch `skip_reconciling_check`: do not wait.)
+    if !ctx.config.skip_reconciling_check && is_reconciling(&comp) {
         debug!("refusing to remove composition finalizer because it is still being reconciled");
         return Ok(Action::await_change());
     }
@@ -283,6 +322,18 @@ async fn reconcile_deleted_composition(
         info!("removed finalizer from composition");
     }
     Ok(Action::await_change())
+}
+
+/// The terminating-pod allowance of step 5: one, as upstream, unless a test switch says
+/// otherwise.
+fn terminating_pod_allowance(config: &Config) -> TerminatingPodAllowance {
+    if config.terminating_pod_blocks_creation {
+        TerminatingPodAllowance::None
+    } else if config.terminating_pods_never_block_creation {
+        TerminatingPodAllowance::Unlimited
+    } else {
+        TerminatingPodAllowance::One
+    }
 }
 
 /// The composition's Synthesizer from the cache.

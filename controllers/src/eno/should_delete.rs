@@ -88,6 +88,20 @@ fn pod_age(pod: &Pod, now: Timestamp) -> SignedDuration {
     }
 }
 
+/// How many terminating pods the scan lets a new pod start beside (spec §7.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TerminatingPodAllowance {
+    /// Upstream: one; a second terminating pod counts as existing.
+    #[default]
+    One,
+    /// Test only (`Config::terminating_pod_blocks_creation`): any terminating pod counts as
+    /// existing.
+    None,
+    /// Test only (`Config::terminating_pods_never_block_creation`): terminating pods never
+    /// count.
+    Unlimited,
+}
+
 /// The scan of spec §3 step 5.
 ///
 /// `pod_timeout` is the Synthesizer's `podTimeout`. Deliberate change from upstream, which
@@ -98,6 +112,17 @@ pub fn should_delete_pod(
     pods: &[Arc<Pod>],
     now: Timestamp,
 ) -> PodDecision {
+    should_delete_pod_allowing(comp, pod_timeout, pods, now, TerminatingPodAllowance::One)
+}
+
+/// [`should_delete_pod`] with the terminating-pod allowance given (tests remove the guard).
+pub fn should_delete_pod_allowing(
+    comp: &Composition,
+    pod_timeout: Option<Duration>,
+    pods: &[Arc<Pod>],
+    now: Timestamp,
+    allowance: TerminatingPodAllowance,
+) -> PodDecision {
     if pods.is_empty() {
         return PodDecision::nothing(false);
     }
@@ -106,6 +131,11 @@ pub fn should_delete_pod(
         // Allow a single extra pod to be created while the previous one is terminating, to break
         // potential deadlocks while avoiding a thundering herd of pods.
         if pod.metadata.deletion_timestamp.is_some() {
+            match allowance {
+                TerminatingPodAllowance::One => {}
+                TerminatingPodAllowance::None => return PodDecision::nothing(true),
+                TerminatingPodAllowance::Unlimited => continue,
+            }
             if one_pod_deleting {
                 return PodDecision::nothing(true);
             }
