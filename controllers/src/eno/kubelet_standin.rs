@@ -25,7 +25,10 @@ use kube::{Client, ResourceExt};
 use tracing::{debug, info, warn};
 
 use super::error::is_status;
-use super::executor::{spawned_synthesizer, synthesize_with, SynthesisRequest, SynthesizerRunner};
+use super::executor::{
+    spawned_synthesizer, synthesize_with_options, ExecutorOptions, SynthesisRequest,
+    SynthesizerRunner,
+};
 use crate::clock::SharedClock;
 use crate::operator::shutdown::Shutdown;
 
@@ -63,6 +66,16 @@ pub fn executor_runner_with(
     clock: SharedClock,
     synthesizer: SynthesizerRunner,
 ) -> PodRunner {
+    executor_runner_with_options(client, clock, synthesizer, ExecutorOptions::default())
+}
+
+/// [`executor_runner_with`], with the executor's `options` (test switches).
+pub fn executor_runner_with_options(
+    client: Client,
+    clock: SharedClock,
+    synthesizer: SynthesizerRunner,
+    options: ExecutorOptions,
+) -> PodRunner {
     Arc::new(move |pod: Pod| {
         let client = client.clone();
         let clock = clock.clone();
@@ -75,7 +88,7 @@ pub fn executor_runner_with(
                     return false;
                 }
             };
-            match synthesize_with(&client, &clock, &request, &synthesizer).await {
+            match synthesize_with_options(&client, &clock, &request, &synthesizer, options).await {
                 Ok(outcome) => {
                     info!(podName = %pod.name_any(), ?outcome, "executor finished");
                     true
