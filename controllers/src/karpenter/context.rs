@@ -46,6 +46,27 @@ pub struct Config {
     pub bucket_qps: f64,
     /// Token bucket burst.
     pub bucket_burst: u32,
+    /// Test switch, off by default: termination deletes the instance right after asking for its
+    /// Nodes' deletion, without waiting until they are gone (spec §8.8). Never set in production.
+    pub termination_skips_waiting_for_nodes: bool,
+    /// Test switch, off by default: run neither instance nor NodeClaim garbage collection
+    /// ([`super::garbage_collection`]). Never set in production.
+    pub garbage_collection_disabled: bool,
+    /// Test switch, off by default: the lifecycle launches without first adding the termination
+    /// finalizer (removes the guard of spec §4 step 2, §8.1). Never set in production.
+    pub launches_without_finalizer: bool,
+    /// Test switch, off by default: the launch cache is keyed by NodeClaim name instead of UID, so
+    /// a NodeClaim recreated under the same name gets the old launch (removes the guard of spec
+    /// §8.2). Never set in production.
+    pub launch_cache_keyed_by_name: bool,
+    /// Test switch, off by default: on insufficient capacity, Launch records `LaunchFailed` and
+    /// returns the error (so the same NodeClaim is launched again) instead of deleting the
+    /// NodeClaim (removes the guard of spec §4.1, §8.7). Never set in production.
+    pub insufficient_capacity_keeps_nodeclaim: bool,
+    /// Test switch, off by default: the lifecycle's JSON merge patches carry no resourceVersion, as
+    /// upstream's v0.36 did, so they overwrite a finalizer or condition written meanwhile (removes
+    /// the optimistic lock of spec §6.2, §8.6). Never set in production.
+    pub merge_patches_without_optimistic_lock: bool,
 }
 
 impl Default for Config {
@@ -61,6 +82,12 @@ impl Default for Config {
             backoff_max: Duration::from_secs(60),
             bucket_qps: 10.0,
             bucket_burst: 100,
+            termination_skips_waiting_for_nodes: false,
+            garbage_collection_disabled: false,
+            launches_without_finalizer: false,
+            launch_cache_keyed_by_name: false,
+            insufficient_capacity_keeps_nodeclaim: false,
+            merge_patches_without_optimistic_lock: false,
         }
     }
 }

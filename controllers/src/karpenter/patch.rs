@@ -33,6 +33,25 @@ pub fn merge_diff(old: &Value, new: &Value) -> Option<Value> {
     }
 }
 
+/// Adds `metadata.resourceVersion` to a merge patch: the optimistic lock of controller-runtime's
+/// `MergeFromWithOptimisticLock` (upstream 71f7aef). The server then refuses the patch with a 409
+/// if the object changed since `resource_version`, instead of letting the patch's whole lists
+/// (finalizers, conditions) overwrite what another writer added meanwhile (spec §6.2, §8.6).
+pub fn with_optimistic_lock(mut patch: Value, resource_version: &str) -> Value {
+    if let Value::Object(m) = &mut patch {
+        let metadata = m
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = metadata {
+            meta.insert(
+                "resourceVersion".into(),
+                Value::String(resource_version.into()),
+            );
+        }
+    }
+    patch
+}
+
 /// Keeps only `fields` of a JSON object (e.g. `metadata` and `spec` for the main resource,
 /// `status` for the status subresource).
 pub fn pick(v: &Value, fields: &[&str]) -> Value {
@@ -61,6 +80,13 @@ mod tests {
     #[case::array_replaced(json!({"f": ["a"]}), json!({"f": ["a", "b"]}), Some(json!({"f": ["a", "b"]})))]
     fn diffs(#[case] old: Value, #[case] new: Value, #[case] want: Option<Value>) {
         assert_eq!(merge_diff(&old, &new), want);
+    }
+
+    #[rstest]
+    #[case::metadata(json!({"metadata": {"finalizers": ["f"]}}), json!({"metadata": {"finalizers": ["f"], "resourceVersion": "7"}}))]
+    #[case::status_only(json!({"status": {"x": 1}}), json!({"status": {"x": 1}, "metadata": {"resourceVersion": "7"}}))]
+    fn locks(#[case] patch: Value, #[case] want: Value) {
+        assert_eq!(with_optimistic_lock(patch, "7"), want);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Launch (spec §4.1): create the instance exactly once and copy what the provider returned.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 
@@ -29,8 +30,14 @@ pub async fn reconcile(ctx: &Context, nodeclaim: &mut NodeClaim) -> Result<Outco
         )));
     };
     // The instance may already be launched while the informer is stale or the status patch
-    // failed: reuse the cached result rather than calling Create again (spec §8.2).
-    let created = match ctx.launch_cache.get(&uid) {
+    // failed: reuse the cached result rather than calling Create again (spec §8.2). Keyed by UID,
+    // so a NodeClaim recreated under the same name launches again.
+    let cache_key = if ctx.config.launch_cache_keyed_by_name {
+        nodeclaim.name_any()
+    } else {
+        uid
+    };
+    let created = match ctx.launch_cache.get(&cache_key) {
         Some(created) => Some(created),
         None => match launch_nodeclaim(ctx, nodeclaim).await {
             Ok(created) => created,
@@ -46,7 +53,7 @@ pub async fn reconcile(ctx: &Context, nodeclaim: &mut NodeClaim) -> Result<Outco
     let Some(created) = created else {
         return Ok(Outcome::Done);
     };
-    ctx.launch_cache.set_default(&uid, created.clone());
+    ctx.launch_cache.set_default(&cache_key, created.clone());
     populate_nodeclaim_details(
         nodeclaim,
         &created,
@@ -80,7 +87,9 @@ async fn launch_nodeclaim(
             Ok(Some(created))
         }
         // Insufficient capacity: event, delete the NodeClaim, count it; the provisioner retries.
-        Err(err @ CloudProviderError::InsufficientCapacity(_)) => {
+        Err(err @ CloudProviderError::InsufficientCapacity(_))
+            if !ctx.config.insufficient_capacity_keeps_nodeclaim =>
+        {
             ctx.recorder
                 .insufficient_capacity(nodeclaim, &err.to_string())
                 .await;
@@ -95,8 +104,13 @@ async fn launch_nodeclaim(
                         ctx.read_own_writes
                             .wrote(&nodeclaim.name_any(), obj.resource_version().as_deref());
                     }
+                    // Deleting now: the reconcile stops here (spec §6.9, upstream 814a7d3).
+                    nodeclaim.metadata.deletion_timestamp = Some(Time(ctx.clock.now()));
                 }
-                Err(e) if is_not_found(&e) => return Ok(None),
+                Err(e) if is_not_found(&e) => {
+                    nodeclaim.metadata.deletion_timestamp = Some(Time(ctx.clock.now()));
+                    return Ok(None);
+                }
                 Err(e) => {
                     return Err(Error::api(
                         "deleting nodeclaim after insufficient capacity",

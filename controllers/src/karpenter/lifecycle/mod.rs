@@ -8,8 +8,15 @@
 //! - errors: only NotFound errors are dropped, not every error alongside one (§6.5);
 //! - transition times come from the injected clock, the one the TTLs use (§6.4).
 //!
-//! Kept faithful: merge patches without a resourceVersion (§6.2), split metadata/status writes
-//! (§6.3), patching the object after an ICE delete (§6.9). An empty patch is not sent (a no-op on
+//! - merge patches carry the resourceVersion they were computed from (upstream's later fix
+//!   71f7aef, `MergeFromWithOptimisticLock`): a JSON merge patch replaces `finalizers` and
+//!   `status.conditions` whole, so without it a finalizer or condition another writer added
+//!   meanwhile is lost (§6.2, §8.6). A 409 requeues, as upstream.
+//!
+//! - after an insufficient-capacity delete the pass ends: the deleting object is not patched
+//!   (§6.9; upstream ignores deleting NodeClaims from 814a7d3).
+//!
+//! Kept faithful: split metadata/status writes (§6.3). An empty patch is not sent (a no-op on
 //! any API server).
 
 pub mod initialization;
@@ -29,7 +36,7 @@ use tracing::Instrument;
 
 use super::context::Context;
 use super::error::{ignore_not_found, Error};
-use super::patch::{merge_diff, pick};
+use super::patch::{merge_diff, pick, with_optimistic_lock};
 use super::read_own_writes::Gate;
 use super::types::{NodeClaim, TERMINATION_FINALIZER};
 
@@ -116,13 +123,15 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
 
     // Add the finalizer immediately since we shouldn't launch if we don't yet have the finalizer.
     // Otherwise, we could leak resources.
-    if !nodeclaim.has_termination_finalizer() {
+    if !nodeclaim.has_termination_finalizer() && !ctx.config.launches_without_finalizer {
         let mut finalizers = nodeclaim.metadata.finalizers.clone().unwrap_or_default();
         finalizers.push(TERMINATION_FINALIZER.to_string());
-        // JSON merge patch without a resourceVersion, as upstream (spec §6.2).
+        // The merge patch replaces the whole list: lock it to the version it was computed from.
         let body = json!({"metadata": {"finalizers": finalizers}});
+        let body = lock(ctx, body, nodeclaim.resource_version());
         match patch(ctx, &api, &name, Target::Object, &body).await {
             Ok(patched) => nodeclaim = patched,
+            Err(e) if e.is_conflict() => return Ok(Pass::Finished(Outcome::Requeue)),
             Err(e) => {
                 return ignore_not_found(vec![e]).map_or(Ok(Pass::Finished(Outcome::Done)), Err)
             }
@@ -151,21 +160,37 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
                 errors.push(e);
             }
         }
+        // Launch deleted the NodeClaim (insufficient capacity): termination takes it from here.
+        // Upstream went on to patch the deleting object (spec §6.9, fixed in 814a7d3); with the
+        // optimistic lock that patch conflicts, and its requeue would run the next pass on a
+        // cache that may not show the deletion yet, launching the deleting NodeClaim again.
+        if nodeclaim.is_deleting() {
+            return Ok(Pass::Finished(Outcome::Done));
+        }
     }
 
     if stored != nodeclaim {
         let stored_json = to_json(&stored)?;
         let new_json = to_json(&nodeclaim)?;
-        // Metadata (and spec) first, then status: two writes, as upstream (spec §6.3).
+        // Metadata (and spec) first, then status: two writes, as upstream (spec §6.3). Each is
+        // locked to the version it was computed from: `stored`'s, or, for the status patch after
+        // a metadata patch, the version that patch returned (only our own write is in between).
+        let mut version = stored.resource_version();
         for target in [Target::Object, Target::Status] {
             let fields = target.fields();
             let Some(body) = merge_diff(&pick(&stored_json, fields), &pick(&new_json, fields))
             else {
                 continue;
             };
-            if let Err(e) = patch(ctx, &api, &name, target, &body).await {
-                errors.push(e);
-                return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
+            let body = lock(ctx, body, version.clone());
+            match patch(ctx, &api, &name, target, &body).await {
+                Ok(patched) => version = patched.resource_version(),
+                // Someone else wrote meanwhile: start over from their version (upstream 71f7aef).
+                Err(e) if e.is_conflict() => return Ok(Pass::Finished(Outcome::Requeue)),
+                Err(e) => {
+                    errors.push(e);
+                    return ignore_not_found(errors).map_or(Ok(Pass::Finished(Outcome::Done)), Err);
+                }
             }
         }
     }
@@ -194,8 +219,23 @@ impl Target {
     }
 }
 
-/// A JSON merge patch (no resourceVersion, as upstream) whose returned version is recorded for
-/// the read-own-writes gate.
+/// The optimistic lock on a merge patch computed from the object at `resource_version` (none
+/// under the test switch [`super::context::Config::merge_patches_without_optimistic_lock`], as
+/// upstream v0.36).
+fn lock(
+    ctx: &Context,
+    body: serde_json::Value,
+    resource_version: Option<String>,
+) -> serde_json::Value {
+    match resource_version {
+        Some(rv) if !ctx.config.merge_patches_without_optimistic_lock => {
+            with_optimistic_lock(body, &rv)
+        }
+        _ => body,
+    }
+}
+
+/// A JSON merge patch whose returned version is recorded for the read-own-writes gate.
 async fn patch(
     ctx: &Context,
     api: &Api<NodeClaim>,

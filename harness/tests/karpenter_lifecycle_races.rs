@@ -1,0 +1,132 @@
+//! The guards of Karpenter's NodeClaim lifecycle under the harness (issue 9), see
+//! `harness/src/scenarios/karpenter_lifecycle.rs`.
+//!
+//! For each removed guard, exploration from seed 0 finds the bad outcome, shrinks it, and the
+//! shrunk schedule replays into the same run. For each guard in place, exploration with faults
+//! on breaks no invariant and every run reaches its goals once faults stop. Seeds:
+//! `HARNESS_SEEDS=n` (default 40 here; run 500 in release with the CLI).
+
+use harness::engine::{seeds_from_env, ExploreOptions, Target};
+use harness::scenario::Scenario;
+use rstest::rstest;
+
+fn scenario(name: &str) -> Scenario {
+    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// `liveness` is true for the one guard whose bad outcome is a goal never reached (a NodeClaim
+/// that stays forever), not a broken invariant.
+#[rstest]
+#[case::finalizer_before_launch(
+    "karpenter/without-finalizer-before-launch",
+    "no instance outlives its NodeClaim",
+    false
+)]
+#[case::launch_cache_by_uid(
+    "karpenter/without-launch-cache-by-uid",
+    "each NodeClaim has its own instance",
+    false
+)]
+#[case::read_own_writes(
+    "karpenter/without-read-own-writes",
+    "each NodeClaim counted once",
+    false
+)]
+#[case::ice_delete(
+    "karpenter/without-ice-delete",
+    "no relaunch after insufficient capacity",
+    false
+)]
+#[case::liveness(
+    "karpenter/without-liveness",
+    "not reached within 1800.000s of virtual time once faults stopped: every NodeClaim is Ready or gone",
+    true
+)]
+#[case::optimistic_lock("karpenter/without-optimistic-lock", "no lost update", false)]
+fn a_removed_guard_is_found_shrunk_and_replayed(
+    #[case] name: &str,
+    #[case] violation_start: &str,
+    #[case] liveness: bool,
+) {
+    let scenario = scenario(name);
+    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
+    let failure = report
+        .failures
+        .first()
+        .unwrap_or_else(|| panic!("{name}: no failure in {} seeds", report.runs))
+        .clone();
+    let violation = failure.run.violation.clone().unwrap_or_default();
+    assert!(violation.starts_with(violation_start), "{violation}");
+    assert_eq!(
+        violation.contains("not reached within"),
+        liveness,
+        "a safety violation unless the guard is a liveness one: {violation}"
+    );
+    let shrunk = scenario.shrink(&failure);
+    let text = scenario.report(&failure, &shrunk);
+    println!("{text}");
+    assert!(shrunk.trace.len() <= failure.run.trace.len(), "{text}");
+    assert_eq!(
+        shrunk.violation.as_deref().map(|v| v.split(':').next()),
+        Some(violation.split(':').next()),
+        "{text}"
+    );
+    let again = scenario.replay(failure.seed, shrunk.choices.clone());
+    assert_eq!(
+        again.render(),
+        shrunk.render(),
+        "the shrunk schedule replays exactly"
+    );
+    assert!(text.contains(&format!(
+        "cargo run -p harness -- replay --scenario {name} --seed {}",
+        failure.seed
+    )));
+}
+
+#[rstest]
+#[case::finalizer_before_launch("karpenter/finalizer-before-launch")]
+#[case::launch_cache_by_uid("karpenter/launch-cache-by-uid")]
+#[case::read_own_writes("karpenter/read-own-writes")]
+#[case::ice_delete("karpenter/ice-delete")]
+#[case::liveness("karpenter/liveness")]
+#[case::optimistic_lock("karpenter/optimistic-lock")]
+fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
+    let scenario = scenario(name);
+    assert!(
+        scenario.config.faults.budget > 0,
+        "{name} explores with faults on"
+    );
+    let report = scenario.explore(
+        seeds_from_env(0..40),
+        ExploreOptions {
+            stop_after: 1,
+            check_determinism: false,
+        },
+        |_, _| {},
+    );
+    if let Some(failure) = report.failures.first() {
+        let shrunk = scenario.shrink(failure);
+        panic!("{}", scenario.report(failure, &shrunk));
+    }
+    assert!(
+        report.distinct as u64 > report.runs / 2,
+        "seeds explore different schedules"
+    );
+}
+
+/// The recreated NodeClaim really is a new object that launches its own instance: the world's
+/// deed runs in some seeds, and then the cloud saw two launches of two UIDs.
+#[test]
+fn the_recreated_nodeclaim_launches_again() {
+    let scenario = scenario("karpenter/launch-cache-by-uid");
+    let recreated = (0..40).any(|seed| {
+        let run = scenario.run(seed);
+        run.violation.is_none()
+            && run
+                .trace
+                .iter()
+                .filter(|s| s.lane == "world" && s.action.starts_with("POST"))
+                .any(|s| s.outcome.starts_with("201"))
+    });
+    assert!(recreated, "some run deletes and recreates the NodeClaim");
+}
