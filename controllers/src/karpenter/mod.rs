@@ -14,6 +14,7 @@ pub mod context;
 pub mod demo;
 pub mod error;
 pub mod events;
+pub mod garbage_collection;
 pub mod kubelet;
 pub mod launch_cache;
 pub mod lifecycle;

@@ -11,7 +11,8 @@
 //! - [`TerminationNodeClaimFilter`]: NodeClaim creates, deletes, and updates that change the
 //!   generation (`GenerationChangedPredicate`; setting deletionTimestamp bumps it);
 //! - Node **delete** events → [`nodeclaims_for_node`] for termination;
-//! - Node events → that Node, for the minimal node termination controller.
+//! - Node events → that Node, for the minimal node termination controller;
+//! - no watch for [`garbage_collection`]: its two singletons run on timers once the stores sync.
 //!
 //! Objects listed during a (re)list are only in the store after `InitDone`, so their triggers are
 //! emitted then. Upstream's rate limits (1s→1m per item, 10 qps / burst 100) are applied by the
@@ -35,6 +36,7 @@ use tokio::task::JoinSet;
 use crate::operator::shutdown::{self, Shutdown};
 
 use super::context::{Context, Stores};
+use super::garbage_collection;
 use super::lifecycle;
 use super::node_termination;
 use super::nodes::nodeclaims_for_node;
@@ -511,6 +513,9 @@ async fn run_controllers(
             .take_until(cut());
         drains.push(drain("node.termination", nodes).boxed());
     }
+
+    // Instance and NodeClaim garbage collection: singletons on timers, off the watches.
+    drains.push(garbage_collection::run(ctx.clone(), stop.clone()).boxed());
 
     futures::future::join_all(drains).await;
 }

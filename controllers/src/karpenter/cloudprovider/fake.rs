@@ -4,14 +4,19 @@
 //! [`FakeCloudProvider::set_allowed_create_calls`], or [`FakeCloudProvider::set_error_on_every_call`];
 //! inspect [`FakeCloudProvider::create_calls`], [`FakeCloudProvider::delete_calls`] and the
 //! [`InstanceRegistry`] of live instances. `Create` picks the cheapest compatible instance type and
-//! offering, and returns a random (injected) provider id.
+//! offering, and returns a random (injected) provider id. Given a clock
+//! ([`FakeCloudProvider::with_clock`]), it stamps each instance's launch time as its
+//! `creationTimestamp` (what instance garbage collection ages instances by); without one, like
+//! upstream's fake, it reports none.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::ObjectMeta;
 
+use crate::clock::SharedClock;
 use crate::ids::SharedIds;
 use crate::karpenter::requirements::Requirements;
 use crate::karpenter::types::{NodeClaim, NodeClaimStatus, CAPACITY_TYPE_LABEL, ZONE_LABEL};
@@ -32,6 +37,7 @@ struct Script {
 #[derive(Debug, Clone)]
 pub struct FakeCloudProvider {
     ids: SharedIds,
+    clock: Option<SharedClock>,
     script: Arc<Mutex<Script>>,
     instances: InstanceRegistry,
 }
@@ -41,9 +47,16 @@ impl FakeCloudProvider {
     pub fn new(ids: SharedIds) -> Self {
         Self {
             ids,
+            clock: None,
             script: Arc::default(),
             instances: InstanceRegistry::default(),
         }
+    }
+
+    /// Stamp every launched instance's `creationTimestamp` (its launch time) from `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
     fn script(&self) -> std::sync::MutexGuard<'_, Script> {
@@ -121,6 +134,7 @@ impl FakeCloudProvider {
                 name: nodeclaim.metadata.name.clone(),
                 labels: Some(labels),
                 annotations: nodeclaim.metadata.annotations.clone(),
+                creation_timestamp: self.clock.as_ref().map(|c| Time(c.now())),
                 ..Default::default()
             },
             spec: nodeclaim.spec.clone(),

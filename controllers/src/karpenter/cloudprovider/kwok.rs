@@ -9,14 +9,24 @@
 //! else (kwok, or [`crate::karpenter::kubelet`]) plays the kubelet. The NodeClaim must carry an
 //! instance-type requirement. `Delete` deletes the Node (the upstream fix 9fe41b8; before it, kwok
 //! deleted the NodeClaim instead).
+//!
+//! The instance (the registry entry, stamped with its launch time from the provider's clock) is
+//! recorded before its Node is created, as a cloud's VM exists before its kubelet registers: a
+//! `Create` whose Node request fails, or succeeds without an answer, leaves an instance no
+//! NodeClaim knows, as a real cloud would — instance garbage collection's case. Upstream's kwok
+//! lists Nodes instead (the Node *is* the instance there); the separate registry is what lets a
+//! test see an instance outlive its Node, or a Node its instance. Share one registry between
+//! providers ([`KwokCloudProvider::with_instances`]) to let the cloud outlive a process.
 
 use std::collections::BTreeMap;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, NodeStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
 
+use crate::clock::{SharedClock, SystemClock};
 use crate::ids::SharedIds;
 use crate::karpenter::error::is_not_found;
 use crate::karpenter::requirements::Requirements;
@@ -39,6 +49,7 @@ pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 pub struct KwokCloudProvider {
     client: Client,
     ids: SharedIds,
+    clock: SharedClock,
     instances: InstanceRegistry,
     max_instances: Option<usize>,
 }
@@ -53,14 +64,28 @@ impl std::fmt::Debug for KwokCloudProvider {
 }
 
 impl KwokCloudProvider {
-    /// A provider creating Nodes through `client`.
+    /// A provider creating Nodes through `client`; launch times from the wall clock.
     pub fn new(client: Client, ids: SharedIds) -> Self {
         Self {
             client,
             ids,
+            clock: std::sync::Arc::new(SystemClock),
             instances: InstanceRegistry::default(),
             max_instances: None,
         }
+    }
+
+    /// Stamp launch times (instances' `creationTimestamp`) from `clock`.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Keep instances in `instances` (shared with whoever else holds it: the cloud's state,
+    /// which outlives a process that crashes and builds a new provider).
+    pub fn with_instances(mut self, instances: InstanceRegistry) -> Self {
+        self.instances = instances;
+        self
     }
 
     /// Report insufficient capacity once `max` instances are live (a capacity-limited cloud).
@@ -139,13 +164,14 @@ impl KwokCloudProvider {
         })
     }
 
-    fn to_nodeclaim(node: &Node, nodeclaim: &NodeClaim) -> NodeClaim {
+    fn to_nodeclaim(node: &Node, nodeclaim: &NodeClaim, launched_at: &Time) -> NodeClaim {
         let status = node.status.clone().unwrap_or_default();
         NodeClaim {
             metadata: ObjectMeta {
                 name: nodeclaim.metadata.name.clone(),
                 labels: node.metadata.labels.clone(),
                 annotations: node.metadata.annotations.clone(),
+                creation_timestamp: Some(launched_at.clone()),
                 ..Default::default()
             },
             spec: nodeclaim.spec.clone(),
@@ -174,11 +200,15 @@ impl CloudProvider for KwokCloudProvider {
                 }
             }
             let node = self.to_node(nodeclaim)?;
+            // The instance runs from here on, whatever becomes of its Node.
+            let launched_at = Time(self.clock.now());
+            self.instances
+                .insert(Self::to_nodeclaim(&node, nodeclaim, &launched_at));
             let created = Api::<Node>::all(self.client.clone())
                 .create(&PostParams::default(), &node)
                 .await
                 .map_err(|e| CloudProviderError::Other(format!("creating node, {e}")))?;
-            let launched = Self::to_nodeclaim(&created, nodeclaim);
+            let launched = Self::to_nodeclaim(&created, nodeclaim, &launched_at);
             self.instances.insert(launched.clone());
             Ok(launched)
         })
