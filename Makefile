@@ -19,6 +19,7 @@ lint: ## Formatting and clippy, as CI runs them
 bench: ## Print the fake API server's speed and memory figures
 	cargo build --release -p fake-apiserver --bin fake-apiserver --example bench
 	cargo run --release -p fake-apiserver --example bench
+	cargo run --release -p harness --bin harness -- bench
 
 fmt:
 	cargo fmt --all

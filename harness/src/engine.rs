@@ -102,11 +102,20 @@ pub fn explore<T: Target + ?Sized>(
 
 /// Shrinks a failing run: removes chunks of decisions (halving the chunk size down to one, as
 /// delta debugging does) and lowers single decisions toward 0, keeping every change after which
-/// the replay still fails *the same way* (the same invariant). Returns the smallest failing run.
-pub fn shrink<T: Target + ?Sized>(target: &T, failure: &Failure) -> Run {
+/// the replay still fails *the same way* (the same invariant). Returns the smallest failing run
+/// found within `max_replays` replays (long runs make each replay costly).
+pub fn shrink<T: Target + ?Sized>(target: &T, failure: &Failure, max_replays: usize) -> Run {
     let kind = violation_kind(failure.run.violation.as_deref());
     let still_fails =
         |run: &Run| violation_kind(run.violation.as_deref()) == kind && kind.is_some();
+    let replays = std::cell::Cell::new(0usize);
+    let replay = |choices: Vec<usize>| -> Option<Run> {
+        if replays.get() >= max_replays {
+            return None;
+        }
+        replays.set(replays.get() + 1);
+        Some(target.replay(failure.seed, choices))
+    };
     let mut best = failure.run.clone();
     let mut chunk = best.choices.len().max(1);
     while chunk >= 1 {
@@ -115,7 +124,9 @@ pub fn shrink<T: Target + ?Sized>(target: &T, failure: &Failure) -> Run {
             let mut candidate = best.choices.clone();
             let end = (start + chunk).min(candidate.len());
             candidate.drain(start..end);
-            let run = target.replay(failure.seed, candidate);
+            let Some(run) = replay(candidate) else {
+                return best;
+            };
             if still_fails(&run) && smaller(&run, &best) {
                 best = run;
             } else {
@@ -127,14 +138,27 @@ pub fn shrink<T: Target + ?Sized>(target: &T, failure: &Failure) -> Run {
         }
         chunk /= 2;
     }
+    // Lower each decision: try 0, then halve, then one less (a fault's coin flip is a number
+    // below 1000, so lowering it one by one would take hundreds of replays).
     for i in 0..best.choices.len() {
-        while best.choices.get(i).is_some_and(|c| *c > 0) {
-            let mut candidate = best.choices.clone();
-            candidate[i] -= 1;
-            let run = target.replay(failure.seed, candidate);
-            if still_fails(&run) && smaller(&run, &best) {
-                best = run;
-            } else {
+        while let Some(&current) = best.choices.get(i) {
+            let mut lowered = false;
+            for value in [0, current / 2, current.saturating_sub(1)] {
+                if value >= current {
+                    continue;
+                }
+                let mut candidate = best.choices.clone();
+                candidate[i] = value;
+                let Some(run) = replay(candidate) else {
+                    return best;
+                };
+                if still_fails(&run) && smaller(&run, &best) {
+                    best = run;
+                    lowered = true;
+                    break;
+                }
+            }
+            if !lowered {
                 break;
             }
         }
@@ -217,7 +241,7 @@ mod tests {
             replayed, failure.run,
             "a replay is the same run, step for step"
         );
-        let shrunk = shrink(&Counter, &failure);
+        let shrunk = shrink(&Counter, &failure, 1000);
         assert_eq!(shrunk.trace.len(), 3, "{}", shrunk.render());
         assert!(shrunk.trace.iter().all(|s| s.action == "increment"));
     }

@@ -49,6 +49,9 @@ pub struct HeldRequest {
     pub watch: bool,
     /// Virtual time at which it arrived at the gate.
     pub since: std::time::Duration,
+    /// Arrival number: requests and watch events share one count, so "what has waited
+    /// longest" has an answer even when virtual time stands still.
+    pub arrival: u64,
 }
 
 impl HeldRequest {
@@ -99,6 +102,8 @@ pub struct WatchView {
     pub held: usize,
     /// Virtual time since the oldest held event arrived.
     pub held_for: std::time::Duration,
+    /// The arrival number of the oldest held event (see [`HeldRequest::arrival`]).
+    pub head_arrival: Option<u64>,
 }
 
 /// Rewrites or answers requests on their way to the server: how a scenario changes the world
@@ -195,7 +200,8 @@ struct WatchLink {
     /// The collection path (for views).
     path: String,
     label: String,
-    frames: VecDeque<Frame>,
+    /// Held frames, each with the arrival number it was queued with.
+    frames: VecDeque<(u64, Frame)>,
     /// When the oldest held frame arrived (virtual time).
     held_since: Option<std::time::Duration>,
     out: mpsc::UnboundedSender<Result<Bytes, std::io::Error>>,
@@ -310,6 +316,7 @@ impl Net {
                 host: w.host.clone(),
                 label: w.label.clone(),
                 held: w.frames.len(),
+                head_arrival: w.frames.front().map(|(n, _)| *n),
                 held_for: w
                     .held_since
                     .map(|t| now.saturating_sub(t))
@@ -348,11 +355,11 @@ impl Net {
         let mut state = self.lock();
         let track = state.track_views;
         let link = state.watches.get_mut(&id)?;
-        let frame = link.frames.pop_front()?;
+        let (_, frame) = link.frames.pop_front()?;
         let text = describe_frame(&frame);
         let mut delivered = vec![frame];
-        while matches!(link.frames.front(), Some(Frame::Event(b)) if is_bookmark(b)) {
-            if let Some(f) = link.frames.pop_front() {
+        while matches!(link.frames.front(), Some((_, Frame::Event(b))) if is_bookmark(b)) {
+            if let Some((_, f)) = link.frames.pop_front() {
                 delivered.push(f);
             }
         }
@@ -438,6 +445,7 @@ impl Net {
             state.next_id += 1;
             state.requests_seen += 1;
             state.activity += 1;
+            let arrival = state.activity;
             let id = state.next_id;
             state.held.insert(
                 id,
@@ -449,6 +457,7 @@ impl Net {
                         target: target.clone(),
                         watch,
                         since,
+                        arrival,
                     },
                     body: body.clone(),
                     epoch,
@@ -593,6 +602,7 @@ impl Net {
         let now = (self.elapsed)();
         let mut state = self.lock();
         state.activity += 1;
+        let state_arrival = state.activity;
         let Some(link) = state.watches.get_mut(&id) else {
             return false;
         };
@@ -602,7 +612,7 @@ impl Net {
             }
             frame => {
                 link.held_since.get_or_insert(now);
-                link.frames.push_back(frame);
+                link.frames.push_back((state_arrival, frame));
             }
         }
         true

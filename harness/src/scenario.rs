@@ -65,7 +65,7 @@ impl Scenario {
 
     /// Shrinks a failure of this scenario.
     pub fn shrink(&self, failure: &Failure) -> Run {
-        engine::shrink(self, failure)
+        engine::shrink(self, failure, self.config.shrink_replays)
     }
 
     /// The command that replays `seed` of this scenario (add `--choices` for a shrunk run).

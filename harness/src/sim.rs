@@ -88,6 +88,8 @@ pub struct Config {
     pub drain_steps: usize,
     /// How seeded runs pick steps.
     pub strategy: Strategy,
+    /// Most replays one shrink may take.
+    pub shrink_replays: usize,
 }
 
 impl Default for Config {
@@ -100,6 +102,7 @@ impl Default for Config {
             converge_within: Duration::from_secs(1800),
             drain_steps: 3000,
             strategy: Strategy::Random,
+            shrink_replays: 300,
         }
     }
 }
@@ -553,19 +556,32 @@ impl Sim {
         let deadline = self.clock.elapsed() + self.config.converge_within;
         for _ in 0..self.config.drain_steps {
             let at_ms = self.now_ms();
-            let step = if let Some(request) = self.net.held().into_iter().next() {
-                self.release(at_ms, request, Verdict::Pass)
-            } else if let Some(watch) = self.net.watches().into_iter().find(|w| w.held > 0) {
-                self.deliver(at_ms, &watch)
-            } else {
-                if self.goals().is_ok() {
-                    return Ok(());
+            // Fair: whatever has waited longest goes first, request or watch event (by arrival,
+            // since virtual time stands still while nothing advances it), so no watch starves
+            // while requests keep coming.
+            let request = self.net.held().into_iter().min_by_key(|r| r.arrival);
+            let watch = self
+                .net
+                .watches()
+                .into_iter()
+                .filter_map(|w| w.head_arrival.map(|a| (a, w)))
+                .min_by_key(|(a, _)| *a);
+            let step = match (request, watch) {
+                (Some(request), Some((arrival, _))) if request.arrival < arrival => {
+                    self.release(at_ms, request, Verdict::Pass)
                 }
-                let now = self.clock.elapsed();
-                if now >= deadline {
-                    break;
+                (_, Some((_, watch))) => self.deliver(at_ms, &watch),
+                (Some(request), None) => self.release(at_ms, request, Verdict::Pass),
+                (None, None) => {
+                    if self.goals().is_ok() {
+                        return Ok(());
+                    }
+                    let now = self.clock.elapsed();
+                    if now >= deadline {
+                        break;
+                    }
+                    self.advance(at_ms, (deadline - now).min(self.config.horizon))
                 }
-                self.advance(at_ms, (deadline - now).min(self.config.horizon))
             };
             self.trace.push(step);
             self.check()?;

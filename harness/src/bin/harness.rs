@@ -107,6 +107,13 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         choices: Option<Vec<usize>>,
     },
+    /// Speed figures with their targets: steps/s and runs/s per scenario, and the time from
+    /// seed 0 until each removed guard's failure is found.
+    Bench {
+        /// Seeds per guarded scenario.
+        #[arg(long, default_value_t = 200)]
+        seeds: u64,
+    },
     /// Merge slice reports (JSON lines from `explore --json`, e.g. the logs of the
     /// `deploy/harness` Job's pods); exits non-zero when a slice failed.
     Merge {
@@ -170,6 +177,7 @@ fn main() -> ExitCode {
             explore(&scenario, from + index * seeds, seeds, options)
         }
         Command::Merge { files } => merge(&files),
+        Command::Bench { seeds } => bench(seeds),
         Command::Exhaust {
             scenario: name,
             depth,
@@ -434,4 +442,60 @@ fn merge(files: &[std::path::PathBuf]) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Targets of issue 8, on one core of a release build.
+const TARGET_STEPS_PER_SEC: f64 = 20_000.0;
+const TARGET_FIND_SECS: f64 = 1.0;
+const TARGET_500_SEEDS_SECS: f64 = 30.0;
+
+fn bench(seeds: u64) -> ExitCode {
+    let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
+    if cfg!(debug_assertions) {
+        println!("(a debug build: figures are ~8x lower than release; use cargo run --release)");
+    }
+    for scenario in harness::scenarios::all() {
+        if scenario.expect_failure || scenario.name == "karpenter/crash-after-launch" {
+            let started = std::time::Instant::now();
+            let report = scenario.explore(0..5_000, ExploreOptions::default(), |_, _| {});
+            let secs = started.elapsed().as_secs_f64();
+            match report.failures.first() {
+                Some(f) => println!(
+                    "harness.find.{:<44} seed {:>4} after {:>4} runs  {:>7.3}s  target < {TARGET_FIND_SECS}s  {}",
+                    scenario.name,
+                    f.seed,
+                    report.runs,
+                    secs,
+                    verdict(secs < TARGET_FIND_SECS)
+                ),
+                None => println!(
+                    "harness.find.{:<44} NOT FOUND in {} runs ({secs:.1}s)  MISS",
+                    scenario.name, report.runs
+                ),
+            }
+        } else {
+            let report = scenario.explore(
+                0..seeds,
+                ExploreOptions {
+                    stop_after: 0,
+                    check_determinism: false,
+                },
+                |_, _| {},
+            );
+            let secs = report.elapsed.as_secs_f64().max(1e-9);
+            let steps = report.steps as f64 / secs;
+            let runs = report.runs as f64 / secs;
+            let for_500 = 500.0 / runs;
+            println!(
+                "harness.explore.{:<41} {:>7.0} steps/s (target {TARGET_STEPS_PER_SEC:.0}) {}  {:>6.1} runs/s  500 seeds in {:>5.1}s (target < {TARGET_500_SEEDS_SECS}s) {}",
+                scenario.name,
+                steps,
+                verdict(steps >= TARGET_STEPS_PER_SEC),
+                runs,
+                for_500,
+                verdict(for_500 < TARGET_500_SEEDS_SECS)
+            );
+        }
+    }
+    ExitCode::SUCCESS
 }
