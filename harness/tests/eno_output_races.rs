@@ -98,3 +98,15 @@ fn the_guard_holds_where_its_removal_fails() {
     let run = with.run(failure.seed);
     assert_eq!(run.violation, None, "{}", run.render());
 }
+
+/// A status write that took effect but whose answer timed out: the executor used to delete the
+/// slices the composition now records (seed 41 of this scenario broke "recorded slices exist").
+#[test]
+fn an_ambiguous_status_write_keeps_the_recorded_slices() {
+    let scenario = scenario("eno/executor-ambiguous-status-write");
+    let report = scenario.explore(0..50, ExploreOptions::default(), |_, _| {});
+    if let Some(failure) = report.failures.first() {
+        panic!("{}", scenario.report(failure, &failure.run));
+    }
+    assert_eq!(report.runs, 50);
+}

@@ -311,7 +311,12 @@ pub async fn synthesize_with_options(
             Ok(Outcome::Skipped(reason))
         }
         Err(e) => {
-            delete_slices(client, &request.composition_namespace, &slice_names).await;
+            // The write may have taken effect although its answer was lost (a timeout): the
+            // slices are then the composition's recorded output and must stay. When unsure,
+            // they stay too; slice cleanup removes slices no composition records.
+            if !records_any(&compositions, &request.composition_name, &slice_names).await {
+                delete_slices(client, &request.composition_namespace, &slice_names).await;
+            }
             Err(e)
         }
     }
@@ -567,6 +572,26 @@ async fn record_synthesized(
         }
     }
     Err(ExecutorError::TooManyConflicts(STATUS_WRITE_ATTEMPTS))
+}
+
+/// Whether the composition records any of `slices` as the output of its current or previous
+/// synthesis (`true` when it cannot be read: then nothing may be deleted).
+async fn records_any(compositions: &Api<Composition>, name: &str, slices: &[String]) -> bool {
+    match compositions.get(name).await {
+        Ok(comp) => comp
+            .status
+            .iter()
+            .flat_map(|s| [s.current_synthesis.as_ref(), s.previous_synthesis.as_ref()])
+            .flatten()
+            .any(|synthesis| {
+                synthesis
+                    .resource_slices
+                    .iter()
+                    .any(|r| slices.contains(&r.name))
+            }),
+        Err(e) if is_status(&e, 404) => false,
+        Err(_) => true,
+    }
 }
 
 /// Best-effort removal of slices whose synthesis was dropped.

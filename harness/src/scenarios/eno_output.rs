@@ -188,6 +188,18 @@ pub fn scenarios() -> Vec<Scenario> {
         // The race needs the user's change, its swap and the pod's deletion all inside the
         // executor's few requests: PCT's shape (a uniform walk finds none in 300 seeds).
         .configure(|c| c.strategy = crate::strategy::Strategy::Pct { depth: 3 }),
+        Scenario::new(
+            "eno/executor-ambiguous-status-write",
+            "a status write that took effect but timed out: the executor keeps the slices the composition now records",
+            |w| world(w, Guards::default()),
+        )
+        .configure(|c| {
+            c.faults = crate::sim::Faults {
+                request_permille: 250,
+                budget: 400,
+                ..crate::sim::Faults::none()
+            }
+        }),
     ]
 }
 
