@@ -1,5 +1,6 @@
 //! Both controllers at once on one API server: Eno's processes (controllers and kubelet
-//! stand-in) and Karpenter's (lifecycle and termination on a fake cloud), every fault kind on,
+//! stand-in) and Karpenter's (lifecycle, termination and garbage collection on a kwok cloud,
+//! with its kubelet stand-in and users deleting NodeClaims), every fault kind on,
 //! every invariant of both checked after every step and both goals reached once faults stop.
 //! What one controller does to the server (its writes, its watch traffic, its load on the
 //! schedule) must not break the other.
@@ -8,12 +9,12 @@ use crate::scenario::Scenario;
 use crate::sim::Faults;
 use crate::world::World;
 
-use super::{eno, karpenter};
+use super::{eno, karpenter_gc};
 
 /// Builds the shared world.
 pub fn world(world: &mut World) {
     eno::world(world, eno::Guards::default());
-    karpenter::world(world, true);
+    karpenter_gc::world(world, karpenter_gc::Guards::default());
 }
 
 /// The scenarios of this module.
@@ -24,12 +25,7 @@ pub fn scenarios() -> Vec<Scenario> {
         world,
     )
     .configure(|c| {
-        // Crashes wait for Karpenter's garbage collection: without it a crash between a launch
-        // and its recorded status leaks an instance by design (spec §6.3).
-        c.faults = Faults {
-            crashes: false,
-            ..Faults::all(5)
-        };
+        c.faults = Faults::all(5);
         c.steps = 250;
     })]
 }

@@ -194,9 +194,9 @@ pub fn process(
     });
 }
 
-/// Actor `kubelet`: Karpenter's kubelet stand-in (`controllers::karpenter::kubelet::run`).
+/// Actor `kwok-kubelet`: Karpenter's kubelet stand-in (`controllers::karpenter::kubelet::run`).
 pub fn kubelet(world: &mut World) {
-    world.actor("kubelet", |env| {
+    world.actor("kwok-kubelet", |env| {
         let ctx = Arc::new(KubeletContext::new(env.client, env.clock, HEARTBEAT));
         kubelet::run(ctx, Default::default(), shutdown::never()).boxed()
     });
