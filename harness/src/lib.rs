@@ -15,6 +15,7 @@
 //! exactly; a failing run shrinks to the shortest schedule that still fails ([`engine`]); and
 //! [`show`] renders a run as a timeline. The `harness` binary puts all of it on the command line.
 
+pub mod check;
 pub mod choices;
 pub mod engine;
 pub mod exhaustive;

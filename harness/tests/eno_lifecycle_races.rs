@@ -4,13 +4,9 @@
 //! each guard in place, exploration with faults on breaks no invariant and every run converges.
 //! Seeds: `HARNESS_SEEDS=n` (default 40 here).
 
-use harness::engine::{seeds_from_env, ExploreOptions, Target};
-use harness::scenario::Scenario;
+use harness::check::{self};
+use harness::engine::seeds_from_env;
 use rstest::rstest;
-
-fn scenario(name: &str) -> Scenario {
-    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
-}
 
 /// `liveness`: the removed guard's bad outcome is a goal never reached (a deadlock), not a
 /// broken invariant.
@@ -54,53 +50,13 @@ fn scenario(name: &str) -> Scenario {
 )]
 fn a_removed_lifecycle_guard_is_found_shrunk_and_replayed(
     #[case] name: &str,
-    #[case] invariant: &str,
+    #[case] property: &str,
     #[case] liveness: bool,
 ) {
-    let scenario = scenario(name);
-    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
-    let failure = report
-        .failures
-        .first()
-        .unwrap_or_else(|| panic!("{name}: no failure in {} runs", report.runs))
-        .clone();
-    let violation = failure.run.violation.clone().unwrap_or_default();
-    let what = violation
-        .strip_prefix("not reached within ")
-        .and_then(|v| v.split_once("once faults stopped: "))
-        .map(|(_, goal)| goal)
-        .unwrap_or(&violation);
-    assert!(what.starts_with(invariant), "{violation}");
-    assert_eq!(
-        violation.contains("not reached within"),
-        liveness,
-        "{name}: {violation}"
+    println!(
+        "{}",
+        check::removed_guard_is_found(name, &[property], liveness, 300)
     );
-    let shrunk = scenario.shrink(&failure);
-    let text = scenario.report(&failure, &shrunk);
-    println!("{text}");
-    assert!(shrunk.trace.len() <= failure.run.trace.len(), "{text}");
-    let kind = |v: &str| {
-        v.strip_prefix("not reached within ")
-            .and_then(|v| v.split_once("once faults stopped: "))
-            .map(|(_, goal)| goal.split(':').next().unwrap_or_default().to_string())
-            .unwrap_or_else(|| v.split(':').next().unwrap_or_default().to_string())
-    };
-    assert_eq!(
-        shrunk.violation.as_deref().map(kind),
-        Some(kind(&violation)),
-        "{text}"
-    );
-    let again = scenario.replay(failure.seed, shrunk.choices.clone());
-    assert_eq!(
-        again.render(),
-        shrunk.render(),
-        "the shrunk schedule replays exactly"
-    );
-    assert!(text.contains(&format!(
-        "cargo run -p harness -- replay --scenario {name} --seed {}",
-        failure.seed
-    )));
 }
 
 #[rstest]
@@ -114,25 +70,5 @@ fn a_removed_lifecycle_guard_is_found_shrunk_and_replayed(
 #[case::deleted_composition_status_update("eno/deleted-composition-status-update")]
 #[case::reconciled_before_finalizer_removal("eno/reconciled-before-finalizer-removal")]
 fn a_lifecycle_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
-    let scenario = scenario(name);
-    assert!(
-        scenario.config.faults.budget > 0,
-        "{name} explores with faults on"
-    );
-    let report = scenario.explore(
-        seeds_from_env(0..40),
-        ExploreOptions {
-            stop_after: 1,
-            check_determinism: false,
-        },
-        |_, _| {},
-    );
-    if let Some(failure) = report.failures.first() {
-        let shrunk = scenario.shrink(failure);
-        panic!("{}", scenario.report(failure, &shrunk));
-    }
-    assert!(
-        report.distinct as u64 > report.runs / 2,
-        "seeds explore different schedules"
-    );
+    check::guard_holds(name, seeds_from_env(0..40));
 }

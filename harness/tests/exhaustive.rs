@@ -1,10 +1,7 @@
 //! Bounded exhaustive exploration: "no interleaving of these N steps breaks the invariant".
 
+use harness::check::scenario;
 use harness::exhaustive::{explore, Bounds};
-
-fn scenario(name: &str) -> harness::scenario::Scenario {
-    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
-}
 
 #[test]
 fn no_interleaving_of_karpenters_first_six_steps_leaks_an_instance() {

@@ -6,13 +6,9 @@
 //! on breaks no invariant and every run reaches its goals once faults stop. Seeds:
 //! `HARNESS_SEEDS=n` (default 40 here; run 500 in release with the CLI).
 
-use harness::engine::{seeds_from_env, ExploreOptions, Target};
-use harness::scenario::Scenario;
+use harness::check::{self, scenario};
+use harness::engine::{seeds_from_env, Target};
 use rstest::rstest;
-
-fn scenario(name: &str) -> Scenario {
-    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
-}
 
 /// `liveness` is true for the one guard whose bad outcome is a goal never reached (a NodeClaim
 /// that stays forever), not a broken invariant.
@@ -37,50 +33,17 @@ fn scenario(name: &str) -> Scenario {
     "no relaunch after insufficient capacity",
     false
 )]
-#[case::liveness(
-    "karpenter/without-liveness",
-    "not reached within 1800.000s of virtual time once faults stopped: every NodeClaim is Ready or gone",
-    true
-)]
+#[case::liveness("karpenter/without-liveness", "every NodeClaim is Ready or gone", true)]
 #[case::optimistic_lock("karpenter/without-optimistic-lock", "no lost update", false)]
 fn a_removed_guard_is_found_shrunk_and_replayed(
     #[case] name: &str,
-    #[case] violation_start: &str,
+    #[case] property: &str,
     #[case] liveness: bool,
 ) {
-    let scenario = scenario(name);
-    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
-    let failure = report
-        .failures
-        .first()
-        .unwrap_or_else(|| panic!("{name}: no failure in {} seeds", report.runs))
-        .clone();
-    let violation = failure.run.violation.clone().unwrap_or_default();
-    assert!(violation.starts_with(violation_start), "{violation}");
-    assert_eq!(
-        violation.contains("not reached within"),
-        liveness,
-        "a safety violation unless the guard is a liveness one: {violation}"
+    println!(
+        "{}",
+        check::removed_guard_is_found(name, &[property], liveness, 300)
     );
-    let shrunk = scenario.shrink(&failure);
-    let text = scenario.report(&failure, &shrunk);
-    println!("{text}");
-    assert!(shrunk.trace.len() <= failure.run.trace.len(), "{text}");
-    assert_eq!(
-        shrunk.violation.as_deref().map(|v| v.split(':').next()),
-        Some(violation.split(':').next()),
-        "{text}"
-    );
-    let again = scenario.replay(failure.seed, shrunk.choices.clone());
-    assert_eq!(
-        again.render(),
-        shrunk.render(),
-        "the shrunk schedule replays exactly"
-    );
-    assert!(text.contains(&format!(
-        "cargo run -p harness -- replay --scenario {name} --seed {}",
-        failure.seed
-    )));
 }
 
 #[rstest]
@@ -91,27 +54,7 @@ fn a_removed_guard_is_found_shrunk_and_replayed(
 #[case::liveness("karpenter/liveness")]
 #[case::optimistic_lock("karpenter/optimistic-lock")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
-    let scenario = scenario(name);
-    assert!(
-        scenario.config.faults.budget > 0,
-        "{name} explores with faults on"
-    );
-    let report = scenario.explore(
-        seeds_from_env(0..40),
-        ExploreOptions {
-            stop_after: 1,
-            check_determinism: false,
-        },
-        |_, _| {},
-    );
-    if let Some(failure) = report.failures.first() {
-        let shrunk = scenario.shrink(failure);
-        panic!("{}", scenario.report(failure, &shrunk));
-    }
-    assert!(
-        report.distinct as u64 > report.runs / 2,
-        "seeds explore different schedules"
-    );
+    check::guard_holds(name, seeds_from_env(0..40));
 }
 
 /// The recreated NodeClaim really is a new object that launches its own instance: the world's

@@ -5,13 +5,9 @@
 //! breaks no invariant and every run reaches its goal once faults stop. Seeds:
 //! `HARNESS_SEEDS=n` (default 60 here; `make race` runs more, in release).
 
+use harness::check::{self, scenario};
 use harness::engine::{seeds_from_env, ExploreOptions, Target};
-use harness::scenario::Scenario;
 use rstest::rstest;
-
-fn scenario(name: &str) -> Scenario {
-    harness::scenarios::find(name).unwrap_or_else(|| panic!("no scenario {name}"))
-}
 
 #[rstest]
 #[case::eno_live_pod_list("eno/without-live-pod-list", "one live synthesizer pod")]
@@ -20,38 +16,10 @@ fn scenario(name: &str) -> Scenario {
 #[case::karpenter_launch_cache("karpenter/without-launch-cache", "one instance per NodeClaim")]
 #[case::karpenter_crash_after_launch("karpenter/crash-after-launch", "one instance per NodeClaim")]
 fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] invariant: &str) {
-    let scenario = scenario(name);
-    let report = scenario.explore(0..300, ExploreOptions::default(), |_, _| {});
-    let failure = report
-        .failures
-        .first()
-        .unwrap_or_else(|| panic!("{name}: no failure in {} seeds", report.runs))
-        .clone();
-    let violation = failure.run.violation.clone().unwrap_or_default();
-    assert!(violation.starts_with(invariant), "{violation}");
-    assert!(
-        !violation.contains("not reached within"),
-        "a safety violation, not a liveness one: {violation}"
+    println!(
+        "{}",
+        check::removed_guard_is_found(name, &[invariant], false, 300)
     );
-    let shrunk = scenario.shrink(&failure);
-    let text = scenario.report(&failure, &shrunk);
-    println!("{text}");
-    assert!(shrunk.trace.len() <= failure.run.trace.len(), "{text}");
-    assert_eq!(
-        shrunk.violation.as_deref().map(|v| v.split(':').next()),
-        Some(violation.split(':').next()),
-        "{text}"
-    );
-    let again = scenario.replay(failure.seed, shrunk.choices.clone());
-    assert_eq!(
-        again.render(),
-        shrunk.render(),
-        "the shrunk schedule replays exactly"
-    );
-    assert!(text.contains(&format!(
-        "cargo run -p harness -- replay --scenario {name} --seed {}",
-        failure.seed
-    )));
 }
 
 #[rstest]
@@ -61,27 +29,7 @@ fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] inva
 #[case::karpenter_launch_cache("karpenter/launch-cache")]
 #[case::both_controllers("both/every-guard")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
-    let scenario = scenario(name);
-    assert!(
-        scenario.config.faults.budget > 0,
-        "{name} explores with faults on"
-    );
-    let report = scenario.explore(
-        seeds_from_env(0..60),
-        ExploreOptions {
-            stop_after: 1,
-            check_determinism: false,
-        },
-        |_, _| {},
-    );
-    if let Some(failure) = report.failures.first() {
-        let shrunk = scenario.shrink(failure);
-        panic!("{}", scenario.report(failure, &shrunk));
-    }
-    assert!(
-        report.distinct as u64 > report.runs / 2,
-        "seeds explore different schedules"
-    );
+    check::guard_holds(name, seeds_from_env(0..60));
 }
 
 #[rstest]
