@@ -90,6 +90,44 @@ pub struct Config {
     pub strategy: Strategy,
     /// Most replays one shrink may take.
     pub shrink_replays: usize,
+    /// A targeted plan: lanes held back until named steps have happened (on top of the
+    /// strategy, for seeded runs).
+    pub plan: Vec<Hold>,
+}
+
+/// One rule of a targeted plan: the steps of every lane whose name contains `lane` are not
+/// taken until a step whose lane and action contain `until` has been taken `times` times — how a
+/// test names the interleaving a seed's comment describes ("hold every pod event from the
+/// lifecycle controller's cache until it has created a second pod").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hold {
+    /// Part of the held lanes' names (`eno/watch`, `pods?labelSelector`).
+    pub lane: String,
+    /// Part of the releasing step's `lane action` text.
+    pub until: String,
+    /// How many such steps release the hold.
+    pub times: usize,
+}
+
+impl Hold {
+    /// Holds lanes containing `lane` until a step containing `until` happened `times` times.
+    pub fn lane(lane: &str, until: &str, times: usize) -> Self {
+        Self {
+            lane: lane.to_string(),
+            until: until.to_string(),
+            times,
+        }
+    }
+
+    /// Whether this rule holds back `lane` after `taken`.
+    fn holds(&self, lane: &str, taken: &[Step]) -> bool {
+        lane.contains(&self.lane)
+            && taken
+                .iter()
+                .filter(|s| format!("{} {}", s.lane, s.action).contains(&self.until))
+                .count()
+                < self.times
+    }
 }
 
 impl Default for Config {
@@ -103,6 +141,7 @@ impl Default for Config {
             drain_steps: 3000,
             strategy: Strategy::Random,
             shrink_replays: 300,
+            plan: Vec::new(),
         }
     }
 }
@@ -336,8 +375,26 @@ impl Sim {
             if lanes.is_empty() {
                 break;
             }
+            // A targeted plan keeps held lanes out of the seeded choice (unless nothing else is
+            // enabled); the decision is recorded as an index into every enabled step, so a
+            // replay needs no plan.
+            let allowed: Vec<usize> = (0..lanes.len())
+                .filter(|i| {
+                    !self
+                        .config
+                        .plan
+                        .iter()
+                        .any(|h| h.holds(&lanes[*i], &self.trace))
+                })
+                .collect();
+            let allowed = if allowed.is_empty() {
+                (0..lanes.len()).collect()
+            } else {
+                allowed
+            };
+            let allowed_lanes: Vec<String> = allowed.iter().map(|i| lanes[*i].clone()).collect();
             let picker = &mut self.picker;
-            let index = chooser.choose_by(lanes.len(), || picker.pick(&lanes));
+            let index = chooser.choose_by(lanes.len(), || allowed[picker.pick(&allowed_lanes)]);
             let taken = self.perform(index, step, chooser);
             self.trace.push(taken);
             if let Err(v) = self.check() {

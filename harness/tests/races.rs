@@ -106,3 +106,47 @@ fn the_same_seed_gives_the_same_trace_in_another_process(#[case] name: &str, #[c
     assert!(first.lines().count() > 10, "{first}");
     assert_eq!(first, replay());
 }
+
+/// A targeted plan holds lanes back until named steps have happened: here the kubelet stays
+/// still until the Eno controller has created its first pod (it moves earlier only when nothing
+/// else can). The decisions of a planned run replay without the plan.
+#[test]
+fn a_targeted_plan_holds_a_lane_until_its_step() {
+    use harness::engine::Target;
+    use harness::sim::Hold;
+    let plain = scenario("eno/live-pod-list");
+    let planned = plain.clone().configure(|c| {
+        c.plan = vec![Hold::lane(
+            "kubelet",
+            "eno POST /api/v1/namespaces/eno/pods",
+            1,
+        )]
+    });
+    let kubelet_steps_before_first_pod = |run: &harness::trace::Run| {
+        let first_pod = run
+            .trace
+            .iter()
+            .position(|s| s.lane == "eno" && s.action == "POST /api/v1/namespaces/eno/pods")
+            .unwrap_or(run.trace.len());
+        run.trace[..first_pod]
+            .iter()
+            .filter(|s| s.lane.contains("kubelet"))
+            .count()
+    };
+    let (mut with_plan, mut without_plan) = (0, 0);
+    for seed in 0..8 {
+        let run = planned.run(seed);
+        assert_eq!(run.violation, None);
+        with_plan += kubelet_steps_before_first_pod(&run);
+        without_plan += kubelet_steps_before_first_pod(&plain.run(seed));
+        assert_eq!(
+            plain.replay(seed, run.choices.clone()).render(),
+            run.render()
+        );
+    }
+    println!("kubelet steps before the first pod: {with_plan} planned, {without_plan} not");
+    assert!(
+        with_plan * 3 < without_plan,
+        "{with_plan} vs {without_plan}"
+    );
+}
