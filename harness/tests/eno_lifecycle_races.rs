@@ -72,3 +72,13 @@ fn a_removed_lifecycle_guard_is_found_shrunk_and_replayed(
 fn a_lifecycle_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
     check::guard_holds(name, seeds_from_env(0..40));
 }
+
+/// Upstream's status controller records any pod whose creation time differs from the recorded
+/// one, so two live pods of one synthesis (one terminating) were recorded in turn forever: this
+/// seed never converged. The port records only a newer pod.
+#[test]
+fn two_pods_of_one_synthesis_are_not_recorded_in_turn() {
+    use harness::engine::Target;
+    let run = scenario("eno/pod-creation-backoff").run(200);
+    assert_eq!(run.violation, None, "{}", run.render());
+}

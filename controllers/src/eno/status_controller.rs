@@ -68,6 +68,13 @@ pub enum StatusDecision {
 /// nil current synthesis. Deliberate change: with no current synthesis there is nothing to
 /// record on, and the pod is released. A pod without a creation timestamp is released too (it
 /// would otherwise be recorded again on every pass).
+///
+/// Second deliberate change: "podCreation ≠ pod ctime" records only a pod *newer* than the one
+/// recorded. Upstream records whenever the two differ, so while two pods of one synthesis live
+/// (one terminating, one new, as §7.5 allows) each pass records the other again: attempts grow
+/// past the pods created and the status writes never stop (found by the race harness,
+/// `eno/pod-creation-backoff` seed 200). An older pod's attempt was recorded before the newer
+/// one's, or is superseded by it; it is released.
 pub fn decide(comp: &Composition, pod: &Pod) -> StatusDecision {
     let Some(current) = comp
         .status
@@ -83,7 +90,10 @@ pub fn decide(comp: &Composition, pod: &Pod) -> StatusDecision {
     let out_of_sync = current.observed_composition_generation == pod_generation
         && (current.pod_creation.is_none()
             || current.observed_synthesizer_generation == 0
-            || current.pod_creation.as_ref() != Some(&created));
+            || current
+                .pod_creation
+                .as_ref()
+                .is_some_and(|recorded| recorded.0 < created.0));
     if !out_of_sync {
         return StatusDecision::ReleasePod;
     }
@@ -226,6 +236,13 @@ mod tests {
         Some(2)
     )]
     #[case::already_recorded(Some(synthesis(2, Some(10), 5, 1)), pod("2", "5", Some(10)), None)]
+    // A terminating older pod beside the newer recorded one: released, not recorded again
+    // (upstream records it, and then the newer one, forever).
+    #[case::older_pod_than_recorded(
+        Some(synthesis(2, Some(10), 5, 2)),
+        pod("2", "5", Some(5)),
+        None
+    )]
     #[case::synthesizer_generation_unknown(
         Some(synthesis(2, Some(10), 0, 1)),
         pod("2", "5", Some(10)),
