@@ -79,6 +79,6 @@ fn a_lifecycle_guard_in_place_holds_under_faults_and_every_run_converges(#[case]
 #[test]
 fn two_pods_of_one_synthesis_are_not_recorded_in_turn() {
     use harness::engine::Target;
-    let run = scenario("eno/pod-creation-backoff").run(200);
+    let run = check::scenario("eno/pod-creation-backoff").run(200);
     assert_eq!(run.violation, None, "{}", run.render());
 }
