@@ -556,7 +556,8 @@ impl Call<'_> {
         self.write_existing(&ctx, dry_run, |current| {
             let mut live = current.clone();
             add_type_meta(self.info, &mut live);
-            let applied = crate::apply::apply(&ctx.writer(subresource), Some(&live), &config, force)?;
+            let applied =
+                crate::apply::apply(&ctx.writer(subresource), Some(&live), &config, force)?;
             let mut merged = applied.object;
             check_type_meta(self.info, &mut merged)?;
             self.check_name(&merged)?;

@@ -481,9 +481,7 @@ fn content_equal(a: &Value, b: &Value) -> bool {
         return equal(a, b);
     };
     let same_meta = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
-        (Some(x), Some(y)) => {
-            maps_equal_where(x, y, |k| k != "resourceVersion")
-        }
+        (Some(x), Some(y)) => maps_equal_where(x, y, |k| k != "resourceVersion"),
         _ => equal(x, y),
     };
     maps_equal_where(a, b, |k| k != "metadata")

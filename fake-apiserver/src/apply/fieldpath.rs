@@ -229,11 +229,7 @@ impl Set {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self
-                .children
-                .entry(first.clone())
-                .or_default()
-                .insert(rest),
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
         }
     }
 
@@ -294,11 +290,7 @@ impl Set {
 
     /// The paths in both.
     pub fn intersection(&self, other: &Set) -> Set {
-        let members = self
-            .members
-            .intersection(&other.members)
-            .cloned()
-            .collect();
+        let members = self.members.intersection(&other.members).cloned().collect();
         let children = self
             .children
             .iter()

@@ -40,7 +40,12 @@ pub struct Identity {
 
 impl Identity {
     /// The identity of a write.
-    pub fn new(manager: &str, operation: Operation, api_version: &str, subresource: Option<&str>) -> Self {
+    pub fn new(
+        manager: &str,
+        operation: Operation,
+        api_version: &str,
+        subresource: Option<&str>,
+    ) -> Self {
         Self {
             manager: manager.to_string(),
             operation,
@@ -69,7 +74,12 @@ impl Identity {
 
     /// The order managers are listed in.
     pub fn sort_key(&self) -> (&str, Operation, &str, &str) {
-        (&self.manager, self.operation, &self.api_version, &self.subresource)
+        (
+            &self.manager,
+            self.operation,
+            &self.api_version,
+            &self.subresource,
+        )
     }
 }
 
@@ -111,7 +121,12 @@ pub fn decode(list: Option<&Value>) -> Result<Vec<Entry>, String> {
             None | Some(Value::Null) => Set::new(),
             Some(v) => Set::from_fields_v1(v).map_err(|e| e.to_string())?,
         };
-        let id = Identity::new(s("manager"), operation, s("apiVersion"), Some(s("subresource")));
+        let id = Identity::new(
+            s("manager"),
+            operation,
+            s("apiVersion"),
+            Some(s("subresource")),
+        );
         let entry = Entry {
             id,
             api_version: s("apiVersion").to_string(),
@@ -193,7 +208,10 @@ mod tests {
         assert_eq!(managers, ["ctl", "kubectl-create", "kubectl-edit"]);
         assert_eq!(out[1], list[1]);
         assert_eq!(out[0], list[2]);
-        assert!(decode(Some(&json!([{"manager": "m", "operation": "Other", "fieldsType": "FieldsV1"}]))).is_err());
+        assert!(decode(Some(
+            &json!([{"manager": "m", "operation": "Other", "fieldsType": "FieldsV1"}])
+        ))
+        .is_err());
     }
 
     #[test]

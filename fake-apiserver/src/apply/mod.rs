@@ -57,7 +57,12 @@ impl Writer<'_> {
     }
 
     fn identity(&self, operation: Operation) -> Identity {
-        Identity::new(self.manager, operation, &self.info.api_version(), self.subresource)
+        Identity::new(
+            self.manager,
+            operation,
+            &self.info.api_version(),
+            self.subresource,
+        )
     }
 }
 
@@ -317,7 +322,10 @@ pub fn apply(
     let applied = Entry {
         id: id.clone(),
         api_version: writer.info.api_version(),
-        time: entries.iter().find(|e| e.id == id).and_then(|e| e.time.clone()),
+        time: entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.time.clone()),
         set,
     };
     match entries.iter_mut().find(|e| e.id == id) {
@@ -328,8 +336,16 @@ pub fn apply(
         Some(last) if !last.is_empty() => prune(&schema, &merged, &entries, last),
         _ => merged,
     };
-    take_over(&schema, &live_v, &pruned, &mut entries, Some(&id), &ignored, force)
-        .map_err(|conflicts| conflict_error(&conflicts))?;
+    take_over(
+        &schema,
+        &live_v,
+        &pruned,
+        &mut entries,
+        Some(&id),
+        &ignored,
+        force,
+    )
+    .map_err(|conflicts| conflict_error(&conflicts))?;
     let changed = pruned != live_v;
     strip(&mut entries);
     if changed {
@@ -350,9 +366,7 @@ fn prune(schema: &TypeSchema, merged: &Value, entries: &[Entry], last: &Set) -> 
     let last_named = named(last);
     let pruned = typed::remove_items(schema, root, merged, &last_named);
     // Add back what anyone (the applier's new configuration included) owns.
-    let managed = entries
-        .iter()
-        .fold(Set::new(), |acc, e| acc.union(&e.set));
+    let managed = entries.iter().fold(Set::new(), |acc, e| acc.union(&e.set));
     let merged_set = named(&typed::to_field_set(schema, root, merged));
     let pruned_set = named(&typed::to_field_set(schema, root, &pruned));
     let remove = merged_set.difference(&pruned_set.union(&named(&managed)));
@@ -410,9 +424,7 @@ pub fn validate_field_manager(manager: &str) -> Vec<StatusCause> {
     if manager.len() > FIELD_MANAGER_MAX_LENGTH {
         causes.push(StatusCause {
             reason: "FieldValueTooLong".into(),
-            message: format!(
-                "Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
-            ),
+            message: format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
             field: "fieldManager".into(),
         });
     }
@@ -480,17 +492,32 @@ mod tests {
         track_update(&writer(&cms, "kubectl-create", "t1"), None, &mut created);
         assert_eq!(
             entries(&created),
-            vec![("kubectl-create".into(), "Update".into(), json!({"f:data": {".": {}, "f:a": {}}}))]
+            vec![(
+                "kubectl-create".into(),
+                "Update".into(),
+                json!({"f:data": {".": {}, "f:a": {}}})
+            )]
         );
         assert_eq!(created["metadata"]["managedFields"][0]["time"], "t1");
         // Another manager changes `a` and adds a label: it takes `a` over.
         let mut labelled = created.clone();
         labelled["data"]["a"] = json!("2");
         labelled["metadata"]["labels"] = json!({"x": "y"});
-        labelled["metadata"].as_object_mut().unwrap().remove("managedFields");
-        track_update(&writer(&cms, "kubectl-edit", "t2"), Some(&created), &mut labelled);
+        labelled["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        track_update(
+            &writer(&cms, "kubectl-edit", "t2"),
+            Some(&created),
+            &mut labelled,
+        );
         let e = entries(&labelled);
-        assert_eq!(e[0].2, json!({"f:data": {}}), "kubectl-create keeps the map itself");
+        assert_eq!(
+            e[0].2,
+            json!({"f:data": {}}),
+            "kubectl-create keeps the map itself"
+        );
         assert_eq!(
             e[1].2,
             json!({"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {".": {}, "f:x": {}}}})
@@ -498,28 +525,55 @@ mod tests {
         // Removing the label leaves kubectl-label nothing; its entry goes.
         let mut label = labelled.clone();
         label["metadata"]["labels"]["z"] = json!("1");
-        track_update(&writer(&cms, "kubectl-label", "t3"), Some(&labelled), &mut label);
+        track_update(
+            &writer(&cms, "kubectl-label", "t3"),
+            Some(&labelled),
+            &mut label,
+        );
         assert_eq!(entries(&label).len(), 3);
         let mut unlabel = label.clone();
-        unlabel["metadata"]["labels"].as_object_mut().unwrap().remove("z");
-        track_update(&writer(&cms, "kubectl-label", "t4"), Some(&label), &mut unlabel);
-        assert!(entries(&unlabel).iter().all(|(m, _, _)| m != "kubectl-label"));
+        unlabel["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("z");
+        track_update(
+            &writer(&cms, "kubectl-label", "t4"),
+            Some(&label),
+            &mut unlabel,
+        );
+        assert!(entries(&unlabel)
+            .iter()
+            .all(|(m, _, _)| m != "kubectl-label"));
     }
 
     #[test]
     fn apply_conflicts_force_share_and_prune() {
         let cms = info("configmaps");
-        let a1 = apply(&writer(&cms, "a", "t1"), None, &cm(json!({"x": "1", "y": "1"})), false)
-            .unwrap()
-            .object;
+        let a1 = apply(
+            &writer(&cms, "a", "t1"),
+            None,
+            &cm(json!({"x": "1", "y": "1"})),
+            false,
+        )
+        .unwrap()
+        .object;
         assert_eq!(a1["data"], json!({"x": "1", "y": "1"}));
         assert_eq!(
             entries(&a1),
-            vec![("a".into(), "Apply".into(), json!({"f:data": {"f:x": {}, "f:y": {}}}))]
+            vec![(
+                "a".into(),
+                "Apply".into(),
+                json!({"f:data": {"f:x": {}, "f:y": {}}})
+            )]
         );
         // b applies x with another value: conflict.
-        let err = apply(&writer(&cms, "b", "t2"), Some(&a1), &cm(json!({"x": "2"})), false)
-            .unwrap_err();
+        let err = apply(
+            &writer(&cms, "b", "t2"),
+            Some(&a1),
+            &cm(json!({"x": "2"})),
+            false,
+        )
+        .unwrap_err();
         assert_eq!(err.code, 409);
         assert_eq!(
             err.message,
@@ -529,21 +583,36 @@ mod tests {
         assert_eq!(err.causes[0].field, ".data.x");
         assert_eq!(err.causes[0].message, "conflict with \"a\"");
         // The same value is shared.
-        let shared = apply(&writer(&cms, "b", "t2"), Some(&a1), &cm(json!({"x": "1"})), false)
-            .unwrap()
-            .object;
+        let shared = apply(
+            &writer(&cms, "b", "t2"),
+            Some(&a1),
+            &cm(json!({"x": "1"})),
+            false,
+        )
+        .unwrap()
+        .object;
         assert_eq!(entries(&shared).len(), 2);
         // a drops x: b still owns it, so it stays; a drops y: nobody owns it, so it goes.
         let mut without_data = cm(json!({}));
         without_data.as_object_mut().unwrap().remove("data");
-        let a2 = apply(&writer(&cms, "a", "t3"), Some(&shared), &without_data, false)
-            .unwrap()
-            .object;
+        let a2 = apply(
+            &writer(&cms, "a", "t3"),
+            Some(&shared),
+            &without_data,
+            false,
+        )
+        .unwrap()
+        .object;
         assert_eq!(a2["data"], json!({"x": "1"}));
         // Force moves ownership.
-        let forced = apply(&writer(&cms, "c", "t4"), Some(&a2), &cm(json!({"x": "9"})), true)
-            .unwrap()
-            .object;
+        let forced = apply(
+            &writer(&cms, "c", "t4"),
+            Some(&a2),
+            &cm(json!({"x": "9"})),
+            true,
+        )
+        .unwrap()
+        .object;
         assert_eq!(forced["data"]["x"], "9");
         let e = entries(&forced);
         assert_eq!(e.len(), 1, "{e:?}");
@@ -587,7 +656,10 @@ mod tests {
 
     #[test]
     fn user_agents_become_managers() {
-        assert_eq!(manager_from_user_agent("kubectl/v1.32.0 (linux/amd64)"), "kubectl");
+        assert_eq!(
+            manager_from_user_agent("kubectl/v1.32.0 (linux/amd64)"),
+            "kubectl"
+        );
         assert_eq!(manager_from_user_agent("a\u{7}b/1"), "ab");
         assert_eq!(manager_from_user_agent(&"x".repeat(200)).len(), 128);
         assert!(validate_field_manager("ok").is_empty());

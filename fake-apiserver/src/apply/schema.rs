@@ -90,11 +90,9 @@ impl TypeSchema {
     /// The type of field `name` inside the map type `id`.
     pub fn field_type(&self, id: TypeId, name: &str) -> TypeId {
         match self.atom(id) {
-            Atom::Map { fields, elem, .. } => fields
-                .get(name)
-                .copied()
-                .or(*elem)
-                .unwrap_or(DEDUCED),
+            Atom::Map { fields, elem, .. } => {
+                fields.get(name).copied().or(*elem).unwrap_or(DEDUCED)
+            }
             Atom::UntypedAtomic => UNTYPED_ATOMIC,
             _ => DEDUCED,
         }
@@ -216,7 +214,9 @@ impl<'a> Builder<'a> {
                 let kind = self.list_kind(schema, elem);
                 Atom::List { elem, kind }
             }
-            "object" | "" if properties.is_some() || schema.get("additionalProperties").is_some() => {
+            "object" | ""
+                if properties.is_some() || schema.get("additionalProperties").is_some() =>
+            {
                 let mut fields = BTreeMap::new();
                 for (name, prop) in properties.into_iter().flatten() {
                     let id = self.convert(prop);
@@ -228,8 +228,8 @@ impl<'a> Builder<'a> {
                     _ if flag("x-kubernetes-preserve-unknown-fields") => Some(DEDUCED),
                     _ => None,
                 };
-                let atomic = schema.get("x-kubernetes-map-type").and_then(Value::as_str)
-                    == Some("atomic");
+                let atomic =
+                    schema.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
                 Atom::Map {
                     fields,
                     elem,
@@ -251,7 +251,9 @@ impl<'a> Builder<'a> {
         let ext = |key: &str| schema.get(key);
         match ext("x-kubernetes-list-type").and_then(Value::as_str) {
             Some("set") => return ListKind::Set,
-            Some("map") => return ListKind::Map(self.keys(ext("x-kubernetes-list-map-keys"), elem)),
+            Some("map") => {
+                return ListKind::Map(self.keys(ext("x-kubernetes-list-map-keys"), elem))
+            }
             Some(_) => return ListKind::Atomic,
             None => {}
         }
@@ -335,8 +337,7 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
             .get_or_init(|| Arc::new(custom_schema(info.schema.as_ref())))
             .clone();
     }
-    static BUILTIN: OnceLock<std::sync::Mutex<HashMap<String, Arc<TypeSchema>>>> =
-        OnceLock::new();
+    static BUILTIN: OnceLock<std::sync::Mutex<HashMap<String, Arc<TypeSchema>>>> = OnceLock::new();
     let Some(name) =
         crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)
     else {

@@ -102,7 +102,9 @@ fn shape_of_pair<'s>(
         let other = shape_of(schema, ty, l);
         let same = matches!(
             (&shape, &other),
-            (Shape::Leaf, Shape::Leaf) | (Shape::List { .. }, Shape::List { .. }) | (Shape::Map { .. }, Shape::Map { .. })
+            (Shape::Leaf, Shape::Leaf)
+                | (Shape::List { .. }, Shape::List { .. })
+                | (Shape::Map { .. }, Shape::Map { .. })
         );
         if !same {
             return Shape::Leaf;
@@ -199,7 +201,13 @@ pub fn validate(schema: &TypeSchema, ty: TypeId, v: &Value) -> Vec<String> {
     errors
 }
 
-fn validate_at(schema: &TypeSchema, ty: TypeId, v: &Value, path: &mut Path, errors: &mut Vec<String>) {
+fn validate_at(
+    schema: &TypeSchema,
+    ty: TypeId,
+    v: &Value,
+    path: &mut Path,
+    errors: &mut Vec<String>,
+) {
     let at = |path: &Path, msg: String| {
         if path.is_empty() {
             msg
@@ -209,10 +217,16 @@ fn validate_at(schema: &TypeSchema, ty: TypeId, v: &Value, path: &mut Path, erro
     };
     match (schema.atom(ty), v) {
         (_, Value::Null) => {}
-        (Atom::List { .. }, Value::Object(_) | Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
+        (
+            Atom::List { .. },
+            Value::Object(_) | Value::String(_) | Value::Number(_) | Value::Bool(_),
+        ) => {
             errors.push(at(path, format!("expected list, got {}", kind_name(v))));
         }
-        (Atom::Map { .. }, Value::Array(_) | Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
+        (
+            Atom::Map { .. },
+            Value::Array(_) | Value::String(_) | Value::Number(_) | Value::Bool(_),
+        ) => {
             errors.push(at(path, format!("expected map, got {}", kind_name(v))));
         }
         (Atom::Scalar, Value::Array(_) | Value::Object(_)) => {
@@ -413,7 +427,14 @@ fn compare_items(
         let rv = r.values.get(pe).map(Vec::as_slice).unwrap_or_default();
         path.push(pe.clone());
         match (lv.len(), rv.len()) {
-            (0..=1, 0..=1) => compare_at(schema, elem, lv.first().copied(), rv.first().copied(), path, c),
+            (0..=1, 0..=1) => compare_at(
+                schema,
+                elem,
+                lv.first().copied(),
+                rv.first().copied(),
+                path,
+                c,
+            ),
             (2.., 2..) => {
                 if lv != rv {
                     c.modified.insert(path);
@@ -441,7 +462,8 @@ fn compare_items(
 /// where it puts them. Fails on duplicate elements in the configuration.
 pub fn merge(schema: &TypeSchema, ty: TypeId, lhs: &Value, rhs: &Value) -> Result<Value, String> {
     let mut path = Vec::new();
-    Ok(merge_at(schema, ty, Some(lhs), Some(rhs), &mut path)?.unwrap_or_else(|| Value::Object(Map::new())))
+    Ok(merge_at(schema, ty, Some(lhs), Some(rhs), &mut path)?
+        .unwrap_or_else(|| Value::Object(Map::new())))
 }
 
 fn merge_at(
@@ -458,7 +480,14 @@ fn merge_at(
             if *kind == ListKind::Atomic || (is_empty_container(l) && is_empty_container(r)) {
                 return keep_rhs();
             }
-            merge_list(schema, elem, kind, l.and_then(Value::as_array), r.and_then(Value::as_array), path)
+            merge_list(
+                schema,
+                elem,
+                kind,
+                l.and_then(Value::as_array),
+                r.and_then(Value::as_array),
+                path,
+            )
         }
         Shape::Map { ty, atomic } => {
             if atomic || (is_empty_container(l) && is_empty_container(r)) {
@@ -525,9 +554,8 @@ fn merge_list(
         lhs_pes.push(pe);
     }
     let null = Value::Null;
-    let lhs_value = |pe: &PathElement| -> Option<&Value> {
-        observed_lhs.get(pe).map(|v| v.unwrap_or(&null))
-    };
+    let lhs_value =
+        |pe: &PathElement| -> Option<&Value> { observed_lhs.get(pe).map(|v| v.unwrap_or(&null)) };
     let mut shared: std::collections::VecDeque<&PathElement> = rhs_pes
         .iter()
         .filter(|pe| observed_lhs.contains_key(*pe))
@@ -537,7 +565,12 @@ fn merge_list(
     let mut out = Vec::new();
     let (l_len, r_len) = (lhs_pes.len(), rhs_pes.len());
     let (mut li, mut ri) = (0, 0);
-    let merge_item = |pe: &PathElement, lv: Option<&Value>, rv: Option<&Value>, out: &mut Vec<Value>, path: &mut Path| -> Result<(), String> {
+    let merge_item = |pe: &PathElement,
+                      lv: Option<&Value>,
+                      rv: Option<&Value>,
+                      out: &mut Vec<Value>,
+                      path: &mut Path|
+     -> Result<(), String> {
         path.push(pe.clone());
         let merged = merge_at(schema, elem, lv, rv, path)?;
         path.pop();
@@ -551,7 +584,13 @@ fn merge_list(
             let pe = &lhs_pes[li];
             if *pe == rhs_pes[ri] {
                 merged_rhs.insert(pe);
-                merge_item(pe, lhs_value(pe), observed_rhs.get(pe).copied(), &mut out, path)?;
+                merge_item(
+                    pe,
+                    lhs_value(pe),
+                    observed_rhs.get(pe).copied(),
+                    &mut out,
+                    path,
+                )?;
                 li += 1;
                 ri += 1;
                 next_shared = shared.pop_front();
@@ -575,7 +614,13 @@ fn merge_list(
         if ri < r_len {
             let pe = &rhs_pes[ri];
             merged_rhs.insert(pe);
-            merge_item(pe, lhs_value(pe), observed_rhs.get(pe).copied(), &mut out, path)?;
+            merge_item(
+                pe,
+                lhs_value(pe),
+                observed_rhs.get(pe).copied(),
+                &mut out,
+                path,
+            )?;
             ri += 1;
             if next_shared == Some(pe) {
                 next_shared = shared.pop_front();
@@ -667,7 +712,10 @@ pub fn ensure_named_fields_are_members(schema: &TypeSchema, ty: TypeId, set: &Se
             },
             _ => DEDUCED,
         };
-        out.set_child(pe.clone(), ensure_named_fields_are_members(schema, child_ty, child));
+        out.set_child(
+            pe.clone(),
+            ensure_named_fields_are_members(schema, child_ty, child),
+        );
     }
     out
 }
@@ -755,7 +803,10 @@ mod tests {
         // Duplicates in a configuration are refused.
         let dup = json!({"spec": {"containers": [{"name": "a"}, {"name": "a"}]}});
         let err = merge(&s, s.root, &live, &dup).unwrap_err();
-        assert_eq!(err, ".spec.containers: duplicate entries for key [name=\"a\"]");
+        assert_eq!(
+            err,
+            ".spec.containers: duplicate entries for key [name=\"a\"]"
+        );
     }
 
     #[test]
@@ -774,8 +825,16 @@ mod tests {
         let v = json!({"metadata": {"labels": {"a": "1"}, "finalizers": ["x", "y"]},
             "spec": {"containers": [{"name": "a", "image": "i"}, {"name": "b"}]}});
         let mut set = Set::new();
-        set.insert(&[PathElement::Field("metadata".into()), PathElement::Field("labels".into()), PathElement::Field("a".into())]);
-        set.insert(&[PathElement::Field("metadata".into()), PathElement::Field("finalizers".into()), PathElement::Value(json!("x"))]);
+        set.insert(&[
+            PathElement::Field("metadata".into()),
+            PathElement::Field("labels".into()),
+            PathElement::Field("a".into()),
+        ]);
+        set.insert(&[
+            PathElement::Field("metadata".into()),
+            PathElement::Field("finalizers".into()),
+            PathElement::Value(json!("x")),
+        ]);
         set.insert(&[
             PathElement::Field("spec".into()),
             PathElement::Field("containers".into()),
@@ -798,7 +857,11 @@ mod tests {
             vec![".spec.ports: duplicate entries for key [port=80,protocol=\"TCP\"]".to_string()]
         );
         let v = json!({"spec": {"ports": [{"name": "x"}]}});
-        assert_eq!(validate(&s, s.root, &v).len(), 0, "protocol defaults to TCP");
+        assert_eq!(
+            validate(&s, s.root, &v).len(),
+            0,
+            "protocol defaults to TCP"
+        );
         let pods = schema("pods");
         let v = json!({"spec": {"containers": [{"image": "x"}]}});
         assert_eq!(
