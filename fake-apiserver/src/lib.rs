@@ -22,6 +22,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod apply;
+pub mod chaos;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;

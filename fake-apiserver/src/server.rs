@@ -16,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use crate::chaos::Chaos;
 use crate::discovery;
 use crate::error::ApiError;
 use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
@@ -37,6 +38,7 @@ pub(crate) struct Shared {
     pub(crate) clock: ClockFn,
     rng: Mutex<ChaCha8Rng>,
     pub(crate) faults: Faults,
+    pub(crate) chaos: Chaos,
     gate: RwLock<Option<Arc<dyn RequestGate>>>,
     /// Open watches listen here; a matcher sent here ends the watches it matches.
     pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
@@ -139,6 +141,7 @@ impl FakeApiServerBuilder {
             clock: self.clock.unwrap_or_else(|| Arc::new(jiff::Timestamp::now)),
             rng: Mutex::new(rng),
             faults: Faults::default(),
+            chaos: Chaos::default(),
             gate: RwLock::new(None),
             watch_drops,
         });
@@ -306,6 +309,11 @@ impl FakeApiServer {
         self.shared.faults.add(rule);
     }
 
+    /// Faults at a rate, a pause and request counts, for fault-tolerance tests.
+    pub fn chaos(&self) -> &Chaos {
+        &self.shared.chaos
+    }
+
     /// Installs (or with `None` removes) the request gate.
     pub fn set_gate(&self, gate: Option<Arc<dyn RequestGate>>) {
         *self.shared.gate.write().unwrap_or_else(|e| e.into_inner()) = gate;
@@ -398,7 +406,7 @@ impl FakeApiServer {
         }
         match self.shared.faults.take(info) {
             Some(err) => Err(err),
-            None => Ok(()),
+            None => self.shared.chaos.admit(info).await,
         }
     }
 }

@@ -279,6 +279,7 @@ async fn at_most_two_pods_while_old_ones_are_stuck_terminating() {
             pod_namespace: "eno-system".into(),
             status_controller: false,
             kubelet: None,
+            max_error_backoff: eno_support::TEST_ERROR_BACKOFF,
         })
         .await;
         create_synthesizer(&env.client, &output_synthesizer("syn")).await;

@@ -20,6 +20,7 @@ fn controllers_only() -> EnvOptions {
         pod_namespace: "eno-system".into(),
         status_controller: true,
         kubelet: None,
+        max_error_backoff: eno_support::TEST_ERROR_BACKOFF,
     }
 }
 

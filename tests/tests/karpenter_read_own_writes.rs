@@ -76,13 +76,13 @@ async fn node_event_before_the_cache_caught_up_does_not_duplicate_metrics_or_log
     .unwrap()
 }
 
-/// The same schedule with the gate defeated (no deferrals allowed) duplicates both — the reason
-/// upstream slept, and what the gate replaces.
+/// The same schedule with the gate removed (the `acts_on_stale_cache` test switch) duplicates
+/// both — the reason upstream slept, and what the gate replaces.
 #[tokio::test]
 async fn without_the_gate_the_stale_pass_duplicates_metrics_and_logs() {
     tokio::time::timeout(TEST_TIMEOUT, async {
         let config = Config {
-            read_own_writes_max_deferrals: 0,
+            acts_on_stale_cache: true,
             ..Config::default()
         };
         let (registered, lines, _) = stale_pass_after_registration(config).await;

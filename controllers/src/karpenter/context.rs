@@ -67,6 +67,11 @@ pub struct Config {
     /// upstream's v0.36 did, so they overwrite a finalizer or condition written meanwhile (removes
     /// the optimistic lock of spec §6.2, §8.6). Never set in production.
     pub merge_patches_without_optimistic_lock: bool,
+    /// Test switch, off by default: the lifecycle never waits for its cache to show its own last
+    /// write, nor reads the NodeClaim live when the wait runs out; it acts on whatever the cache
+    /// holds, as upstream would without its 1s sleep (removes the read-own-writes guard of spec
+    /// §8.3). Never set in production.
+    pub acts_on_stale_cache: bool,
 }
 
 impl Default for Config {
@@ -88,6 +93,7 @@ impl Default for Config {
             launch_cache_keyed_by_name: false,
             insufficient_capacity_keeps_nodeclaim: false,
             merge_patches_without_optimistic_lock: false,
+            acts_on_stale_cache: false,
         }
     }
 }

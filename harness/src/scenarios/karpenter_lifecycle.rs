@@ -457,9 +457,7 @@ pub fn read_own_writes_world(world: &mut World, guard: bool) {
     world.setup(|client| setup(client).boxed());
     let metrics = Metrics::new();
     process(world, Provider::Kwok, metrics.clone(), move |c| {
-        if !guard {
-            c.read_own_writes_max_wait = SignedDuration::ZERO;
-        }
+        c.acts_on_stale_cache = !guard;
     });
     kubelet(world, Duration::from_secs(10));
     let created = RefCell::default();

@@ -39,7 +39,12 @@ pub struct EnvOptions {
     pub status_controller: bool,
     /// Run a kubelet stand-in with this termination delay; its runner is built from the client.
     pub kubelet: Option<(Duration, RunnerFactory)>,
+    /// Longest per-object backoff after failed reconciles (production: 300 s; tests shorten it).
+    pub max_error_backoff: Duration,
 }
+
+/// The tests' per-object error backoff cap: short, so a test recovers quickly.
+pub const TEST_ERROR_BACKOFF: Duration = Duration::from_millis(200);
 
 impl EnvOptions {
     /// Lifecycle + status controllers + a kubelet stand-in running the executor.
@@ -51,6 +56,7 @@ impl EnvOptions {
                 Duration::from_millis(100),
                 Box::new(|client| executor_runner(client, clock())),
             )),
+            max_error_backoff: TEST_ERROR_BACKOFF,
         }
     }
 }
@@ -85,7 +91,7 @@ impl Env {
             let _ = stopped.await;
         });
         let mut config = Config::new(&options.pod_namespace, "controllers:test");
-        config.max_error_backoff = Duration::from_millis(200);
+        config.max_error_backoff = options.max_error_backoff;
         let metrics = Metrics::default();
         let controllers = EnoControllers {
             client: client.clone(),
@@ -222,8 +228,8 @@ pub async fn bump_generation(client: &Client, namespace: &str, name: &str, revis
     .await
 }
 
-/// Apply `change` to the composition's spec with an rv-checked update, retrying on conflicts;
-/// returns the new generation.
+/// Apply `change` to the composition's spec with an rv-checked update, retrying on conflicts
+/// and transient errors; returns the new generation.
 pub async fn change_spec(
     client: &Client,
     namespace: &str,
@@ -231,12 +237,18 @@ pub async fn change_spec(
     change: impl Fn(&mut Composition),
 ) -> i64 {
     let api = Api::<Composition>::namespaced(client.clone(), namespace);
-    for _ in 0..50 {
-        let mut comp = api.get(name).await.unwrap();
+    // A conflict, or a transient answer (429, 5xx) from a server with faults on, is retried.
+    let transient = |e: &kube::Error| matches!(e, kube::Error::Api(s) if s.code == 409 || s.code == 429 || s.code >= 500);
+    for _ in 0..100 {
+        let mut comp = match api.get(name).await {
+            Ok(comp) => comp,
+            Err(e) if transient(&e) => continue,
+            Err(e) => panic!("reading composition: {e}"),
+        };
         change(&mut comp);
         match api.replace(name, &PostParams::default(), &comp).await {
             Ok(updated) => return updated.metadata.generation.unwrap_or(0),
-            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) if transient(&e) => tokio::time::sleep(Duration::from_millis(20)).await,
             Err(e) => panic!("updating composition: {e}"),
         }
     }

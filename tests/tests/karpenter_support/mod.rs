@@ -407,7 +407,10 @@ impl Running {
         let ids = Arc::new(SeededIds::new(21));
         let (shared, kwok): (SharedCloudProvider, _) = match provider {
             ProviderChoice::Kwok(max) => {
-                let k = KwokCloudProvider::new(client.clone(), ids.clone()).with_max_instances(max);
+                // One clock for all: instance launch times age on the clock the controllers use.
+                let k = KwokCloudProvider::new(client.clone(), ids.clone())
+                    .with_clock(Arc::new(clock.clone()))
+                    .with_max_instances(max);
                 (Arc::new(k.clone()), Some(k))
             }
             ProviderChoice::Fake(f) => (Arc::new(f), None),

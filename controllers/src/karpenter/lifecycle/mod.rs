@@ -105,10 +105,14 @@ async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Er
     let name = triggered.name_any();
     let key = ObjectRef::from_obj(triggered);
     let api: Api<NodeClaim> = Api::all(ctx.client.clone());
-    let gate = ctx.read_own_writes.gate_with(&name, || {
-        let latest = ctx.nodeclaims.get(&key);
-        latest.as_deref().unwrap_or(triggered).resource_version()
-    });
+    let gate = if ctx.config.acts_on_stale_cache {
+        Gate::Proceed
+    } else {
+        ctx.read_own_writes.gate_with(&name, || {
+            let latest = ctx.nodeclaims.get(&key);
+            latest.as_deref().unwrap_or(triggered).resource_version()
+        })
+    };
     // Like controller-runtime, work on the cache's copy as of now (it may be newer than the one
     // the trigger carried) — unless the cache is still behind our own last write.
     let latest: Option<Arc<NodeClaim>> = match gate {
