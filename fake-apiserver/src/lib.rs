@@ -21,12 +21,14 @@
 // failed request, not a hot path, so it is returned by value as kube-rs does with its errors.
 #![allow(clippy::result_large_err)]
 
+pub mod controllers;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod encoding;
 pub mod error;
-mod handlers;
+pub mod gc_policy;
+pub(crate) mod handlers;
 pub mod hooks;
 pub mod kind_rules;
 pub mod kubeconfig;

@@ -229,9 +229,12 @@ impl Sim {
             handle: rt.block_on(async { tokio::runtime::Handle::current() }),
         };
         let server_clock = clock.clone();
+        // A bare server: the controllers' worlds bring their own actors; kube-controller-manager's
+        // controllers are not (yet) scheduled by the harness, so they do not run behind its back.
         let server = FakeApiServer::builder()
             .seed(seed)
             .clock(move || server_clock.now())
+            .bare()
             .build();
         let mut world = World::default();
         build(&mut world);

@@ -1,0 +1,1 @@
+//! Tests of the controllers against an in-process server.
