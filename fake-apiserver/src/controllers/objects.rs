@@ -149,6 +149,7 @@ pub(crate) fn create(
         manager: super::MANAGER,
         dry_run: false,
         validation: crate::typed::FieldValidation::Ignore,
+        applied: false,
     };
     match crate::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),

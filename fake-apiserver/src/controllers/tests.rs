@@ -239,16 +239,22 @@ async fn orphan_deletion_removes_the_owner_from_its_dependents() {
         dep["metadata"]["ownerReferences"],
         json!([owner_ref(&other, false)])
     );
-    let managers: Vec<&str> = dep["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|m| m["manager"].as_str())
-        .collect();
-    assert!(
-        managers.contains(&"kube-controller-manager"),
-        "{managers:?}"
+    // The collector's patch only removes a reference: the creator stops owning it, and the
+    // collector owns nothing (a manager whose field set is empty has no entry).
+    let managed = dep["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(managed.len(), 1, "{managed:?}");
+    assert_eq!(managed[0]["manager"], "");
+    let refs = &managed[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"];
+    let other_key = format!(
+        "k:{{\"uid\":\"{}\"}}",
+        other["metadata"]["uid"].as_str().unwrap()
     );
+    let owner_key = format!(
+        "k:{{\"uid\":\"{}\"}}",
+        owner["metadata"]["uid"].as_str().unwrap()
+    );
+    assert!(refs.get(&other_key).is_some(), "{refs}");
+    assert!(refs.get(&owner_key).is_none(), "{refs}");
 }
 
 #[tokio::test]
@@ -403,6 +409,20 @@ async fn a_namespace_stays_terminating_while_a_finalizer_holds_its_content() {
     assert_eq!(
         by_type("NamespaceDeletionContentFailure")["status"],
         "False"
+    );
+    // The namespace controller's status writes are its own, on the status subresource.
+    let entry = ns["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["manager"] == "kube-controller-manager")
+        .expect("the controller's entry")
+        .clone();
+    assert_eq!(entry["operation"], "Update");
+    assert_eq!(entry["subresource"], "status");
+    assert!(
+        entry["fieldsV1"]["f:status"]["f:conditions"].is_object(),
+        "{entry}"
     );
     assert!(!exists(&server, "configmaps", Some("team"), "free"));
     assert!(!exists(
