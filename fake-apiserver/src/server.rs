@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use crate::controllers::{ControllerConfig, ControllerManager, Work};
+use crate::controllers::{Controller, ControllerConfig, ControllerManager, Work};
 use crate::discovery;
 use crate::error::ApiError;
 use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
@@ -354,6 +354,11 @@ impl FakeApiServer {
     /// where the caller owns the timing); returns what was done, `None` when nothing was queued.
     pub fn step_controllers(&self) -> Option<Work> {
         self.shared.controllers.step(self)
+    }
+
+    /// Does the next piece of one controller's queued work (see [`Self::step_controllers`]).
+    pub fn step_controller(&self, controller: Controller) -> Option<Work> {
+        self.shared.controllers.step_controller(self, controller)
     }
 
     /// Every object and the current revision, for saving the cluster's state.

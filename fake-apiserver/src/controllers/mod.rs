@@ -13,8 +13,10 @@
 //!   as deterministic as the requests that drive it (time comes from the server's injected
 //!   clock, uids and names from its seeded source);
 //! - with [`Drive::Manual`], only when the owner of the timing asks for one item at a time
-//!   ([`crate::FakeApiServer::step_controllers`]), so that a schedule (the race harness) decides
-//!   when the collector acts relative to everything else.
+//!   ([`crate::FakeApiServer::step_controllers`], or one controller's next item with
+//!   [`crate::FakeApiServer::step_controller`]), so that a schedule (the race harness, which
+//!   runs each controller as an actor) decides when each acts relative to everything else.
+//!   Either way the same code does the work.
 //!
 //! A bare API server (no controllers, as a kube-apiserver with no controller manager) is
 //! [`ControllerConfig::none`]. The controllers write through the server's own write paths (the
@@ -128,6 +130,68 @@ pub enum Work {
     ServiceAccounts(String),
 }
 
+impl Work {
+    /// The controller that does this work.
+    pub fn controller(&self) -> Controller {
+        match self {
+            Work::Collect(_) | Work::Orphan(_) | Work::OwnerGone { .. } => {
+                Controller::GarbageCollector
+            }
+            Work::Namespace(_) => Controller::Namespace,
+            Work::ServiceAccounts(_) => Controller::ServiceAccounts,
+        }
+    }
+}
+
+impl std::fmt::Display for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = |r: &ObjectRef| {
+            if r.namespace.is_empty() {
+                format!("{} {}", r.plural, r.name)
+            } else {
+                format!("{} {}/{}", r.plural, r.namespace, r.name)
+            }
+        };
+        match self {
+            Work::Collect(r) => write!(f, "attempt to delete {}", at(r)),
+            Work::Orphan(r) => write!(f, "orphan the dependents of {}", at(r)),
+            Work::OwnerGone { uid } => write!(f, "look at the dependents of gone uid {uid}"),
+            Work::Namespace(ns) => write!(f, "sync namespace {ns}"),
+            Work::ServiceAccounts(ns) => write!(f, "sync service account and root CA of {ns}"),
+        }
+    }
+}
+
+/// One of the controllers: each has its own queue in kube-controller-manager and runs on its
+/// own, so a schedule may step them independently ([`ControllerManager::step_controller`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Controller {
+    /// The garbage collector.
+    GarbageCollector,
+    /// The namespace controller.
+    Namespace,
+    /// The service-account controller and the root CA publisher.
+    ServiceAccounts,
+}
+
+impl Controller {
+    /// Every controller, in a fixed order.
+    pub const ALL: [Controller; 3] = [
+        Controller::GarbageCollector,
+        Controller::Namespace,
+        Controller::ServiceAccounts,
+    ];
+
+    /// The controller's name in kube-controller-manager (`--controllers`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Controller::GarbageCollector => "garbage-collector-controller",
+            Controller::Namespace => "namespace-controller",
+            Controller::ServiceAccounts => "serviceaccount-controller",
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     queue: VecDeque<Work>,
@@ -200,6 +264,27 @@ impl ControllerManager {
         let work = state.queue.pop_front()?;
         state.queued.remove(&work);
         Some(work)
+    }
+
+    /// The first queued item of one controller.
+    fn pop_for(&self, controller: Controller) -> Option<Work> {
+        let mut state = self.lock();
+        let at = state
+            .queue
+            .iter()
+            .position(|w| w.controller() == controller)?;
+        let work = state.queue.remove(at)?;
+        state.queued.remove(&work);
+        Some(work)
+    }
+
+    /// How many work items of one controller wait.
+    pub fn pending_for(&self, controller: Controller) -> usize {
+        self.lock()
+            .queue
+            .iter()
+            .filter(|w| w.controller() == controller)
+            .count()
     }
 
     /// Reports a committed write (`object` as stored, or its last state for a deletion) and,
@@ -343,6 +428,18 @@ impl ControllerManager {
     /// Does the next queued item; `None` when nothing was queued.
     pub(crate) fn step(&self, server: &FakeApiServer) -> Option<Work> {
         let work = self.pop()?;
+        self.process(server, work.clone());
+        Some(work)
+    }
+
+    /// Does the next queued item of one controller (one pass of its worker: one
+    /// `attemptToDeleteItem`, one namespace sync); `None` when it had nothing queued.
+    pub(crate) fn step_controller(
+        &self,
+        server: &FakeApiServer,
+        controller: Controller,
+    ) -> Option<Work> {
+        let work = self.pop_for(controller)?;
         self.process(server, work.clone());
         Some(work)
     }
