@@ -6,8 +6,9 @@
 //! `apiVersion`/`kind` name a served resource; a namespaced owner is looked up in the
 //! dependent's own namespace, a cluster-scoped one cluster-wide; the object found must have the
 //! reference's uid, else the owner counts as absent. A cluster-scoped dependent of a namespaced
-//! kind is never collected. A namespaced dependent that names an owner living in another
-//! namespace gets the `OwnerRefInvalidNamespace` warning event, as from the real graph builder.
+//! kind is never collected. A dependent that names a namespaced owner living in another
+//! namespace (or, for a cluster-scoped dependent, in any namespace) gets the
+//! `OwnerRefInvalidNamespace` warning event, as from the real graph builder.
 //!
 //! The work items come from [`super::ControllerManager`]; the dependents of an owner are found by
 //! scanning the store for its uid (the real collector keeps a graph; the answers are the same).
@@ -100,6 +101,9 @@ fn classify(
     };
     let item_namespace = item["metadata"]["namespace"].as_str().unwrap_or_default();
     if item_namespace.is_empty() && owner_info.namespaced {
+        // The graph builder still reports it when the owner it names exists (in some
+        // namespace, which cannot be the dependent's).
+        report_invalid_namespace(manager, server, item_info, item, &owner_info, reference);
         return Err(Unresolvable::NamespacedOwnerOfClusterScopedObject);
     }
     let namespace = if owner_info.namespaced {
@@ -122,8 +126,9 @@ fn classify(
     }
 }
 
-/// The `OwnerRefInvalidNamespace` warning: a namespaced dependent names (by uid) an owner that
-/// lives in another namespace.
+/// The `OwnerRefInvalidNamespace` warning: a dependent names (by uid) a namespaced owner that
+/// lives in another namespace than its own (for a cluster-scoped dependent: any namespace; the
+/// event then goes to `default` and says `namespace ""`, as the real graph builder's).
 fn report_invalid_namespace(
     manager: &ControllerManager,
     server: &FakeApiServer,

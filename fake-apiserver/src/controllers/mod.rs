@@ -124,6 +124,12 @@ pub enum Work {
         /// The uid of the deleted object.
         uid: String,
     },
+    /// The collector looks at every dependent of an owner that starts waiting for its
+    /// dependents (foreground deletion).
+    OwnerWaiting {
+        /// The uid of the owner.
+        uid: String,
+    },
     /// The namespace controller syncs a namespace.
     Namespace(String),
     /// The service-account controller and the root CA publisher sync a namespace.
@@ -134,9 +140,10 @@ impl Work {
     /// The controller that does this work.
     pub fn controller(&self) -> Controller {
         match self {
-            Work::Collect(_) | Work::Orphan(_) | Work::OwnerGone { .. } => {
-                Controller::GarbageCollector
-            }
+            Work::Collect(_)
+            | Work::Orphan(_)
+            | Work::OwnerGone { .. }
+            | Work::OwnerWaiting { .. } => Controller::GarbageCollector,
             Work::Namespace(_) => Controller::Namespace,
             Work::ServiceAccounts(_) => Controller::ServiceAccounts,
         }
@@ -156,6 +163,12 @@ impl std::fmt::Display for Work {
             Work::Collect(r) => write!(f, "attempt to delete {}", at(r)),
             Work::Orphan(r) => write!(f, "orphan the dependents of {}", at(r)),
             Work::OwnerGone { uid } => write!(f, "look at the dependents of gone uid {uid}"),
+            Work::OwnerWaiting { uid } => {
+                write!(
+                    f,
+                    "look at the dependents of uid {uid}, deleting in the foreground"
+                )
+            }
             Work::Namespace(ns) => write!(f, "sync namespace {ns}"),
             Work::ServiceAccounts(ns) => write!(f, "sync service account and root CA of {ns}"),
         }
@@ -338,7 +351,16 @@ impl ControllerManager {
                     Self::enqueue(&mut state, Work::Orphan(this.clone()));
                 }
                 if deleting && has(crate::gc_policy::FOREGROUND) {
-                    state.foreground.insert(this.clone());
+                    if state.foreground.insert(this.clone()) {
+                        // It starts waiting for its dependents: every one of them, blocking or
+                        // not, is looked at (`startsWaitingForDependentsDeleted`).
+                        Self::enqueue(
+                            &mut state,
+                            Work::OwnerWaiting {
+                                uid: this.uid.clone(),
+                            },
+                        );
+                    }
                 } else {
                     state.foreground.remove(&this);
                 }
@@ -449,7 +471,7 @@ impl ControllerManager {
         let result = match &work {
             Work::Collect(item) => garbage_collector::attempt_to_delete(self, server, item),
             Work::Orphan(owner) => garbage_collector::attempt_to_orphan(server, owner),
-            Work::OwnerGone { uid } => {
+            Work::OwnerGone { uid } | Work::OwnerWaiting { uid } => {
                 garbage_collector::owner_gone(server, uid, |dependent| {
                     Self::enqueue(&mut self.lock(), Work::Collect(dependent));
                 });

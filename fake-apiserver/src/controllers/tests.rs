@@ -210,6 +210,31 @@ async fn foreground_deletion_waits_for_blocking_dependents() {
 }
 
 #[tokio::test]
+async fn foreground_deletion_collects_non_blocking_dependents_while_it_waits() {
+    let server = FakeApiServer::builder().seed(15).build();
+    namespace(&server, "gc").await;
+    let owner = configmap(&server, "gc", "owner", vec![]).await;
+    create(
+        &server,
+        &cm_path("gc"),
+        json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"], "ownerReferences": [owner_ref(&owner, true)]}}),
+    )
+    .await;
+    configmap(&server, "gc", "loose", vec![owner_ref(&owner, false)]).await;
+    let answer = send(
+        &server,
+        Method::DELETE,
+        &format!("{}/owner?propagationPolicy=Foreground", cm_path("gc")),
+        None,
+    )
+    .await;
+    assert_eq!(answer.code, StatusCode::OK);
+    // The owner waits for `held` only; `loose` does not hold it, but goes all the same.
+    assert!(exists(&server, "configmaps", Some("gc"), "owner"));
+    assert!(!exists(&server, "configmaps", Some("gc"), "loose"));
+}
+
+#[tokio::test]
 async fn orphan_deletion_removes_the_owner_from_its_dependents() {
     let server = FakeApiServer::builder().seed(5).build();
     namespace(&server, "gc").await;
@@ -365,6 +390,23 @@ async fn a_cluster_scoped_dependent_of_a_namespaced_kind_is_left_alone() {
         json!({"metadata": {"name": "n1", "ownerReferences": [owner_ref(&owner, false)]}}),
     )
     .await;
+    // The graph builder reports the reference (the owner exists, in a namespace the Node cannot
+    // be in), once, in `default`.
+    let (_, events) = server.list_objects("v1", "events", Some("default"));
+    let reported: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["reason"] == "OwnerRefInvalidNamespace")
+        .collect();
+    assert_eq!(reported.len(), 1, "{events:?}");
+    assert_eq!(reported[0]["involvedObject"]["kind"], "Node");
+    assert!(reported[0]["involvedObject"].get("namespace").is_none());
+    assert_eq!(
+        reported[0]["message"],
+        format!(
+            "ownerRef [v1/ConfigMap, namespace: , name: owner, uid: {}] does not exist in namespace \"\"",
+            owner["metadata"]["uid"].as_str().unwrap()
+        )
+    );
     send(
         &server,
         Method::DELETE,
