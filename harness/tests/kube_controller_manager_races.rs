@@ -179,3 +179,28 @@ fn a_client_removing_foreground_deletion_breaks_the_invariant() {
     let again = broken.replay(failure.seed, shrunk.choices.clone());
     assert_eq!(again.render(), shrunk.render());
 }
+
+/// Eno's composition deleted in the foreground: the collector, scheduled, deletes its slices
+/// while Eno's finalizer still holds it and the reconciler still cleans up; under faults no seed
+/// lets it go before its slices or before its output, and every run converges.
+#[test]
+fn an_eno_composition_deleted_in_the_foreground_holds_and_converges() {
+    check::guard_holds("eno/foreground-deletion", seeds_from_env(0..20));
+}
+
+/// The Eno scenario is not vacuous: in most runs the collector itself deletes a slice of the
+/// composition (rather than Eno's slice cleanup getting there first).
+#[test]
+fn the_collector_deletes_eno_slices_in_most_runs() {
+    let scenario = scenario("eno/foreground-deletion");
+    let collected = (0..10)
+        .filter(|seed| {
+            scenario.run(*seed).render().lines().any(|l| {
+                l.contains(GC)
+                    && l.contains("attempt to delete resourceslices")
+                    && l.ends_with(": 1 write")
+            })
+        })
+        .count();
+    assert!(collected >= 5, "in {collected} of 10 runs");
+}

@@ -40,6 +40,7 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPo
 use kube::ResourceExt;
 use serde_json::{json, Value};
 
+use super::{eno, eno_lifecycle};
 use crate::scenario::Scenario;
 use crate::world::World;
 
@@ -296,41 +297,53 @@ struct Watched {
     dependents: BTreeSet<String>,
 }
 
-/// `foregroundDeletion`: once the owner is gone, none of the blocking dependents it was waiting
-/// for is left.
-fn foreground_invariant(server: &FakeApiServer, seen: &RefCell<Watched>) -> Result<(), String> {
-    if namespace_terminating(server) {
-        return Ok(());
-    }
-    let cms = configmaps(server);
-    let mut seen = seen.borrow_mut();
-    match cms.iter().find(|c| name(c) == "owner") {
-        Some(owner) if deleting(owner) && has_finalizer(owner, "foregroundDeletion") => {
-            seen.owner_uid = uid(owner).to_string();
-            seen.dependents = cms
-                .iter()
-                .filter(|c| {
-                    owners(c)
-                        .iter()
-                        .any(|(u, block)| *block && u == &seen.owner_uid)
-                })
-                .map(|c| uid(c).to_string())
-                .collect();
-            Ok(())
-        }
-        Some(_) => Ok(()),
-        None => {
-            let left: Vec<&str> = cms
-                .iter()
-                .filter(|c| seen.dependents.contains(uid(c)))
-                .map(name)
-                .collect();
-            if left.is_empty() {
+/// Where an object is: `(apiVersion, plural, namespace, name)`.
+pub type At = (&'static str, &'static str, &'static str, &'static str);
+
+/// The `foregroundDeletion` guarantee for the owner at `owner`: once it is gone, none of the
+/// blocking dependents it was waiting for (objects of the `dependents` resources, as
+/// `(apiVersion, plural)`, in its namespace) is left. Checked after every step that changed the
+/// server, it remembers what it saw between two checks.
+pub fn foreground_owner_outlives_blocking_dependents(
+    owner: At,
+    dependents: &'static [(&'static str, &'static str)],
+) -> impl Fn(&FakeApiServer) -> Result<(), String> {
+    let seen = RefCell::new(Watched::default());
+    move |server| {
+        let (api_version, plural, namespace, owner_name) = owner;
+        let deps: Vec<Value> = dependents
+            .iter()
+            .flat_map(|(v, p)| server.list_objects(v, p, Some(namespace)).1)
+            .collect();
+        let mut seen = seen.borrow_mut();
+        match server.get_object(api_version, plural, Some(namespace), owner_name) {
+            Some(owner) if deleting(&owner) && has_finalizer(&owner, "foregroundDeletion") => {
+                seen.owner_uid = uid(&owner).to_string();
+                seen.dependents = deps
+                    .iter()
+                    .filter(|c| {
+                        owners(c)
+                            .iter()
+                            .any(|(u, block)| *block && u == &seen.owner_uid)
+                    })
+                    .map(|c| uid(c).to_string())
+                    .collect();
                 Ok(())
-            } else {
-                Err(format!(
-                    "owner went before its blocking dependents {left:?}"
-                ))
+            }
+            Some(_) => Ok(()),
+            None => {
+                let left: Vec<&str> = deps
+                    .iter()
+                    .filter(|c| seen.dependents.contains(uid(c)))
+                    .map(name)
+                    .collect();
+                if left.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{owner_name} went before its blocking dependents {left:?}"
+                    ))
+                }
             }
         }
     }
@@ -441,10 +454,18 @@ pub fn world(world: &mut World, policy: Policy) {
     user(world, policy);
     match policy {
         Policy::Foreground => {
-            let seen = RefCell::new(Watched::default());
+            let check = foreground_owner_outlives_blocking_dependents(
+                ("v1", "configmaps", NAMESPACE, "owner"),
+                &[("v1", "configmaps")],
+            );
             world.server_invariant(
                 "an owner deleted in the foreground outlives its blocking dependents",
-                move |s| foreground_invariant(s, &seen),
+                move |s| {
+                    if namespace_terminating(s) {
+                        return Ok(());
+                    }
+                    check(s)
+                },
             );
         }
         Policy::Orphan => {
@@ -465,9 +486,51 @@ pub fn world(world: &mut World, policy: Policy) {
     world.eventually("a deleted namespace goes", namespace_settles);
 }
 
-/// The scenarios of this module: one per propagation policy.
+/// Eno's deletion world ([`eno_lifecycle::deletion_world`]: Eno, the kubelet stand-in, the
+/// resource reconciler, a user who changes the composition's spec and then deletes it) with the
+/// garbage collector scheduled, the composition deleted in the foreground: the collector deletes
+/// its ResourceSlices (owned by it, `blockOwnerDeletion`) while Eno's own finalizer still holds
+/// it and the reconciler still works from them, at whatever point the seed says.
+pub fn eno_foreground_world(world: &mut World) {
+    world.kube_controller_manager(&[Controller::GarbageCollector]);
+    world.setup(|client| eno::setup(client).boxed());
+    eno_lifecycle::eno_host(world, None);
+    eno_lifecycle::kubelet(world, eno::synthesizer(), Duration::from_secs(1));
+    eno_lifecycle::reconciler(world);
+    eno_lifecycle::change_then_delete_with(world, " in the foreground", DeleteParams::foreground());
+    eno_lifecycle::common_checks(world);
+    world.server_invariant(
+        "a composition deleted in the foreground outlives its slices",
+        foreground_owner_outlives_blocking_dependents(
+            ("eno.azure.io/v1", "compositions", "default", "comp"),
+            &[("eno.azure.io/v1", "resourceslices")],
+        ),
+    );
+    world.eventually("every composition converges", |s| {
+        eno_lifecycle::converges(s, true)
+    });
+    world.eventually("no slice outlives its composition", |s| {
+        let live: BTreeSet<String> = s
+            .list_objects("eno.azure.io/v1", "compositions", Some("default"))
+            .1
+            .iter()
+            .map(|c| uid(c).to_string())
+            .collect();
+        let (_, slices) = s.list_objects("eno.azure.io/v1", "resourceslices", Some("default"));
+        match slices
+            .iter()
+            .find(|sl| !owners(sl).iter().any(|(u, _)| live.contains(u)))
+        {
+            Some(sl) => Err(format!("slice {} outlives its composition", name(sl))),
+            None => Ok(()),
+        }
+    });
+}
+
+/// The scenarios of this module: one per propagation policy, and Eno's composition deleted in
+/// the foreground.
 pub fn scenarios() -> Vec<Scenario> {
-    [Policy::Foreground, Policy::Background, Policy::Orphan]
+    let mut all: Vec<Scenario> = [Policy::Foreground, Policy::Background, Policy::Orphan]
         .into_iter()
         .map(|policy| {
             Scenario::new(
@@ -480,5 +543,14 @@ pub fn scenarios() -> Vec<Scenario> {
             )
             .configure(|c| c.faults = crate::sim::Faults::all(3))
         })
-        .collect()
+        .collect();
+    all.push(
+        Scenario::new(
+            "eno/foreground-deletion",
+            "a composition deleted in the foreground: the garbage collector, scheduled, deletes its slices while Eno cleans up; it goes after both",
+            eno_foreground_world,
+        )
+        .configure(|c| c.faults = crate::sim::Faults::all(3)),
+    );
+    all
 }
