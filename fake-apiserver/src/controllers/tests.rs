@@ -235,6 +235,81 @@ async fn foreground_deletion_collects_non_blocking_dependents_while_it_waits() {
 }
 
 #[tokio::test]
+async fn a_dependent_whose_own_dependent_deletes_in_the_foreground_stops_blocking() {
+    // a <- b <- c <- d: d holds c with a finalizer, c deletes in the foreground. When a is then
+    // deleted in the foreground, b (waiting owner a, deleting dependent c) could wait in a
+    // cycle: the collector makes b's references non-blocking, then deletes b in the foreground.
+    let server = FakeApiServer::builder().seed(16).build();
+    namespace(&server, "gc").await;
+    let a = configmap(&server, "gc", "a", vec![]).await;
+    let b = configmap(&server, "gc", "b", vec![owner_ref(&a, true)]).await;
+    let c = configmap(&server, "gc", "c", vec![owner_ref(&b, true)]).await;
+    create(
+        &server,
+        &cm_path("gc"),
+        json!({"metadata": {"name": "d", "finalizers": ["example.com/hold"], "ownerReferences": [owner_ref(&c, true)]}}),
+    )
+    .await;
+    for (name, code) in [("c", StatusCode::OK), ("a", StatusCode::OK)] {
+        let answer = send(
+            &server,
+            Method::DELETE,
+            &format!("{}/{name}?propagationPolicy=Foreground", cm_path("gc")),
+            None,
+        )
+        .await;
+        assert_eq!(answer.code, code, "{}", answer.body);
+    }
+    // a waits for nothing now; b waits (in the foreground) for c, which waits for d.
+    assert!(!exists(&server, "configmaps", Some("gc"), "a"));
+    let b_now = server
+        .get_object("v1", "configmaps", Some("gc"), "b")
+        .expect("b waits for c");
+    assert_eq!(
+        b_now["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    assert_eq!(
+        b_now["metadata"]["ownerReferences"][0]["blockOwnerDeletion"],
+        false
+    );
+    // The unblocking patch is the collector's: it owns the (atomic) reference now.
+    let a_key = format!(
+        "k:{{\"uid\":\"{}\"}}",
+        a["metadata"]["uid"].as_str().unwrap()
+    );
+    let entry = b_now["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["manager"] == "kube-controller-manager")
+        .expect("the collector's entry")
+        .clone();
+    assert!(
+        entry["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+            .get(&a_key)
+            .is_some(),
+        "{entry}"
+    );
+    // d lets go: the whole chain goes.
+    let mut d = server
+        .get_object("v1", "configmaps", Some("gc"), "d")
+        .unwrap();
+    d["metadata"]["finalizers"] = json!([]);
+    let answer = send(
+        &server,
+        Method::PUT,
+        &format!("{}/d", cm_path("gc")),
+        Some(d),
+    )
+    .await;
+    assert_eq!(answer.code, StatusCode::OK, "{}", answer.body);
+    for name in ["b", "c", "d"] {
+        assert!(!exists(&server, "configmaps", Some("gc"), name), "{name}");
+    }
+}
+
+#[tokio::test]
 async fn orphan_deletion_removes_the_owner_from_its_dependents() {
     let server = FakeApiServer::builder().seed(5).build();
     namespace(&server, "gc").await;
