@@ -170,6 +170,15 @@ pub fn api_resource_list(resources: &[ResourceInfo], group: &str, version: &str)
     let mut entries = Vec::new();
     for info in served {
         entries.push(legacy_resource(info));
+        if is_namespaces(info) {
+            entries.push(json!({
+                "name": "namespaces/finalize",
+                "singularName": "",
+                "namespaced": false,
+                "kind": info.kind,
+                "verbs": ["update"],
+            }));
+        }
         if info.has_status {
             entries.push(json!({
                 "name": format!("{}/status", info.plural),
@@ -259,13 +268,26 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
     if !info.categories.is_empty() {
         entry.insert("categories".into(), json!(info.categories));
     }
-    if info.has_status {
-        entry.insert(
-            "subresources".into(),
-            json!([{"subresource": "status", "responseKind": response_kind, "verbs": STATUS_VERBS}]),
+    let mut subresources = Vec::new();
+    if is_namespaces(info) {
+        subresources.push(
+            json!({"subresource": "finalize", "responseKind": response_kind, "verbs": ["update"]}),
         );
     }
+    if info.has_status {
+        subresources.push(
+            json!({"subresource": "status", "responseKind": response_kind, "verbs": STATUS_VERBS}),
+        );
+    }
+    if !subresources.is_empty() {
+        entry.insert("subresources".into(), Value::Array(subresources));
+    }
     Value::Object(entry)
+}
+
+/// The core namespaces resource, which also serves the `finalize` subresource.
+fn is_namespaces(info: &ResourceInfo) -> bool {
+    info.group.is_empty() && info.plural == "namespaces" && !info.custom
 }
 
 /// One legacy `APIResource` for the resource itself.
@@ -593,6 +615,7 @@ mod tests {
                 "configmaps",
                 "events",
                 "namespaces",
+                "namespaces/finalize",
                 "namespaces/status",
                 "nodes",
                 "nodes/status",

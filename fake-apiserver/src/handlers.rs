@@ -70,8 +70,16 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     }
     if let Some(sub) = &rp.subresource {
         let is_pod = info.group.is_empty() && info.kind == "Pod";
-        if !((sub == "status" && info.has_status) || (sub == "binding" && is_pod)) {
+        let is_namespace = info.group.is_empty() && info.kind == "Namespace";
+        if !((sub == "status" && info.has_status)
+            || (sub == "binding" && is_pod)
+            || (sub == "finalize" && is_namespace))
+        {
             return ApiError::no_such_resource().into_response();
+        }
+        if sub == "finalize" && parts.method != Method::PUT {
+            // The finalize subresource only serves updates.
+            return ApiError::method_not_allowed(parts.method.as_str()).into_response();
         }
     }
     let query = Query::parse(parts.uri.query());
@@ -241,6 +249,7 @@ impl Call<'_> {
     fn target(&self) -> UpdateTarget {
         match self.path.subresource.as_deref() {
             Some("status") => UpdateTarget::Status,
+            Some("finalize") => UpdateTarget::Finalize,
             _ => UpdateTarget::Main,
         }
     }
@@ -601,14 +610,28 @@ impl Call<'_> {
         self.outcome_response(StatusCode::CREATED, outcome)
     }
 
-    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
-        let mut opts = DeleteOptions::from_body(&body)?;
+    /// DeleteOptions from the body and the query, validated; a kind whose default policy
+    /// orphans its dependents warns when the request leaves the policy to it.
+    fn delete_options(&self, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let mut opts = DeleteOptions::from_body(body)?;
         if let Some(grace) = self.query.int("gracePeriodSeconds")? {
             opts.grace_period_seconds = Some(grace);
         }
         if let Some(policy) = self.query.get("propagationPolicy") {
             opts.propagation_policy = Some(policy.to_string());
         }
+        if let Some(orphan) = self.query.get("orphanDependents") {
+            opts.orphan_dependents = Some(orphan == "true");
+        }
+        crate::gc_policy::validate(&opts)?;
+        if let Some(warning) = crate::gc_policy::default_policy_warning(self.info, &opts) {
+            self.warnings.borrow_mut().push(warning.to_string());
+        }
+        Ok(opts)
+    }
+
+    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
+        let opts = self.delete_options(&body)?;
         let (object, gone) = if is_dry_run(self.query) {
             let outcome = self.server.shared.store.preview(
                 &self.key(),
@@ -638,13 +661,13 @@ impl Call<'_> {
             if !self.info.group.is_empty() {
                 status["details"]["group"] = json!(self.info.group);
             }
-            return Ok(value_response(StatusCode::OK, &status));
+            return Ok(self.with_warnings(value_response(StatusCode::OK, &status)));
         }
         self.object_response(StatusCode::OK, object)
     }
 
     fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
-        let opts = DeleteOptions::from_body(&body)?;
+        let opts = self.delete_options(&body)?;
         let request = ListRequest::parse(self.info, self.query)?;
         let snapshot = self
             .server
@@ -674,7 +697,7 @@ impl Call<'_> {
             "metadata": {"resourceVersion": self.server.revision().to_string()},
             "items": deleted,
         });
-        Ok(value_response(StatusCode::OK, &list))
+        Ok(self.with_warnings(value_response(StatusCode::OK, &list)))
     }
 }
 
@@ -950,9 +973,12 @@ fn check_namespace_accepts(
     let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
         return Err(ApiError::not_found("", "namespaces", ns));
     };
-    if namespace["metadata"].get("deletionTimestamp").is_some() {
+    // NamespaceLifecycle admission: no new content in a terminating namespace.
+    if namespace["status"]["phase"] == "Terminating"
+        || namespace["metadata"].get("deletionTimestamp").is_some()
+    {
         let name = semantics::name_of(object);
-        return Err(ApiError::new(
+        let mut err = ApiError::new(
             403,
             "Forbidden",
             format!(
@@ -960,7 +986,13 @@ fn check_namespace_accepts(
                 crate::error::qualified(&info.group, &info.plural)
             ),
         )
-        .with_details(&info.group, &info.plural, name));
+        .with_details(&info.group, &info.plural, name);
+        err.causes.push(crate::error::StatusCause {
+            reason: "NamespaceTerminating".into(),
+            message: format!("namespace {ns} is being terminated"),
+            field: "metadata.namespace".into(),
+        });
+        return Err(err);
     }
     Ok(())
 }
@@ -1047,7 +1079,8 @@ fn delete_crd(
     Ok((marked.into_object(), false))
 }
 
-/// Side effects of a write: CRDs start or stop being served; namespaces finish terminating.
+/// Side effects of a write: CRDs start or stop being served; the controllers
+/// ([`crate::controllers`]) learn of every write.
 fn after_write(
     server: &FakeApiServer,
     info: &ResourceInfo,
@@ -1057,10 +1090,9 @@ fn after_write(
     let Some(event) = event else {
         return;
     };
-    let deleted = event == crate::store::EventType::Deleted;
-    let name = semantics::name_of(object).to_string();
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
-        if deleted {
+        let name = semantics::name_of(object).to_string();
+        if event == crate::store::EventType::Deleted {
             remove_custom_resources(server, &name);
         } else {
             server
@@ -1068,18 +1100,11 @@ fn after_write(
                 .registry
                 .set_custom(&name, registry::resources_of_crd(object));
         }
-        return;
     }
-    if info.group.is_empty() && info.kind == "Namespace" {
-        if !deleted && object["metadata"].get("deletionTimestamp").is_some() {
-            terminate_namespace(server, &name);
-        }
-        return;
-    }
-    if deleted && info.namespaced {
-        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
-        finish_namespace_if_empty(server, ns);
-    }
+    server
+        .shared
+        .controllers
+        .observe(server, info, object, event);
 }
 
 /// Stops serving a deleted CRD's resources and removes their objects.
@@ -1090,72 +1115,21 @@ fn remove_custom_resources(server: &FakeApiServer, crd_name: &str) {
     };
     let key = resource_key(&info.group, &info.plural);
     for ((ns, name), _) in server.shared.store.snapshot(&key, None).items {
-        let _ = server
+        let removed = server
             .shared
             .store
             .mutate(&key, &ns, &name, |current| match current {
                 Some(current) => Ok(Mutation::Delete(current.clone())),
                 None => Err(ApiError::not_found(&info.group, &info.plural, &name)),
             });
-    }
-}
-
-/// What the namespace controller does for a deleted namespace: delete everything in it, then the
-/// namespace itself once nothing is left.
-fn terminate_namespace(server: &FakeApiServer, ns: &str) {
-    let _ = server
-        .shared
-        .store
-        .mutate("/namespaces", "", ns, |current| {
-            let Some(mut current) = current.cloned() else {
-                return Err(ApiError::not_found("", "namespaces", ns));
-            };
-            current["status"]["phase"] = json!("Terminating");
-            Ok(Mutation::Put(current))
-        });
-    for info in server.shared.registry.all().iter().filter(|r| r.namespaced) {
-        let key = resource_key(&info.group, &info.plural);
-        for ((_, name), _) in server.shared.store.snapshot(&key, Some(ns)).items {
-            let opts = DeleteOptions {
-                grace_period_seconds: Some(0),
-                ..Default::default()
-            };
-            let _ = delete_object(server, info, ns, &name, &opts);
+        if let Ok(removed) = removed {
+            if let Some(event) = removed.event {
+                server
+                    .shared
+                    .controllers
+                    .observe(server, info, &removed.object, event);
+            }
         }
-    }
-    finish_namespace_if_empty(server, ns);
-}
-
-/// Removes a terminating namespace once it holds no objects.
-fn finish_namespace_if_empty(server: &FakeApiServer, ns: &str) {
-    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
-        return;
-    };
-    if namespace["metadata"].get("deletionTimestamp").is_none() {
-        return;
-    }
-    let empty = server
-        .shared
-        .registry
-        .all()
-        .iter()
-        .filter(|r| r.namespaced)
-        .all(|r| {
-            server
-                .shared
-                .store
-                .snapshot(&resource_key(&r.group, &r.plural), Some(ns))
-                .items
-                .is_empty()
-        });
-    if empty {
-        let _ = server
-            .shared
-            .store
-            .mutate("/namespaces", "", ns, |current| match current {
-                Some(current) => Ok(Mutation::Delete(current.clone())),
-                None => Err(ApiError::not_found("", "namespaces", ns)),
-            });
     }
 }
 
@@ -1233,4 +1207,35 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
     let mut object = outcome.into_object();
     add_type_meta(&info, &mut object);
     Ok(object)
+}
+
+/// A read-modify-write of a stored object by an in-process controller: `edit` changes a copy of
+/// the stored object (resourceVersion included, so the write is conditional) and says whether
+/// it changed anything; the result goes through the same update rules as a client's PUT.
+pub(crate) fn update_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    target: UpdateTarget,
+    manager: &str,
+    edit: impl FnOnce(&mut Value) -> bool,
+) -> Result<(), ApiError> {
+    let now = server.shared.now_string();
+    let ctx = WriteContext::new(info, &now, manager);
+    let key = resource_key(&info.group, &info.plural);
+    let outcome = server
+        .shared
+        .store
+        .mutate(&key, namespace, name, |current| {
+            let current =
+                current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+            let mut next = current.clone();
+            if !edit(&mut next) {
+                return Ok(Mutation::Unchanged(current.clone()));
+            }
+            update_with(&ctx, current, next, target)
+        })?;
+    after_write(server, info, &outcome.object, outcome.event);
+    Ok(())
 }

@@ -165,6 +165,47 @@ pub fn validate_update(info: &ResourceInfo, old: &Value, new: &Value) -> Result<
     invalid(info, new, causes)
 }
 
+/// `ValidateNamespaceFinalizeUpdate`: every `spec.finalizers` entry is a qualified name, and one
+/// without a `/` must be a standard finalizer (`kubernetes`, `orphan`, `foregroundDeletion`).
+pub fn validate_namespace_finalizers(
+    info: &ResourceInfo,
+    namespace: &Value,
+) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    let finalizers = namespace["spec"]["finalizers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, finalizer) in finalizers.iter().enumerate() {
+        let field = format!("spec.finalizers[{i}]");
+        let Some(name) = finalizer.as_str() else {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &field,
+                format!("Invalid value: {finalizer}: must be a string"),
+            ));
+            continue;
+        };
+        let quoted = crate::validation::go_quote(name);
+        for msg in crate::validation::is_qualified_name(name) {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &field,
+                format!("Invalid value: {quoted}: {msg}"),
+            ));
+        }
+        let standard = matches!(name, "kubernetes" | "orphan" | "foregroundDeletion");
+        if !name.contains('/') && !standard {
+            causes.push(cause(
+                "FieldValueInvalid",
+                &field,
+                format!("Invalid value: {quoted}: name is neither a standard finalizer name nor is it fully qualified"),
+            ));
+        }
+    }
+    invalid(info, namespace, causes)
+}
+
 /// Whether two pod specs agree on every field a pod update may not change (compared in place:
 /// this runs on every pod write).
 fn same_immutable_pod_spec(old: &Value, new: &Value) -> bool {

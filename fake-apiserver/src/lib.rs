@@ -23,12 +23,14 @@
 
 pub mod apply;
 pub mod chaos;
+pub mod controllers;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod encoding;
 pub mod error;
-mod handlers;
+pub mod gc_policy;
+pub(crate) mod handlers;
 pub mod hooks;
 pub mod kind_rules;
 pub mod kubeconfig;

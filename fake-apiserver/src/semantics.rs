@@ -60,8 +60,10 @@ pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
     /// `preconditions.resourceVersion`.
     pub precondition_resource_version: Option<String>,
-    /// `propagationPolicy` (accepted; garbage collection is not performed here).
+    /// `propagationPolicy`: `Orphan`, `Background` or `Foreground` (see [`crate::gc_policy`]).
     pub propagation_policy: Option<String>,
+    /// The deprecated `orphanDependents`.
+    pub orphan_dependents: Option<bool>,
 }
 
 impl DeleteOptions {
@@ -88,6 +90,7 @@ impl DeleteOptions {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             propagation_policy: v["propagationPolicy"].as_str().map(str::to_string),
+            orphan_dependents: v["orphanDependents"].as_bool(),
         })
     }
 }
@@ -271,6 +274,8 @@ pub enum UpdateTarget {
     Main,
     /// The `/status` subresource: only `status` (and, for pods, labels and annotations).
     Status,
+    /// A namespace's `/finalize` subresource: metadata and `spec.finalizers`, never `status`.
+    Finalize,
 }
 
 /// Computes the stored object after an update (PUT, or the result of applying a patch).
@@ -373,6 +378,21 @@ pub fn prepare_update(
             }
             next
         }
+        UpdateTarget::Finalize => {
+            // The finalize strategy keeps the stored status; spec and metadata come from the
+            // request.
+            let mut next = new;
+            match current.get("status") {
+                Some(status) => next["status"] = status.clone(),
+                None => {
+                    if let Some(obj) = next.as_object_mut() {
+                        obj.remove("status");
+                    }
+                }
+            }
+            crate::kind_rules::validate_namespace_finalizers(info, &next)?;
+            next
+        }
     };
 
     // Server-owned metadata always comes from the stored object.
@@ -399,9 +419,15 @@ pub fn prepare_update(
             m.entry("managedFields").or_insert(mf.clone());
         }
     }
-    if info.kind == "Namespace" && info.group.is_empty() {
-        if let Some(spec) = current.get("spec") {
-            next["spec"] = spec.clone();
+    if info.kind == "Namespace" && info.group.is_empty() && target != UpdateTarget::Finalize {
+        // Only the finalize subresource changes a namespace's spec (its finalizers).
+        match current.get("spec") {
+            Some(spec) => next["spec"] = spec.clone(),
+            None => {
+                if let Some(obj) = next.as_object_mut() {
+                    obj.remove("spec");
+                }
+            }
         }
     }
     check_immutable_data(info, current, &next)?;
@@ -441,6 +467,7 @@ pub fn prepare_update(
     let subresource = match target {
         UpdateTarget::Main => None,
         UpdateTarget::Status => Some("status"),
+        UpdateTarget::Finalize => Some("finalize"),
     };
     match applied_managed_fields {
         Some(Some(managed_fields)) => {
@@ -464,8 +491,12 @@ pub fn prepare_update(
 }
 
 /// Whether a deleting object without finalizers may go now. Pods bound to a node wait for the
-/// kubelet (a delete with grace period 0).
+/// kubelet (a delete with grace period 0); namespaces wait for their `spec.finalizers` too
+/// (`ShouldDeleteNamespaceDuringUpdate`).
 fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
+    if info.group.is_empty() && info.kind == "Namespace" {
+        return namespace_finalizers(obj).is_empty();
+    }
     if info.group.is_empty() && info.kind == "Pod" {
         return meta(obj)["deletionGracePeriodSeconds"]
             .as_i64()
@@ -583,39 +614,75 @@ pub fn decide_delete(
             ));
         }
     }
+    if info.group.is_empty() && info.kind == "Namespace" && !is_deleting(&current) {
+        return Ok(start_namespace_termination(current, opts, now));
+    }
+    if info.group.is_empty()
+        && info.kind == "Namespace"
+        && !namespace_finalizers(&current).is_empty()
+    {
+        // The namespace controller still has content to remove: the DELETE changes nothing.
+        return Ok(DeleteDecision {
+            mutation: Mutation::Unchanged(current),
+            gone: false,
+        });
+    }
     let is_pod = info.group.is_empty() && info.kind == "Pod";
     let grace = if is_pod {
         pod_grace_period(&current, opts)
     } else {
         0
     };
-    // A namespace's `spec.finalizers` (the namespace controller's) hold it like metadata ones.
-    let namespace_finalizers = info.group.is_empty()
-        && info.kind == "Namespace"
-        && current["spec"]["finalizers"]
-            .as_array()
-            .is_some_and(|f| !f.is_empty());
-    let has_finalizers = !finalizers_of(&current).is_empty() || namespace_finalizers;
+    let finalizers = finalizers_of(&current);
+    // The garbage collector's finalizers, as the request's propagation policy sets them.
+    let gc_finalizers = crate::gc_policy::finalizers_after_delete(info, &finalizers, opts);
 
     if is_deleting(&current) {
-        // Already being deleted: only a shorter grace period changes anything.
         let existing = meta(&current)["deletionGracePeriodSeconds"]
             .as_i64()
             .unwrap_or(0);
-        if is_pod && grace < existing {
-            let mut next = current;
-            set_deletion(&mut next, now, grace);
+        if is_pod && existing > 0 {
+            // A graceful deletion is pending: only a shorter grace period changes anything
+            // (finalizers cannot be changed through DeleteOptions any more).
+            if grace < existing {
+                let has_finalizers = !finalizers.is_empty();
+                let mut next = current;
+                set_deletion(&mut next, now, grace);
+                return Ok(DeleteDecision {
+                    mutation: Mutation::Put(next),
+                    gone: grace == 0 && !has_finalizers,
+                });
+            }
             return Ok(DeleteDecision {
-                mutation: Mutation::Put(next),
-                gone: grace == 0 && !has_finalizers,
+                mutation: Mutation::Unchanged(current),
+                gone: false,
             });
         }
+        // Marked for deletion and only waiting for finalizers: a DELETE may still change the
+        // garbage collector's finalizers; with none left the object goes now.
+        let next_finalizers = gc_finalizers.unwrap_or_else(|| finalizers.clone());
+        if next_finalizers.is_empty() {
+            return Ok(DeleteDecision {
+                mutation: Mutation::Delete(current),
+                gone: true,
+            });
+        }
+        if next_finalizers == finalizers {
+            return Ok(DeleteDecision {
+                mutation: Mutation::Unchanged(current),
+                gone: false,
+            });
+        }
+        let mut next = current;
+        meta_mut(&mut next).insert("finalizers".into(), json!(next_finalizers));
         return Ok(DeleteDecision {
-            mutation: Mutation::Unchanged(current),
+            mutation: Mutation::Put(next),
             gone: false,
         });
     }
 
+    let next_finalizers = gc_finalizers.clone().unwrap_or_else(|| finalizers.clone());
+    let has_finalizers = !next_finalizers.is_empty();
     if !has_finalizers && grace == 0 && !is_pod {
         return Ok(DeleteDecision {
             mutation: Mutation::Delete(current),
@@ -625,6 +692,14 @@ pub fn decide_delete(
     // Graceful: mark the object; it stays until its finalizers are gone (and, for a bound pod,
     // until the kubelet deletes it with grace period 0).
     let mut next = current;
+    if gc_finalizers.is_some() {
+        let m = meta_mut(&mut next);
+        if next_finalizers.is_empty() {
+            m.remove("finalizers");
+        } else {
+            m.insert("finalizers".into(), json!(next_finalizers));
+        }
+    }
     set_deletion(&mut next, now, grace);
     if info.tracks_generation {
         let generation = meta(&next)["generation"].as_i64().unwrap_or(0) + 1;
@@ -635,6 +710,69 @@ pub fn decide_delete(
         mutation: Mutation::Put(next),
         gone,
     })
+}
+
+/// A namespace's `spec.finalizers` (the namespace controller's `kubernetes`, and any others).
+pub fn namespace_finalizers(namespace: &Value) -> Vec<String> {
+    namespace["spec"]["finalizers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first DELETE of a namespace (the namespace storage's own `Delete`): the namespace is
+/// marked (a deletion timestamp without a grace period) and `Terminating`, and keeps existing
+/// until the namespace controller has emptied it and removed its `spec.finalizers`. The
+/// garbage collector's metadata finalizers follow the request's policy.
+fn start_namespace_termination(
+    current: Value,
+    opts: &DeleteOptions,
+    now: jiff::Timestamp,
+) -> DeleteDecision {
+    let mut next = current;
+    let finalizers = finalizers_of(&next);
+    let has = |f: &str| finalizers.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(orphan), _) => orphan,
+        (None, Some(policy)) => policy == "Orphan",
+        (None, None) => has(crate::gc_policy::ORPHAN),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(orphan), _) => !orphan,
+        (None, Some(policy)) => policy == "Foreground",
+        (None, None) => has(crate::gc_policy::FOREGROUND),
+    };
+    if orphan != has(crate::gc_policy::ORPHAN) || foreground != has(crate::gc_policy::FOREGROUND) {
+        let mut next_finalizers: Vec<String> = finalizers
+            .iter()
+            .filter(|f| {
+                f.as_str() != crate::gc_policy::ORPHAN && f.as_str() != crate::gc_policy::FOREGROUND
+            })
+            .cloned()
+            .collect();
+        if orphan {
+            next_finalizers.push(crate::gc_policy::ORPHAN.into());
+        }
+        if foreground {
+            next_finalizers.push(crate::gc_policy::FOREGROUND.into());
+        }
+        let m = meta_mut(&mut next);
+        if next_finalizers.is_empty() {
+            m.remove("finalizers");
+        } else {
+            m.insert("finalizers".into(), json!(next_finalizers));
+        }
+    }
+    meta_mut(&mut next).insert("deletionTimestamp".into(), json!(format_time(now)));
+    next["status"]["phase"] = json!("Terminating");
+    DeleteDecision {
+        mutation: Mutation::Put(next),
+        gone: false,
+    }
 }
 
 fn set_deletion(obj: &mut Value, now: jiff::Timestamp, grace: i64) {

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use crate::chaos::Chaos;
+use crate::controllers::{Controller, ControllerConfig, ControllerManager, Work};
 use crate::discovery;
 use crate::error::ApiError;
 use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
@@ -42,6 +43,8 @@ pub(crate) struct Shared {
     gate: RwLock<Option<Arc<dyn RequestGate>>>,
     /// Open watches listen here; a matcher sent here ends the watches it matches.
     pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
+    /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
+    pub(crate) controllers: ControllerManager,
 }
 
 impl Shared {
@@ -84,6 +87,7 @@ pub struct FakeApiServerBuilder {
     history_bytes: usize,
     seed: Option<u64>,
     clock: Option<ClockFn>,
+    controllers: ControllerConfig,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -93,6 +97,7 @@ impl Default for FakeApiServerBuilder {
             history_bytes: DEFAULT_HISTORY_BYTES,
             seed: None,
             clock: None,
+            controllers: ControllerConfig::all(),
         }
     }
 }
@@ -128,6 +133,18 @@ impl FakeApiServerBuilder {
         self
     }
 
+    /// Which of kube-controller-manager's controllers run beside the server, and when
+    /// (default: all of them, inline; see [`crate::controllers`]).
+    pub fn controllers(mut self, config: ControllerConfig) -> Self {
+        self.controllers = config;
+        self
+    }
+
+    /// A bare API server: no controllers (as [`ControllerConfig::none`]).
+    pub fn bare(self) -> Self {
+        self.controllers(ControllerConfig::none())
+    }
+
     /// Builds the server with the `default` and `kube-system` namespaces.
     pub fn build(self) -> FakeApiServer {
         let rng = match self.seed {
@@ -144,6 +161,7 @@ impl FakeApiServerBuilder {
             chaos: Chaos::default(),
             gate: RwLock::new(None),
             watch_drops,
+            controllers: ControllerManager::new(self.controllers),
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -335,6 +353,22 @@ impl FakeApiServer {
         crate::handlers::apply_manifest(self, object)
     }
 
+    /// The controllers' switches and queue.
+    pub fn controllers(&self) -> &ControllerManager {
+        &self.shared.controllers
+    }
+
+    /// Does the next piece of queued controller work (for [`crate::controllers::Drive::Manual`],
+    /// where the caller owns the timing); returns what was done, `None` when nothing was queued.
+    pub fn step_controllers(&self) -> Option<Work> {
+        self.shared.controllers.step(self)
+    }
+
+    /// Does the next piece of one controller's queued work (see [`Self::step_controllers`]).
+    pub fn step_controller(&self, controller: Controller) -> Option<Work> {
+        self.shared.controllers.step_controller(self, controller)
+    }
+
     /// Every object and the current revision, for saving the cluster's state.
     pub fn export_state(&self) -> Value {
         let (revision, objects) = self.shared.store.dump();
@@ -390,6 +424,8 @@ impl FakeApiServer {
                     .set_custom(name, registry::resources_of_crd(&crd));
             }
         }
+        // The controllers look at the loaded state as at a restart: every object once.
+        self.shared.controllers.resync(self);
         Ok(())
     }
 

@@ -41,25 +41,26 @@ async fn a_reflector_follows_the_server_through_expiry_and_drops(#[case] config:
         .await
         .unwrap();
 
+    // The namespace also holds the root CA publisher's `kube-root-ca.crt`, as on a cluster.
     let (store, writer) = reflector::store();
     let stream = reflector(writer, watcher(api.clone(), config)).applied_objects();
     let task = tokio::spawn(async move {
         futures::pin_mut!(stream);
         while stream.next().await.is_some() {}
     });
-    wait_for(&store, 1).await;
+    wait_for(&store, 2).await;
 
     api.create(&PostParams::default(), &configmap("live"))
         .await
         .unwrap();
-    wait_for(&store, 2).await;
+    wait_for(&store, 3).await;
 
     // The connection drops: the watcher re-watches from its last resourceVersion.
     server.drop_watches(RequestMatcher::default());
     api.create(&PostParams::default(), &configmap("after-drop"))
         .await
         .unwrap();
-    wait_for(&store, 3).await;
+    wait_for(&store, 4).await;
 
     // The history is compacted while the watch is down: the re-watch gets 410 and the watcher
     // relists; an object deleted meanwhile leaves the cache.
@@ -69,13 +70,16 @@ async fn a_reflector_follows_the_server_through_expiry_and_drops(#[case] config:
     api.create(&PostParams::default(), &configmap("after-expiry"))
         .await
         .unwrap();
-    wait_for(&store, 3).await;
+    wait_for(&store, 4).await;
     let mut names: Vec<String> = store
         .state()
         .iter()
         .map(|c| c.metadata.name.clone().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, vec!["after-drop", "after-expiry", "live"]);
+    assert_eq!(
+        names,
+        vec!["after-drop", "after-expiry", "kube-root-ca.crt", "live"]
+    );
     task.abort();
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use controllers::clock::{Clock, SharedClock};
 use controllers::ids::SeededIds;
+use fake_apiserver::controllers::{Controller, ControllerConfig, Drive};
 use fake_apiserver::FakeApiServer;
 use jiff::Timestamp;
 
@@ -153,6 +154,7 @@ enum Offer {
     Deliver(WatchView),
     Advance(Duration),
     Deed(usize),
+    Controller(Controller),
     Crash,
     Cut,
     Expire,
@@ -229,12 +231,15 @@ impl Sim {
             handle: rt.block_on(async { tokio::runtime::Handle::current() }),
         };
         let server_clock = clock.clone();
+        let mut world = World::default();
+        build(&mut world);
+        // kube-controller-manager's controllers run only as the world's actors: driven by hand,
+        // one piece of work per step the schedule takes (none named: a bare server).
         let server = FakeApiServer::builder()
             .seed(seed)
             .clock(move || server_clock.now())
+            .controllers(controller_config(&world.controllers))
             .build();
-        let mut world = World::default();
-        build(&mut world);
         let elapsed_clock = clock.clone();
         let mut net = Net::new(&server, move || elapsed_clock.elapsed());
         if let Some(interceptor) = world.interceptor.clone() {
@@ -334,6 +339,12 @@ impl Sim {
             if *left > 0 {
                 lanes.push("world".into());
                 self.offered.push(Offer::Deed(i));
+            }
+        }
+        for controller in &self.world.controllers {
+            if self.server.controllers().pending_for(*controller) > 0 {
+                lanes.push(controller_lane(*controller));
+                self.offered.push(Offer::Controller(*controller));
             }
         }
         let anything_held = lanes.iter().any(|l| l != "world");
@@ -487,6 +498,7 @@ impl Sim {
                     outcome: "started".into(),
                 }
             }
+            Offer::Controller(controller) => self.step_controller(at_ms, controller),
             Offer::Crash => {
                 self.faults_left -= 1;
                 let crashable: Vec<usize> = (0..self.hosts.len())
@@ -589,6 +601,34 @@ impl Sim {
         }
     }
 
+    /// One piece of a controller's work, then the runtime settles (its writes reach the
+    /// watches, held like any other event).
+    fn step_controller(&mut self, at_ms: u64, controller: Controller) -> Step {
+        let before = self.server.revision();
+        let work = self.server.step_controller(controller);
+        self.rt.settle();
+        let writes = self.server.revision().saturating_sub(before);
+        Step {
+            at_ms,
+            lane: controller_lane(controller),
+            action: work.map_or_else(|| "nothing queued".to_string(), |w| w.to_string()),
+            outcome: match writes {
+                0 => "no write".to_string(),
+                1 => "1 write".to_string(),
+                n => format!("{n} writes"),
+            },
+        }
+    }
+
+    /// The controller with queued work that goes first in the drain (in the world's order).
+    fn busy_controller(&self) -> Option<Controller> {
+        self.world
+            .controllers
+            .iter()
+            .copied()
+            .find(|c| self.server.controllers().pending_for(*c) > 0)
+    }
+
     fn crash(&mut self, at_ms: u64, i: usize) -> Step {
         let name = self.world.hosts[self.hosts[i].spec].name.clone();
         self.net.kill(&name);
@@ -613,6 +653,15 @@ impl Sim {
         let deadline = self.clock.elapsed() + self.config.converge_within;
         for _ in 0..self.config.drain_steps {
             let at_ms = self.now_ms();
+            // The controllers' queued work goes before what the network holds: it is bounded
+            // (each item is one pass over objects that exist) and the real ones run it as
+            // soon as their informers see the change.
+            if let Some(controller) = self.busy_controller() {
+                let step = self.step_controller(at_ms, controller);
+                self.trace.push(step);
+                self.check()?;
+                continue;
+            }
             // Fair: whatever has waited longest goes first, request or watch event (by arrival,
             // since virtual time stands still while nothing advances it), so no watch starves
             // while requests keep coming.
@@ -656,6 +705,21 @@ impl Sim {
             check(&self.server).map_err(|e| format!("{name}: {e}"))?;
         }
         Ok(())
+    }
+}
+
+fn controller_lane(controller: Controller) -> String {
+    format!("kube-controller-manager/{}", controller.name())
+}
+
+/// The server's controllers for a world that runs `controllers` as its actors.
+fn controller_config(controllers: &[Controller]) -> ControllerConfig {
+    let on = |c| controllers.contains(&c);
+    ControllerConfig {
+        garbage_collector: on(Controller::GarbageCollector),
+        namespaces: on(Controller::Namespace),
+        service_accounts: on(Controller::ServiceAccounts),
+        drive: Drive::Manual,
     }
 }
 
@@ -715,6 +779,8 @@ fn transition(offer: &Offer) -> Transition {
         },
         Offer::Advance(_) => global("advance time"),
         Offer::Deed(i) => global(&format!("deed {i}")),
+        // A controller step may write anything anyone reads: never independent.
+        Offer::Controller(c) => global(&controller_lane(*c)),
         Offer::Crash => global("crash"),
         Offer::Cut => global("cut"),
         Offer::Expire => global("expire"),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use controllers::clock::SharedClock;
 use controllers::ids::SharedIds;
+use fake_apiserver::controllers::Controller;
 use fake_apiserver::FakeApiServer;
 use futures::future::BoxFuture;
 
@@ -62,6 +63,7 @@ pub struct World {
     pub(crate) goals: Vec<(String, Check)>,
     pub(crate) deeds: Vec<DeedSpec>,
     pub(crate) interceptor: Option<Arc<dyn Interceptor>>,
+    pub(crate) controllers: Vec<Controller>,
 }
 
 impl World {
@@ -97,6 +99,23 @@ impl World {
             program: Arc::new(program),
             crashable: false,
         });
+        self
+    }
+
+    /// kube-controller-manager's `controllers` (the garbage collector, the namespace
+    /// controller, ...) run beside the server, each as an actor of the world: every piece of
+    /// work one of them does (one `attemptToDeleteItem`, one namespace sync) is a step the
+    /// schedule takes when it says, in lane `kube-controller-manager/<controller>`. They are the
+    /// server's own controllers ([`fake_apiserver::controllers`]), driven by hand instead of
+    /// inline. A world that names none runs a bare server (no controller acts behind the
+    /// schedule's back).
+    pub fn kube_controller_manager(&mut self, controllers: &[Controller]) -> &mut Self {
+        for c in controllers {
+            if !self.controllers.contains(c) {
+                self.controllers.push(*c);
+            }
+        }
+        self.controllers.sort();
         self
     }
 

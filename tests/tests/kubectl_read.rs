@@ -257,10 +257,11 @@ fn get_in_every_output_format() {
         );
     }
 
+    // The namespace also holds the root CA publisher's ConfigMap, as on a cluster.
     cluster
         .kubectl(&["get", "cm", "-o", "name"])
         .ok()
-        .stdout_is("configmap/k1\nconfigmap/k2\n");
+        .stdout_is("configmap/k1\nconfigmap/k2\nconfigmap/kube-root-ca.crt\n");
     cluster
         .kubectl(&["get", "cm", "k1", "-o", "jsonpath={.data.b}"])
         .ok()
@@ -273,7 +274,9 @@ fn get_in_every_output_format() {
             "custom-columns=N:.metadata.name,A:.data.a",
         ])
         .ok()
-        .stdout_is("N     A\nk1    1\nk2    <none>\n");
+        .stdout_is(
+            "N                  A\nk1                 1\nk2                 <none>\nkube-root-ca.crt   <none>\n",
+        );
     cluster
         .kubectl(&["get", "cm", "-l", "app=k", "-o", "name"])
         .ok()
@@ -297,6 +300,7 @@ fn get_in_every_output_format() {
     assert_eq!(rows[0], ["NAME", "DATA", "AGE"], "{table}");
     assert_eq!(rows[1][..2], ["k1", "2"], "{table}");
     assert_eq!(rows[2][..2], ["k2", "1"], "{table}");
+    assert_eq!(rows[3][..2], ["kube-root-ca.crt", "1"], "{table}");
 
     cluster
         .kubectl(&["get", "cm", "nope"])

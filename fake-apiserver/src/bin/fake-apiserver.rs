@@ -58,6 +58,11 @@ struct Args {
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Run without kube-controller-manager's controllers (garbage collector, namespace and
+    /// service-account controllers, root CA publisher): a bare API server, on which deleted
+    /// namespaces stay Terminating and owner references are not acted on.
+    #[arg(long, env = "FAKE_APISERVER_NO_CONTROLLERS")]
+    no_controllers: bool,
 }
 
 /// How log lines are written (to stderr).
@@ -119,8 +124,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime
-        .block_on(async { run(args, FakeApiServer::new(), shutdown_signal(), |_| {}).await });
+    let mut builder = FakeApiServer::builder();
+    if args.no_controllers {
+        builder = builder.bare();
+    }
+    let result =
+        runtime.block_on(async { run(args, builder.build(), shutdown_signal(), |_| {}).await });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -170,10 +170,18 @@ pub fn spec_change(world: &mut World) {
 /// The user waits for the composition's output to be applied (polling every second), changes
 /// its spec, then deletes it: the deletion races the resynthesis the change starts (§7.9).
 pub fn change_then_delete(world: &mut World) {
+    change_then_delete_with(world, "", DeleteParams::default());
+}
+
+/// [`change_then_delete`], deleting with `params` (`how` says how, in the deed's label).
+pub fn change_then_delete_with(world: &mut World, how: &str, params: DeleteParams) {
     world.deed(
-        "user changes the composition's spec once its output is applied, then deletes it",
+        &format!(
+            "user changes the composition's spec once its output is applied, then deletes it{how}"
+        ),
         1,
-        |client| {
+        move |client| {
+            let params = params.clone();
             async move {
                 let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
                 while !matches!(configmaps.get_opt("comp").await, Ok(Some(_))) {
@@ -184,7 +192,7 @@ pub fn change_then_delete(world: &mut World) {
                 let _ = api
                     .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
                     .await;
-                let _ = api.delete("comp", &DeleteParams::default()).await;
+                let _ = api.delete("comp", &params).await;
             }
             .boxed()
         },
@@ -660,7 +668,7 @@ impl Interceptor for PartitionedNode {
 // Worlds.
 
 /// The invariants of Eno's world ([`eno::checks`]) plus the output and pod-count ones.
-fn common_checks(world: &mut World) {
+pub fn common_checks(world: &mut World) {
     eno::checks(world);
     world.server_invariant(
         "no composition gone while its output is unreconciled",
