@@ -144,6 +144,8 @@ enum Op {
 /// A request and its answer, with the revisions before it was sent and after it was answered.
 #[derive(Debug, Clone)]
 struct Record {
+    /// Which client sent it (shown in failure reports).
+    #[allow(dead_code)]
     client: usize,
     key: Key,
     op: Op,
