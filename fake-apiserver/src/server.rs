@@ -189,15 +189,16 @@ impl FakeApiServer {
     /// The axum router that serves the API.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/version", get(version))
-            .route("/version/", get(version))
-            .route("/api", get(core_versions))
-            .route("/api/", get(core_versions))
-            .route("/apis", get(group_list))
-            .route("/apis/", get(group_list))
-            .route("/healthz", get(health))
-            .route("/livez", get(health))
-            .route("/readyz", get(health))
+            // Another method on these paths gets a Status too (axum's own 405 has no body).
+            .route("/version", get(version).fallback(wrong_method))
+            .route("/version/", get(version).fallback(wrong_method))
+            .route("/api", get(core_versions).fallback(wrong_method))
+            .route("/api/", get(core_versions).fallback(wrong_method))
+            .route("/apis", get(group_list).fallback(wrong_method))
+            .route("/apis/", get(group_list).fallback(wrong_method))
+            .route("/healthz", get(health).fallback(wrong_method))
+            .route("/livez", get(health).fallback(wrong_method))
+            .route("/readyz", get(health).fallback(wrong_method))
             .fallback(crate::handlers::dispatch)
             .with_state(self.clone())
     }
@@ -401,6 +402,11 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// `405 MethodNotAllowed` as a `metav1.Status`.
+async fn wrong_method(method: Method) -> Response {
+    ApiError::method_not_allowed(method.as_str()).into_response()
 }
 
 async fn version(State(server): State<FakeApiServer>, request: Request) -> Response {
