@@ -137,7 +137,10 @@ pub fn check(state: &Value, registry: &Registry) -> Result<CheckedState, StateEr
     for (i, item) in items.iter().enumerate() {
         let at = format!("objects[{i}]");
         let Some(resource) = item["resource"].as_str() else {
-            return Err(invalid(format!("{at}.resource"), "is missing or not a string"));
+            return Err(invalid(
+                format!("{at}.resource"),
+                "is missing or not a string",
+            ));
         };
         let Some((group, plural)) = resource.split_once('/') else {
             return Err(invalid(
@@ -159,7 +162,10 @@ pub fn check(state: &Value, registry: &Registry) -> Result<CheckedState, StateEr
         };
         let object = &item["object"];
         if !object.is_object() {
-            return Err(invalid(format!("{at}.object"), "is missing or not a JSON object"));
+            return Err(invalid(
+                format!("{at}.object"),
+                "is missing or not a JSON object",
+            ));
         }
         let metadata = &object["metadata"];
         let name = match metadata["name"].as_str() {
@@ -345,7 +351,10 @@ mod tests {
             matches!(error, StateError::Syntax { line: 2, .. }),
             "{error}"
         );
-        assert!(matches!(parse(b""), Err(StateError::Truncated { bytes: 0 })));
+        assert!(matches!(
+            parse(b""),
+            Err(StateError::Truncated { bytes: 0 })
+        ));
     }
 
     #[test]

@@ -284,10 +284,9 @@ impl WatchSpec {
         // An object leaving the selector is reported as its last state that matched, at the
         // revision of the change (a client resumes from there, not from before the change).
         match (event.event_type, event_type, &event.previous) {
-            (EventType::Modified, "DELETED", Some(previous)) => Some(self.render(
-                event_type,
-                &at_revision(previous, event.revision),
-            )),
+            (EventType::Modified, "DELETED", Some(previous)) => {
+                Some(self.render(event_type, &at_revision(previous, event.revision)))
+            }
             _ => Some(self.render(event_type, &event.object)),
         }
     }

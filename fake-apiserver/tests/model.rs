@@ -57,7 +57,9 @@ impl Http {
         content_type: &str,
         body: Option<&Value>,
     ) -> (u16, Value) {
-        let body = body.map(|b| serde_json::to_vec(b).unwrap()).unwrap_or_default();
+        let body = body
+            .map(|b| serde_json::to_vec(b).unwrap())
+            .unwrap_or_default();
         let request = Request::builder()
             .method(method)
             .uri(uri)
@@ -67,7 +69,10 @@ impl Http {
         let response = self.0.clone().oneshot(request).await.unwrap();
         let status = response.status().as_u16();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
     }
 }
 
@@ -88,7 +93,10 @@ fn rv_of(object: &Value) -> u64 {
 
 fn key_of(object: &Value) -> Key {
     (
-        object["metadata"]["namespace"].as_str().unwrap().to_string(),
+        object["metadata"]["namespace"]
+            .as_str()
+            .unwrap()
+            .to_string(),
         object["metadata"]["name"].as_str().unwrap().to_string(),
     )
 }
@@ -134,11 +142,23 @@ fn document(c: &Content) -> Value {
 #[derive(Debug, Clone)]
 enum Op {
     Get,
-    Create { body: Value },
-    Update { body: Value, precondition: Option<u64> },
-    MergePatch { patch: Value, precondition: Option<u64> },
-    JsonPatch { patch: Value },
-    Delete { precondition: Option<u64> },
+    Create {
+        body: Value,
+    },
+    Update {
+        body: Value,
+        precondition: Option<u64>,
+    },
+    MergePatch {
+        patch: Value,
+        precondition: Option<u64>,
+    },
+    JsonPatch {
+        patch: Value,
+    },
+    Delete {
+        precondition: Option<u64>,
+    },
 }
 
 /// A request and its answer, with the revisions before it was sent and after it was answered.
@@ -248,11 +268,8 @@ async fn client(
         let op_id = format!("{index}-{n}");
         let team = ["a", "b", "c"][rng.random_range(0..3)];
         let read = seen.get(&key).cloned();
-        let fresh_rv = |rng: &mut ChaCha8Rng| {
-            read.as_ref()
-                .filter(|_| rng.random_bool(0.5))
-                .map(rv_of)
-        };
+        let fresh_rv =
+            |rng: &mut ChaCha8Rng| read.as_ref().filter(|_| rng.random_bool(0.5)).map(rv_of);
         let choice = rng.random_range(0..100);
         let op = match choice {
             0..15 => Op::Get,
@@ -302,7 +319,8 @@ async fn client(
                 Op::Update { body, precondition }
             }
             55..72 => {
-                let mut patch = json!({"data": {&me: op_id}, "metadata": {"labels": {"team": team}}});
+                let mut patch =
+                    json!({"data": {&me: op_id}, "metadata": {"labels": {"team": team}}});
                 match rng.random_range(0..6) {
                     0 => patch["metadata"]["labels"]["tier"] = json!("x"),
                     1 => patch["metadata"]["labels"]["tier"] = Value::Null,
@@ -320,9 +338,11 @@ async fn client(
                 }
             }
             72..82 => {
-                let mut patch = vec![json!({"op": "add", "path": format!("/data/{me}"), "value": op_id})];
+                let mut patch =
+                    vec![json!({"op": "add", "path": format!("/data/{me}"), "value": op_id})];
                 if rng.random_bool(0.5) {
-                    patch.push(json!({"op": "add", "path": "/metadata/labels/team", "value": team}));
+                    patch
+                        .push(json!({"op": "add", "path": "/metadata/labels/team", "value": team}));
                 }
                 Op::JsonPatch {
                     patch: Value::Array(patch),
@@ -351,8 +371,13 @@ async fn run(server: &FakeApiServer, http: &Http, client: usize, key: &Key, op: 
     let (status, response) = match &op {
         Op::Get => http.send(Method::GET, &uri, "application/json", None).await,
         Op::Create { body } => {
-            http.send(Method::POST, &collection(&key.0), "application/json", Some(body))
-                .await
+            http.send(
+                Method::POST,
+                &collection(&key.0),
+                "application/json",
+                Some(body),
+            )
+            .await
         }
         Op::Update { body, .. } => {
             http.send(Method::PUT, &uri, "application/json", Some(body))
@@ -437,7 +462,15 @@ impl Selection {
         let mut q = String::new();
         if !self.selector.is_empty() {
             q.push_str("labelSelector=");
-            q.push_str(&self.selector.replace(' ', "+").replace(',', "%2C").replace('(', "%28").replace(')', "%29").replace('!', "%21"));
+            q.push_str(
+                &self
+                    .selector
+                    .replace(' ', "+")
+                    .replace(',', "%2C")
+                    .replace('(', "%28")
+                    .replace(')', "%29")
+                    .replace('!', "%21"),
+            );
         }
         q
     }
@@ -506,7 +539,11 @@ async fn follow(http: Http, selection: Selection, from: From, marker: String) ->
                 "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
             ),
         }
-        let uri = format!("{}?watch=true&{}", selection.path(), query.trim_start_matches('&'));
+        let uri = format!(
+            "{}?watch=true&{}",
+            selection.path(),
+            query.trim_start_matches('&')
+        );
         let request = Request::builder().uri(&uri).body(Body::empty()).unwrap();
         let response = http.0.clone().oneshot(request).await.unwrap();
         assert_eq!(response.status(), 200, "{uri}");
@@ -603,7 +640,10 @@ impl Log {
             };
             let next = match event.event_type.as_str() {
                 "ADDED" => {
-                    assert!(prev.is_none(), "ADDED over an existing object at {revision}");
+                    assert!(
+                        prev.is_none(),
+                        "ADDED over an existing object at {revision}"
+                    );
                     Some(state)
                 }
                 "MODIFIED" => {
@@ -611,9 +651,9 @@ impl Log {
                     Some(state)
                 }
                 "DELETED" => {
-                    let p = prev.as_ref().unwrap_or_else(|| {
-                        panic!("DELETED of a missing object at {revision}")
-                    });
+                    let p = prev
+                        .as_ref()
+                        .unwrap_or_else(|| panic!("DELETED of a missing object at {revision}"));
                     assert_eq!(
                         p.content, state.content,
                         "a DELETED event carries the last state, at {revision}"
@@ -685,8 +725,14 @@ impl Log {
     fn expected_events(&self, selection: &Selection, revision: u64) -> Vec<Delivered> {
         let mut out = Vec::new();
         for entry in self.entries.iter().filter(|e| e.revision > revision) {
-            let was = entry.prev.as_ref().is_some_and(|p| selection.passes(&p.object));
-            let is = entry.next.as_ref().is_some_and(|n| selection.passes(&n.object));
+            let was = entry
+                .prev
+                .as_ref()
+                .is_some_and(|p| selection.passes(&p.object));
+            let is = entry
+                .next
+                .as_ref()
+                .is_some_and(|n| selection.passes(&n.object));
             let delivered = |t: &str, object: Value| Delivered {
                 event_type: t.to_string(),
                 object,
@@ -748,7 +794,10 @@ fn check_records(log: &Log, records: &[Record]) {
             }
             Op::Delete { .. } if response["kind"] == "Status" => {
                 // Deleted at once: the answer names the object but not the revision.
-                finalized.entry(record.key.clone()).or_default().push(record);
+                finalized
+                    .entry(record.key.clone())
+                    .or_default()
+                    .push(record);
             }
             Op::Delete { .. } if !response["metadata"]["deletionTimestamp"].is_null() => {
                 // The deletion marked the object (a commit explained below) or it already was
@@ -758,13 +807,20 @@ fn check_records(log: &Log, records: &[Record]) {
                     .into_iter()
                     .flatten()
                     .any(|s| s.object == *response);
-                assert!(justified, "a delete answered a state never stored: {}", describe());
+                assert!(
+                    justified,
+                    "a delete answered a state never stored: {}",
+                    describe()
+                );
                 by_revision.entry(rv_of(response)).or_default().push(record);
             }
             _ if !response["metadata"]["deletionTimestamp"].is_null()
                 && content(response).finalizers.is_empty() =>
             {
-                finalized.entry(record.key.clone()).or_default().push(record);
+                finalized
+                    .entry(record.key.clone())
+                    .or_default()
+                    .push(record);
             }
             _ => {
                 let rv = rv_of(response);
@@ -780,7 +836,10 @@ fn check_records(log: &Log, records: &[Record]) {
 
     let mut claimed_finalizations = 0;
     for entry in &log.entries {
-        let at = by_revision.get(&entry.revision).cloned().unwrap_or_default();
+        let at = by_revision
+            .get(&entry.revision)
+            .cloned()
+            .unwrap_or_default();
         let describe = || format!("{entry:#?}\nacknowledged at this revision: {at:#?}");
         let writes: Vec<&&Record> = at
             .iter()
@@ -810,9 +869,9 @@ fn check_records(log: &Log, records: &[Record]) {
         if entry.event_type == "DELETED" && writes.is_empty() && deletes.is_empty() {
             // Deleted at once (answered with a Status), or released by an update that removed
             // the last finalizer of a deleting object.
-            let candidates = finalized.get_mut(&entry.key).unwrap_or_else(|| {
-                panic!("a deletion no request explains: {}", describe())
-            });
+            let candidates = finalized
+                .get_mut(&entry.key)
+                .unwrap_or_else(|| panic!("a deletion no request explains: {}", describe()));
             let position = candidates.iter().position(|r| {
                 r.before < entry.revision
                     && entry.revision <= r.after
@@ -822,7 +881,8 @@ fn check_records(log: &Log, records: &[Record]) {
                                 && rv_of(&r.response) == prev.map_or(0, |p| p.rv)
                         }
                         Outcome::Deleted => {
-                            r.response["details"]["uid"] == prev.map_or(Value::Null, |p| p.object["metadata"]["uid"].clone())
+                            r.response["details"]["uid"]
+                                == prev.map_or(Value::Null, |p| p.object["metadata"]["uid"].clone())
                         }
                         _ => false,
                     }
@@ -887,7 +947,9 @@ fn check_watch(log: &Log, selection: &Selection, from: From, seen: &Seen) {
     let start = match from {
         From::Revision(rv) => rv,
         From::Streaming => {
-            let at = seen.initial_revision.expect("no initial-events-end bookmark");
+            let at = seen
+                .initial_revision
+                .expect("no initial-events-end bookmark");
             assert!(at >= log.start, "a streaming list from before the start");
             let expected = log.replay(selection, at);
             assert_eq!(
@@ -934,7 +996,11 @@ async fn list_at(http: &Http, selection: &Selection, revision: u64, limit: usize
         }
         let (status, list) = http.send(Method::GET, &uri, "application/json", None).await;
         assert_eq!(status, 200, "{uri}: {list}");
-        assert_eq!(list["metadata"]["resourceVersion"], revision.to_string(), "{uri}");
+        assert_eq!(
+            list["metadata"]["resourceVersion"],
+            revision.to_string(),
+            "{uri}"
+        );
         for item in list["items"].as_array().unwrap() {
             let mut item = item.clone();
             item["apiVersion"] = json!("v1");
@@ -1073,7 +1139,10 @@ async fn run_seed(seed: u64) {
 }
 
 fn seeds() -> Vec<u64> {
-    if let Some(seed) = std::env::var("MODEL_SEED").ok().and_then(|s| s.parse().ok()) {
+    if let Some(seed) = std::env::var("MODEL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
         return vec![seed];
     }
     let count = std::env::var("MODEL_SEEDS")

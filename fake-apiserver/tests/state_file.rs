@@ -68,7 +68,10 @@ impl Process {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        panic!("no line with {text:?}; the process said:\n{}", self.seen.join("\n"));
+        panic!(
+            "no line with {text:?}; the process said:\n{}",
+            self.seen.join("\n")
+        );
     }
 
     fn signal(&self, name: &str) {
@@ -179,7 +182,12 @@ fn a_second_sigterm_while_the_state_is_written_leaves_the_old_file() {
         .unwrap()
         .iter()
         .filter(|o| o["resource"] == "/configmaps")
-        .map(|o| o["object"]["metadata"]["name"].as_str().unwrap().to_string())
+        .map(|o| {
+            o["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(names, ["first", "second"]);
 }
@@ -208,7 +216,11 @@ fn a_corrupt_state_file_is_refused_and_left_alone(
     assert!(said.contains(&state.display().to_string()), "{said}");
     assert!(said.contains(problem), "{said}");
     assert!(!said.contains("ready on"), "{said}");
-    assert_eq!(std::fs::read(&state).unwrap(), contents, "the file was changed");
+    assert_eq!(
+        std::fs::read(&state).unwrap(),
+        contents,
+        "the file was changed"
+    );
 }
 
 #[test]
@@ -227,6 +239,8 @@ fn a_refused_state_loads_nothing() {
         .get_object("v1", "configmaps", Some("default"), "good")
         .is_none());
     // The start-up namespaces are still there, at the same revision.
-    assert!(server.get_object("v1", "namespaces", None, "default").is_some());
+    assert!(server
+        .get_object("v1", "namespaces", None, "default")
+        .is_some());
     assert_eq!(server.revision(), revision);
 }

@@ -82,10 +82,7 @@ enum RunError {
         source: std::io::Error,
     },
     #[error("state file {path} cannot be loaded (nothing was loaded, the file is left as it is): {source}", path = path.display())]
-    State {
-        path: PathBuf,
-        source: StateError,
-    },
+    State { path: PathBuf, source: StateError },
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("applying {what} from {path}: {message}", path = path.display())]
@@ -121,11 +118,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime
-        .block_on(async {
-            let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
-            run(args, FakeApiServer::new(), shutdown, |_| {}).await
-        });
+    let result = runtime.block_on(async {
+        let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
+        run(args, FakeApiServer::new(), shutdown, |_| {}).await
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
