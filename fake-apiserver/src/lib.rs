@@ -47,6 +47,7 @@ pub mod schema;
 pub mod selector;
 pub mod semantics;
 mod server;
+pub mod state;
 pub mod store;
 pub mod table;
 pub mod typed;

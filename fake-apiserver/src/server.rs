@@ -10,7 +10,6 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use bytes::Bytes;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
@@ -211,15 +210,16 @@ impl FakeApiServer {
     /// The axum router that serves the API.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/version", get(version))
-            .route("/version/", get(version))
-            .route("/api", get(core_versions))
-            .route("/api/", get(core_versions))
-            .route("/apis", get(group_list))
-            .route("/apis/", get(group_list))
-            .route("/healthz", get(health))
-            .route("/livez", get(health))
-            .route("/readyz", get(health))
+            // Another method on these paths gets a Status too (axum's own 405 has no body).
+            .route("/version", get(version).fallback(wrong_method))
+            .route("/version/", get(version).fallback(wrong_method))
+            .route("/api", get(core_versions).fallback(wrong_method))
+            .route("/api/", get(core_versions).fallback(wrong_method))
+            .route("/apis", get(group_list).fallback(wrong_method))
+            .route("/apis/", get(group_list).fallback(wrong_method))
+            .route("/healthz", get(health).fallback(wrong_method))
+            .route("/livez", get(health).fallback(wrong_method))
+            .route("/readyz", get(health).fallback(wrong_method))
             .fallback(crate::handlers::dispatch)
             .with_state(self.clone())
     }
@@ -382,47 +382,19 @@ impl FakeApiServer {
         json!({"revision": revision.to_string(), "objects": items})
     }
 
-    /// Replaces every object with saved state (from [`FakeApiServer::export_state`]).
-    pub fn import_state(&self, state: Value) -> Result<(), ApiError> {
-        let revision = state["revision"]
-            .as_str()
-            .and_then(|r| r.parse::<u64>().ok())
-            .ok_or_else(|| ApiError::bad_request("state has no revision"))?;
-        let items = state["objects"]
-            .as_array()
-            .ok_or_else(|| ApiError::bad_request("state has no objects"))?;
-        let mut objects = Vec::with_capacity(items.len());
-        for item in items {
-            let resource = item["resource"]
-                .as_str()
-                .ok_or_else(|| ApiError::bad_request("state object without a resource"))?;
-            let object = &item["object"];
-            let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-            let name = object["metadata"]["name"]
-                .as_str()
-                .ok_or_else(|| ApiError::bad_request("state object without a name"))?;
-            let bytes =
-                serde_json::to_vec(object).map_err(|e| ApiError::bad_request(e.to_string()))?;
-            objects.push((
-                resource.to_string(),
-                namespace.to_string(),
-                name.to_string(),
-                Bytes::from(bytes),
-            ));
-        }
-        self.shared.store.load(revision, objects);
+    /// Replaces every object with saved state (from [`FakeApiServer::export_state`]), after
+    /// checking all of it ([`crate::state::check`]): a state that fails a check changes nothing.
+    pub fn import_state(&self, state: Value) -> Result<(), crate::state::StateError> {
+        let checked = crate::state::check(&state, &self.shared.registry)?;
+        let objects = checked
+            .objects
+            .into_iter()
+            .map(|o| (o.resource, o.namespace, o.name, o.bytes))
+            .collect();
+        self.shared.store.load(checked.revision, objects);
         // Serve the resources of every stored CRD.
-        let crds = self.shared.store.snapshot(
-            &resource_key("apiextensions.k8s.io", "customresourcedefinitions"),
-            None,
-        );
-        for (_, bytes) in crds.items {
-            if let Ok(crd) = serde_json::from_slice::<Value>(&bytes) {
-                let name = crd["metadata"]["name"].as_str().unwrap_or_default();
-                self.shared
-                    .registry
-                    .set_custom(name, registry::resources_of_crd(&crd));
-            }
+        for (name, infos) in checked.custom_resources {
+            self.shared.registry.set_custom(&name, infos);
         }
         // The controllers look at the loaded state as at a restart: every object once.
         self.shared.controllers.resync(self);
@@ -474,6 +446,11 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// `405 MethodNotAllowed` as a `metav1.Status`.
+async fn wrong_method(method: Method) -> Response {
+    ApiError::method_not_allowed(method.as_str()).into_response()
 }
 
 async fn version(State(server): State<FakeApiServer>, request: Request) -> Response {

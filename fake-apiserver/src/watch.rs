@@ -281,13 +281,26 @@ impl WatchSpec {
             (EventType::Modified, true, false) => "DELETED",
             _ => return None,
         };
-        // An object leaving the selector is reported as its last state that matched.
-        let object = match (event.event_type, event_type, &event.previous) {
-            (EventType::Modified, "DELETED", Some(previous)) => previous,
-            _ => &event.object,
-        };
-        Some(self.render(event_type, object))
+        // An object leaving the selector is reported as its last state that matched, at the
+        // revision of the change (a client resumes from there, not from before the change).
+        match (event.event_type, event_type, &event.previous) {
+            (EventType::Modified, "DELETED", Some(previous)) => {
+                Some(self.render(event_type, &at_revision(previous, event.revision)))
+            }
+            _ => Some(self.render(event_type, &event.object)),
+        }
     }
+}
+
+/// A stored object's bytes with `metadata.resourceVersion` set to `revision`.
+fn at_revision(bytes: &Bytes, revision: u64) -> Bytes {
+    let Ok(mut object) = serde_json::from_slice::<Value>(bytes) else {
+        return bytes.clone();
+    };
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("resourceVersion".into(), json!(revision.to_string()));
+    }
+    serde_json::to_vec(&object).map_or_else(|_| bytes.clone(), Bytes::from)
 }
 
 fn spawn_stream(

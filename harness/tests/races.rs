@@ -3,7 +3,8 @@
 //! For each removed guard, exploration from seed 0 finds the bad outcome, shrinks it, and the
 //! shrunk schedule replays into the same run. For each guard in place, exploration with faults on
 //! breaks no invariant and every run reaches its goal once faults stop. Seeds:
-//! `HARNESS_SEEDS=n` (default 60 here; `make race` runs more, in release).
+//! `HARNESS_SEEDS=n` (default 60 here, 500 for both controllers at once; `make race` runs more,
+//! in release).
 
 use harness::check::{self, scenario};
 use harness::engine::{seeds_from_env, ExploreOptions, Target};
@@ -27,9 +28,19 @@ fn a_removed_guard_is_found_shrunk_and_replayed(#[case] name: &str, #[case] inva
 #[case::eno_rv_checked_status_writes("eno/rv-checked-status-writes")]
 #[case::eno_cache_sync("eno/cache-sync")]
 #[case::karpenter_launch_cache("karpenter/launch-cache")]
-#[case::both_controllers("both/every-guard")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
     check::guard_holds(name, seeds_from_env(0..60));
+}
+
+/// Both controllers with every guard, their world actors and every fault kind: 500 seeds in CI
+/// (in four slices, so they run side by side), 10 000 in `make race`.
+#[rstest]
+#[case::seeds_0_to_125(0..125)]
+#[case::seeds_125_to_250(125..250)]
+#[case::seeds_250_to_375(250..375)]
+#[case::seeds_375_to_500(375..500)]
+fn both_controllers_with_every_guard_hold_under_faults(#[case] seeds: std::ops::Range<u64>) {
+    check::guard_holds("both/every-guard", seeds_from_env(seeds));
 }
 
 #[rstest]

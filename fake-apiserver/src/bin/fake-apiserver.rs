@@ -10,7 +10,10 @@
 //! (CRDs first), then the listener is bound, the kubeconfig written, and exactly one line logged:
 //! `fake-apiserver ready on http://ADDR`. On SIGINT or SIGTERM the server stops taking connections,
 //! ends open watches, gives requests in flight [`SHUTDOWN_GRACE`] to finish, and writes the state
-//! back to the `--state` file.
+//! back to the `--state` file, atomically (a temporary file renamed over the old one). A second
+//! signal ends the process at once without saving; the old state file is left intact. A state
+//! file that is truncated or corrupt is refused at start with an error naming the file and the
+//! problem, and nothing of it is loaded.
 
 use std::future::Future;
 use std::io::IsTerminal;
@@ -23,6 +26,7 @@ use clap::{Parser, ValueEnum};
 use fake_apiserver::hooks::RequestMatcher;
 use fake_apiserver::kubeconfig::kubeconfig_yaml;
 use fake_apiserver::manifest::{self, ManifestError};
+use fake_apiserver::state::{self, StateError};
 use fake_apiserver::FakeApiServer;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -82,13 +86,8 @@ enum RunError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("state {path} is not JSON: {source}", path = path.display())]
-    ParseState {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-    #[error("loading state {path}: {message}", path = path.display())]
-    ImportState { path: PathBuf, message: String },
+    #[error("state file {path} cannot be loaded (nothing was loaded, the file is left as it is): {source}", path = path.display())]
+    State { path: PathBuf, source: StateError },
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("applying {what} from {path}: {message}", path = path.display())]
@@ -128,8 +127,10 @@ fn main() -> ExitCode {
     if args.no_controllers {
         builder = builder.bare();
     }
-    let result =
-        runtime.block_on(async { run(args, builder.build(), shutdown_signal(), |_| {}).await });
+    let result = runtime.block_on(async {
+        let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
+        run(args, builder.build(), shutdown, |_| {}).await
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -152,31 +153,46 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-/// Resolves on the first SIGINT or SIGTERM (Ctrl-C elsewhere).
-async fn shutdown_signal() {
+/// SIGINT and SIGTERM (Ctrl-C elsewhere), listened for from the moment this is made: a signal
+/// that came before the handler was installed would kill the process without saving.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut interrupt), Ok(mut terminate)) => {
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            _ => {
-                if let Err(e) = tokio::signal::ctrl_c().await {
-                    tracing::error!(error = %e, "cannot listen for signals; stopping");
-                }
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    /// Installs the handlers; must run inside the tokio runtime.
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(interrupt), Ok(terminate)) => Signals {
+                    streams: Some((interrupt, terminate)),
+                },
+                _ => Signals { streams: None },
             }
         }
+        #[cfg(not(unix))]
+        Signals {}
     }
-    #[cfg(not(unix))]
-    if let Err(e) = tokio::signal::ctrl_c().await {
-        tracing::error!(error = %e, "cannot listen for signals; stopping");
+
+    /// Resolves on the next signal.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some((interrupt, terminate)) = &mut self.streams {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for signals; stopping");
+        }
     }
 }
 
@@ -240,8 +256,8 @@ async fn run(
 
 /// Imports `path` into `server` if the file exists.
 fn load_state(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             tracing::info!(path = %path.display(), "no saved state; starting empty");
             return Ok(());
@@ -253,16 +269,12 @@ fn load_state(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
             })
         }
     };
-    let state = serde_json::from_str(&text).map_err(|source| RunError::ParseState {
+    let state_error = |source| RunError::State {
         path: path.to_path_buf(),
         source,
-    })?;
-    server
-        .import_state(state)
-        .map_err(|e| RunError::ImportState {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+    };
+    let state = state::parse(&bytes).map_err(state_error)?;
+    server.import_state(state).map_err(state_error)?;
     tracing::info!(path = %path.display(), revision = server.revision(), "state loaded");
     Ok(())
 }
@@ -287,26 +299,59 @@ fn apply_manifests(server: &FakeApiServer, path: &Path) -> Result<(), RunError> 
     Ok(())
 }
 
-/// Writes the server's state to `path` (through a temporary file, so a crash leaves the old one).
+/// Test hook: how long to pause, with the new state written to its temporary file, before
+/// renaming it over the old one (so a test can signal the process mid-write).
+const STATE_WRITE_DELAY_ENV: &str = "FAKE_APISERVER_STATE_WRITE_DELAY_MS";
+
+/// Writes the server's state to `path` atomically ([`state::write_atomically`]): a crash or a
+/// second signal at any moment leaves the old file or the new one.
 fn save_state(server: &FakeApiServer, path: &Path) -> Result<(), RunError> {
     let state = server.export_state();
     let text = serde_json::to_vec_pretty(&state).unwrap_or_default();
-    write_file(path, &text)?;
+    tracing::info!(path = %path.display(), bytes = text.len(), "writing state");
+    let delay = std::env::var(STATE_WRITE_DELAY_ENV)
+        .ok()
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .map(Duration::from_millis);
+    state::write_atomically(path, &text, |_| {
+        if let Some(delay) = delay {
+            std::thread::sleep(delay);
+        }
+    })
+    .map_err(|source| RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     tracing::info!(path = %path.display(), revision = server.revision(), "state saved");
     Ok(())
 }
 
-/// Writes `contents` to `path` atomically (temporary file in the same directory, then rename).
+/// Writes `contents` to `path` atomically.
 fn write_file(path: &Path, contents: &[u8]) -> Result<(), RunError> {
-    let write_error = |source| RunError::Write {
+    state::write_atomically(path, contents, |_| {}).map_err(|source| RunError::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, contents).map_err(write_error)?;
-    std::fs::rename(&temporary, path).map_err(write_error)
+    })
+}
+
+/// Resolves on the first signal; a second one ends the process at once, without saving: the
+/// state file keeps its old content (a save in progress has only written its temporary file,
+/// which is removed).
+fn shutdown_then_exit_on_second_signal(
+    state: Option<PathBuf>,
+) -> impl Future<Output = ()> + Send + 'static {
+    let mut signals = Signals::install();
+    async move {
+        signals.next().await;
+        tokio::spawn(async move {
+            signals.next().await;
+            if let Some(path) = &state {
+                let _ = std::fs::remove_file(state::temporary_path(path));
+            }
+            tracing::error!("second signal: exiting now without saving the state");
+            std::process::exit(1);
+        });
+    }
 }
 
 #[cfg(test)]
@@ -470,7 +515,7 @@ mod tests {
         let error = run(args(dir.path()), FakeApiServer::new(), never, |_| {})
             .await
             .unwrap_err();
-        assert!(matches!(error, RunError::ParseState { .. }), "{error}");
+        assert!(matches!(error, RunError::State { .. }), "{error}");
 
         let mut flags = args(dir.path());
         flags.state = None;
