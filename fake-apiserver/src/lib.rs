@@ -22,6 +22,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod crd;
+pub mod crd_validation;
 pub mod defaults;
 pub mod discovery;
 pub mod encoding;
