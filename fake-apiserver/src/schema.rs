@@ -821,8 +821,8 @@ mod tests {
             rendered,
             vec![
                 // Properties are checked in key order (the real server's order is a Go map's).
-                "spec.ports[2]: Duplicate value: map[string]interface {}{\"name\":\"x\"}",
-                "spec.ports[3]: Duplicate value: map[string]interface {}{\"name\":\"http\"}",
+                "spec.ports[2]: Duplicate value: {\"name\":\"x\"}",
+                "spec.ports[3]: Duplicate value: {\"name\":\"http\"}",
                 "spec.tags[2]: Duplicate value: \"a\"",
             ]
         );
