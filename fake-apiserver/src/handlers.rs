@@ -786,18 +786,6 @@ fn is_crd(info: &ResourceInfo) -> bool {
     info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
 }
 
-/// Validates object metadata (name, labels, annotations, finalizers).
-fn validate_metadata(info: &ResourceInfo, object: &Value) -> Result<(), ApiError> {
-    if is_crd(info) {
-        // A CRD's name rule depends on its spec: its validation checks the metadata too.
-        return Ok(());
-    }
-    let rule = crate::validation::name_rule_for(&info.group, &info.kind);
-    let kind = crate::validation::qualified_kind(&info.group, &info.kind);
-    crate::validation::validate_object_meta(&kind, info.namespaced, rule, object)?;
-    Ok(())
-}
-
 /// Writes through the store, or with a server-side dry run only computes the result.
 fn commit<F>(
     server: &FakeApiServer,
@@ -915,7 +903,6 @@ pub(crate) fn create_object(
             candidate["metadata"]["name"] =
                 json!(format!("{prefix}{}", server.shared.random_suffix(5)));
         }
-        validate_metadata(info, &candidate)?;
         let uid = server.shared.new_uid();
         prepare_create(&ctx, &mut candidate, &uid)?;
         match (info.group.as_str(), info.kind.as_str()) {
@@ -924,7 +911,7 @@ pub(crate) fn create_object(
             _ => {}
         }
         kind_rules::on_create(info, &mut candidate)?;
-        kind_rules::validate_create(info, &candidate)?;
+        crate::rules::validate_create(info, &candidate)?;
         finish_custom_object(info, &mut candidate)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);

@@ -41,6 +41,7 @@ pub mod protobuf;
 pub mod registry;
 pub mod request;
 pub mod resource;
+pub mod rules;
 pub mod schema;
 pub mod selector;
 pub mod semantics;

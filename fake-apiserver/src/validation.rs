@@ -543,11 +543,11 @@ fn mask_trailing_dash_if(name: &str, prefix: bool) -> String {
     }
 }
 
-fn max_len_error(n: usize) -> String {
+pub(crate) fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} bytes")
 }
 
-fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
+pub(crate) fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{re}')");
     }
@@ -961,6 +961,23 @@ pub fn validate_object_meta(
     name_rule: NameRule,
     obj: &Value,
 ) -> Result<(), InvalidError> {
+    let causes = object_meta_causes(namespaced, name_rule, obj);
+    finish(kind, object_name(obj), causes)
+}
+
+fn object_name(obj: &Value) -> &str {
+    obj.get("metadata")
+        .map(|m| meta_str(m, "name"))
+        .unwrap_or_default()
+}
+
+/// The causes of `ValidateObjectMetaAccessor` (apimachinery `api/validation/objectmeta.go`):
+/// generateName and name by the kind's name rule, namespace, generation, labels, annotations,
+/// owner references, finalizers.
+///
+/// `managedFields` are left to the field manager, which replaces unusable entries before
+/// validation runs.
+pub fn object_meta_causes(namespaced: bool, name_rule: NameRule, obj: &Value) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let meta = obj.get("metadata").unwrap_or(&empty);
     let name = meta_str(meta, "name");
@@ -986,7 +1003,7 @@ pub fn validate_object_meta(
         }
     }
     causes.extend(common_meta_causes(meta, namespaced));
-    finish(kind, name, causes)
+    causes
 }
 
 /// Update-time metadata validation (`ValidateObjectMetaUpdate`): identity fields immutable,
@@ -996,10 +1013,15 @@ pub fn validate_object_meta_update(
     new: &Value,
     old: &Value,
 ) -> Result<(), InvalidError> {
+    finish(kind, object_name(new), object_meta_update_causes(new, old))
+}
+
+/// The causes of `ValidateObjectMetaAccessorUpdate` (apimachinery `api/validation/objectmeta.go`).
+/// Unlike the create rules it does not check finalizer names.
+pub fn object_meta_update_causes(new: &Value, old: &Value) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let new_meta = new.get("metadata").unwrap_or(&empty);
     let old_meta = old.get("metadata").unwrap_or(&empty);
-    let name = meta_str(new_meta, "name");
     let mut causes = Vec::new();
     if old_meta
         .get("deletionTimestamp")
@@ -1074,11 +1096,7 @@ pub fn validate_object_meta_update(
         new_meta.get("ownerReferences"),
         "metadata.ownerReferences",
     ));
-    causes.extend(validate_finalizers(
-        new_meta.get("finalizers"),
-        "metadata.finalizers",
-    ));
-    finish(kind, name, causes)
+    causes
 }
 
 fn is_blank(v: &Value) -> bool {
