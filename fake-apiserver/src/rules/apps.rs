@@ -36,6 +36,8 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
     }
     let mut causes = create_causes(kind, new);
     match kind {
+        // `ValidateDaemonSet(new)` then `ValidateDaemonSetUpdate`, which validates the spec again.
+        "DaemonSet" => causes.extend(create_causes(kind, new)),
         "StatefulSet" => causes.extend(stateful_set_update(old, new)),
         "ControllerRevision" if !same(old.get("data"), new.get("data")) => {
             causes.push(Cause::invalid(
@@ -46,8 +48,9 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         }
         _ => {}
     }
-    // The strategies of apps/v1 add the immutable selector (`ValidateImmutableField`).
-    if matches!(kind, "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+    // The strategies of apps/v1 add the immutable selector (`ValidateImmutableField`); a
+    // StatefulSet's selector is covered by its forbidden spec change.
+    if matches!(kind, "Deployment" | "ReplicaSet" | "DaemonSet")
         && !same(old["spec"].get("selector"), new["spec"].get("selector"))
     {
         causes.push(Cause::invalid(

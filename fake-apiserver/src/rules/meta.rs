@@ -79,7 +79,8 @@ pub fn name_rule(group: &str, kind: &str) -> NameRule {
 /// `ValidatePodUpdate` (through `validatePodMetadataAndSpec`), `ValidateServiceUpdate`,
 /// `ValidateControllerRevisionUpdate`, the RBAC `Validate*Update`, the node strategy
 /// (`ValidateNode` + `ValidateNodeUpdate`) and the job strategy (`ValidateJob` +
-/// `ValidateJobUpdate`) do; the apps workloads, Namespace, Lease and
+/// `ValidateJobUpdate`) and the daemon set strategy (`ValidateDaemonSet` + `ValidateDaemonSetUpdate`)
+/// do; the apps workloads, Namespace, Lease and
 /// CronJob validate only the update of the metadata.
 fn update_revalidates(group: &str, kind: &str) -> bool {
     matches!(
@@ -88,7 +89,7 @@ fn update_revalidates(group: &str, kind: &str) -> bool {
             "",
             "ConfigMap" | "Secret" | "ServiceAccount" | "Pod" | "Service" | "Node" | "Endpoints"
                 | "LimitRange" | "ResourceQuota" | "PersistentVolumeClaim" | "PodTemplate"
-        ) | ("apps", "ControllerRevision")
+        ) | ("apps", "ControllerRevision" | "DaemonSet")
             | ("batch", "Job")
             | ("rbac.authorization.k8s.io", _)
     )
