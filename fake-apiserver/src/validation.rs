@@ -842,7 +842,10 @@ fn render_owner_reference(r: &Value) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&format!("\"{key}\":{}", go_json(&Value::String(get(key).into()))));
+        out.push_str(&format!(
+            "\"{key}\":{}",
+            go_json(&Value::String(get(key).into()))
+        ));
     }
     for key in ["controller", "blockOwnerDeletion"] {
         if let Some(b) = r.get(key).and_then(Value::as_bool) {
@@ -868,7 +871,10 @@ pub fn validate_owner_references(refs: Option<&Value>, field: &str) -> Vec<Cause
         let api_version = get("apiVersion");
         let parsed = parse_group_version(api_version);
         if api_version.is_empty() {
-            causes.push(Cause::required(format!("{path}.apiVersion"), "must not be empty"));
+            causes.push(Cause::required(
+                format!("{path}.apiVersion"),
+                "must not be empty",
+            ));
         } else if parsed.is_none_or(|(_, v)| v.is_empty()) {
             causes.push(Cause::invalid_str(
                 format!("{path}.apiVersion"),
@@ -878,7 +884,10 @@ pub fn validate_owner_references(refs: Option<&Value>, field: &str) -> Vec<Cause
         }
         for key in ["kind", "name", "uid"] {
             if get(key).is_empty() {
-                causes.push(Cause::required(format!("{path}.{key}"), "must not be empty"));
+                causes.push(Cause::required(
+                    format!("{path}.{key}"),
+                    "must not be empty",
+                ));
             }
         }
         let (group, version) = parsed.unwrap_or(("", ""));

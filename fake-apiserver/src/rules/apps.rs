@@ -90,10 +90,18 @@ fn selector_causes(spec: &Value, what: &str, unparsable: &str) -> Vec<Cause> {
 fn template_match(spec: &Value) -> Vec<Cause> {
     let sel = &spec["selector"];
     let labels = &spec["template"]["metadata"]["labels"];
-    if sel.is_object() && selector::parses(sel) && !selector::is_empty(sel) && !selector::matches(sel, labels) {
+    if sel.is_object()
+        && selector::parses(sel)
+        && !selector::is_empty(sel)
+        && !selector::matches(sel, labels)
+    {
         return vec![Cause::invalid(
             "spec.template.metadata.labels",
-            if labels.is_null() { &Value::Null } else { labels },
+            if labels.is_null() {
+                &Value::Null
+            } else {
+                labels
+            },
             "`selector` does not match template `labels`",
         )];
     }
@@ -113,7 +121,10 @@ fn always_restart(spec: &Value, kind: &str) -> Vec<Cause> {
             &["Always".into()],
         ));
     }
-    if pod.get("activeDeadlineSeconds").is_some_and(|v| !v.is_null()) {
+    if pod
+        .get("activeDeadlineSeconds")
+        .is_some_and(|v| !v.is_null())
+    {
         causes.push(Cause::forbidden(
             "spec.template.spec.activeDeadlineSeconds",
             &format!("activeDeadlineSeconds in {kind} is not Supported"),
@@ -186,7 +197,10 @@ fn stateful_set_spec(spec: &Value) -> Vec<Cause> {
     match str_of(&spec["updateStrategy"], "type") {
         "" | "RollingUpdate" => {}
         "OnDelete" => {
-            if let Some(ru) = spec["updateStrategy"].get("rollingUpdate").filter(|v| !v.is_null()) {
+            if let Some(ru) = spec["updateStrategy"]
+                .get("rollingUpdate")
+                .filter(|v| !v.is_null())
+            {
                 causes.push(Cause::invalid(
                     "spec.updateStrategy.rollingUpdate",
                     ru,
@@ -234,7 +248,11 @@ fn daemon_set_spec(spec: &Value) -> Vec<Cause> {
         &mut causes,
         spec,
         "spec",
-        &["minReadySeconds", "templateGeneration", "revisionHistoryLimit"],
+        &[
+            "minReadySeconds",
+            "templateGeneration",
+            "revisionHistoryLimit",
+        ],
     );
     match str_of(&spec["updateStrategy"], "type") {
         "" | "RollingUpdate" | "OnDelete" => {}
@@ -279,15 +297,44 @@ fn stateful_set_update(old: &Value, new: &Value) -> Vec<Cause> {
 fn status_causes(kind: &str, status: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let counts: &[&str] = match kind {
-        "Deployment" => &["observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas", "collisionCount"],
-        "ReplicaSet" => &["replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"],
-        "StatefulSet" => &["replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas", "observedGeneration", "collisionCount"],
+        "Deployment" => &[
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+            "collisionCount",
+        ],
+        "ReplicaSet" => &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
+        "StatefulSet" => &[
+            "replicas",
+            "readyReplicas",
+            "currentReplicas",
+            "updatedReplicas",
+            "availableReplicas",
+            "observedGeneration",
+            "collisionCount",
+        ],
         _ => &[],
     };
     nonnegative_fields(&mut causes, status, "status", counts);
     let replicas = status["replicas"].as_i64().unwrap_or(0);
     for f in counts.iter().filter(|f| {
-        matches!(**f, "updatedReplicas" | "readyReplicas" | "availableReplicas" | "fullyLabeledReplicas" | "currentReplicas")
+        matches!(
+            **f,
+            "updatedReplicas"
+                | "readyReplicas"
+                | "availableReplicas"
+                | "fullyLabeledReplicas"
+                | "currentReplicas"
+        )
     }) {
         if let Some(n) = status[*f].as_i64() {
             if n > replicas {

@@ -110,7 +110,9 @@ fn job(obj: &Value) -> Vec<Cause> {
         None => causes.push(Cause::required("spec.selector", "")),
         Some(sel) => {
             causes.extend(selector::causes(sel, "spec.selector"));
-            if selector::parses(sel) && !selector::matches(sel, &spec["template"]["metadata"]["labels"]) {
+            if selector::parses(sel)
+                && !selector::matches(sel, &spec["template"]["metadata"]["labels"])
+            {
                 causes.push(Cause::invalid(
                     "spec.template.metadata.labels",
                     &spec["template"]["metadata"]["labels"],
@@ -131,7 +133,12 @@ fn job_spec(spec: &Value, path: &str) -> Vec<Cause> {
         &mut causes,
         spec,
         path,
-        &["parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished"],
+        &[
+            "parallelism",
+            "completions",
+            "backoffLimit",
+            "ttlSecondsAfterFinished",
+        ],
     );
     if let Some(n) = spec["activeDeadlineSeconds"].as_i64() {
         if n <= 0 {
@@ -186,7 +193,11 @@ fn cron_job_spec(spec: &Value) -> Vec<Cause> {
         &mut causes,
         spec,
         "spec",
-        &["startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"],
+        &[
+            "startingDeadlineSeconds",
+            "successfulJobsHistoryLimit",
+            "failedJobsHistoryLimit",
+        ],
     );
     let policy = str_of(spec, "concurrencyPolicy");
     if !matches!(policy, "" | "Allow" | "Forbid" | "Replace") {
@@ -218,7 +229,10 @@ fn cron_job_spec(spec: &Value) -> Vec<Cause> {
 /// The field-count error of `cron.ParseStandard` (descriptors such as `@hourly` aside).
 fn schedule_error(schedule: &str) -> Option<String> {
     let trimmed = schedule.trim();
-    let without_tz = match trimmed.strip_prefix("TZ=").or_else(|| trimmed.strip_prefix("CRON_TZ=")) {
+    let without_tz = match trimmed
+        .strip_prefix("TZ=")
+        .or_else(|| trimmed.strip_prefix("CRON_TZ="))
+    {
         Some(rest) => rest.split_once(' ').map_or("", |(_, s)| s).trim(),
         None => trimmed,
     };
@@ -261,7 +275,10 @@ mod tests {
             job["spec"]["selector"],
             json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}})
         );
-        assert_eq!(job["spec"]["template"]["metadata"]["labels"]["job-name"], "pi");
+        assert_eq!(
+            job["spec"]["template"]["metadata"]["labels"]["job-name"],
+            "pi"
+        );
         assert!(create_causes("Job", &job).is_empty());
     }
 
@@ -297,6 +314,9 @@ mod tests {
     #[case::fields("bad", "* * *", vec!["spec.schedule: Invalid value: \"* * *\": expected exactly 5 fields, found 3: [* * *]"])]
     #[case::long_name(&"c".repeat(53), "0 3 * * *", vec!["metadata.name: Invalid value: \"ccccccccccccccccccccccccccccccccccccccccccccccccccccc\": must be no more than 52 characters"])]
     fn cron_jobs(#[case] name: &str, #[case] schedule: &str, #[case] errors: Vec<&str>) {
-        assert_eq!(texts(create_causes("CronJob", &cron(name, schedule))), errors);
+        assert_eq!(
+            texts(create_causes("CronJob", &cron(name, schedule))),
+            errors
+        );
     }
 }

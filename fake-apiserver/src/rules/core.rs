@@ -7,11 +7,11 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{nonnegative, same, str_of, Target};
-use crate::value_eq::{equal, maps_equal_where};
 use crate::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, max_len_error,
     regex_error, Cause,
 };
+use crate::value_eq::{equal, maps_equal_where};
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -257,7 +257,11 @@ pub fn pod_spec(spec: &Value, path: &str) -> Vec<Cause> {
     let node_name = str_of(spec, "nodeName");
     if !node_name.is_empty() {
         for msg in is_dns1123_subdomain(node_name) {
-            causes.push(Cause::invalid_str(format!("{path}.nodeName"), node_name, &msg));
+            causes.push(Cause::invalid_str(
+                format!("{path}.nodeName"),
+                node_name,
+                &msg,
+            ));
         }
     }
     if let Some(n) = spec["activeDeadlineSeconds"].as_i64() {
@@ -269,7 +273,10 @@ pub fn pod_spec(spec: &Value, path: &str) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(tolerations(&spec["tolerations"], &format!("{path}.tolerations")));
+    causes.extend(tolerations(
+        &spec["tolerations"],
+        &format!("{path}.tolerations"),
+    ));
     causes
 }
 
@@ -506,7 +513,12 @@ fn only_added_tolerations(old: &Value, new: &Value) -> Vec<Cause> {
 fn node(obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut seen: Vec<(&str, &str)> = Vec::new();
-    for (i, t) in obj["spec"]["taints"].as_array().into_iter().flatten().enumerate() {
+    for (i, t) in obj["spec"]["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let at = format!("metadata.taints[{i}]");
         let key = str_of(t, "key");
         for msg in is_qualified_name(key) {
@@ -515,19 +527,27 @@ fn node(obj: &Value) -> Vec<Cause> {
         let value = str_of(t, "value");
         let errs = is_label_value(value);
         if !errs.is_empty() {
-            causes.push(Cause::invalid_str(format!("{at}.value"), value, &errs.join(";")));
+            causes.push(Cause::invalid_str(
+                format!("{at}.value"),
+                value,
+                &errs.join(";"),
+            ));
         }
         let effect = str_of(t, "effect");
         causes.extend(taint_effect(effect, &format!("{at}.effect")));
         if seen.contains(&(effect, key)) {
             let mut dup = Cause::duplicate(at, t);
-            dup.message.push_str(": taints must be unique by key and effect pair");
+            dup.message
+                .push_str(": taints must be unique by key and effect pair");
             causes.push(dup);
             continue;
         }
         seen.push((effect, key));
     }
-    let cidrs = obj["spec"]["podCIDRs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let cidrs = obj["spec"]["podCIDRs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     for (i, c) in cidrs.iter().enumerate() {
         let c = c.as_str().unwrap_or_default();
         if !is_cidr(c) {
@@ -539,7 +559,10 @@ fn node(obj: &Value) -> Vec<Cause> {
         }
     }
     if cidrs.len() > 1 {
-        let v6 = cidrs.iter().filter(|c| c.as_str().is_some_and(|c| c.contains(':'))).count();
+        let v6 = cidrs
+            .iter()
+            .filter(|c| c.as_str().is_some_and(|c| c.contains(':')))
+            .count();
         if cidrs.len() > 2 || v6 != 1 {
             causes.push(Cause::invalid(
                 "spec.podCIDRs",
@@ -568,8 +591,14 @@ fn is_cidr(s: &str) -> bool {
 /// `ValidateNodeUpdate`: pod CIDRs and provider ID may only be set once; no duplicate addresses.
 fn node_update(old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let old_cidrs = old["spec"]["podCIDRs"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let new_cidrs = new["spec"]["podCIDRs"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let old_cidrs = old["spec"]["podCIDRs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let new_cidrs = new["spec"]["podCIDRs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let message = "node updates may not change podCIDR except from \"\" to valid";
     if !old_cidrs.is_empty() {
         if old_cidrs.len() != new_cidrs.len() {
@@ -589,7 +618,10 @@ fn node_update(old: &Value, new: &Value) -> Vec<Cause> {
             "node updates may not change providerID except from \"\" to valid",
         ));
     }
-    let addresses = new["status"]["addresses"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let addresses = new["status"]["addresses"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     for (i, a) in addresses.iter().enumerate() {
         if addresses[..i].contains(a) {
             causes.push(Cause::duplicate(format!("status.addresses[{i}]"), a));
@@ -619,7 +651,12 @@ fn namespace_finalizers(obj: &Value) -> Vec<Cause> {
 }
 
 /// `ValidateNonnegativeField` for a pod template's numeric fields, shared with the workload kinds.
-pub(crate) fn nonnegative_fields(causes: &mut Vec<Cause>, obj: &Value, base: &str, fields: &[&str]) {
+pub(crate) fn nonnegative_fields(
+    causes: &mut Vec<Cause>,
+    obj: &Value,
+    base: &str,
+    fields: &[&str],
+) {
     for f in fields {
         nonnegative(causes, obj.get(*f), &format!("{base}.{f}"));
     }

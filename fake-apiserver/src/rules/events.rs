@@ -80,7 +80,10 @@ pub fn legacy_causes(event: &Value) -> Vec<Cause> {
             causes.push(Cause::required("reportingInstance", ""));
         }
         if instance.len() > REPORTING_INSTANCE_LENGTH_LIMIT {
-            causes.push(too_long("reportingInstance", REPORTING_INSTANCE_LENGTH_LIMIT));
+            causes.push(too_long(
+                "reportingInstance",
+                REPORTING_INSTANCE_LENGTH_LIMIT,
+            ));
         }
         let action = str_of(event, "action");
         if action.is_empty() {
@@ -112,7 +115,11 @@ fn series_causes(event: &Value) -> Vec<Cause> {
     let series = &event["series"];
     if series.is_object() {
         if series["count"].as_i64().unwrap_or(0) < 2 {
-            causes.push(Cause::invalid_str("series.count", "", "should be at least 2"));
+            causes.push(Cause::invalid_str(
+                "series.count",
+                "",
+                "should be at least 2",
+            ));
         }
         if !is_set(&series["lastObservedTime"]) {
             causes.push(Cause::required("series.lastObservedTime", ""));

@@ -87,8 +87,17 @@ fn update_revalidates(group: &str, kind: &str) -> bool {
         (group, kind),
         (
             "",
-            "ConfigMap" | "Secret" | "ServiceAccount" | "Pod" | "Service" | "Node" | "Endpoints"
-                | "LimitRange" | "ResourceQuota" | "PersistentVolumeClaim" | "PodTemplate"
+            "ConfigMap"
+                | "Secret"
+                | "ServiceAccount"
+                | "Pod"
+                | "Service"
+                | "Node"
+                | "Endpoints"
+                | "LimitRange"
+                | "ResourceQuota"
+                | "PersistentVolumeClaim"
+                | "PodTemplate"
         ) | ("apps", "ControllerRevision" | "DaemonSet")
             | ("batch", "Job")
             | ("rbac.authorization.k8s.io", _)
@@ -245,7 +254,10 @@ mod tests {
         let mut o = obj("cm");
         o["metadata"]["finalizers"] = json!([finalizer]);
         let causes = create_causes(&info("", "ConfigMap"), &o);
-        assert_eq!(texts(&causes), error.map(String::from).into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            texts(&causes),
+            error.map(String::from).into_iter().collect::<Vec<_>>()
+        );
     }
 
     #[test]

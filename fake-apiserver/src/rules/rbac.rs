@@ -136,7 +136,11 @@ fn binding(obj: &Value, namespaced: bool) -> Vec<Cause> {
         }
     }
     for (i, subject) in obj["subjects"].as_array().into_iter().flatten().enumerate() {
-        causes.extend(subject_causes(subject, namespaced, &format!("subjects[{i}]")));
+        causes.extend(subject_causes(
+            subject,
+            namespaced,
+            &format!("subjects[{i}]"),
+        ));
     }
     causes
 }
@@ -210,7 +214,10 @@ mod tests {
     #[case::no_groups(json!([{"resources": ["pods"], "verbs": ["get"]}]), vec!["rules[0].apiGroups: Required value: resource rules must supply at least one api group"])]
     #[case::urls_in_role(json!([{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]), vec!["rules[0].nonResourceURLs: Invalid value: [\"/healthz\"]: namespaced rules cannot apply to non-resource URLs"])]
     fn role_rules(#[case] rules: Value, #[case] errors: Vec<&str>) {
-        assert_eq!(texts(create_causes("Role", &json!({"rules": rules}))), errors);
+        assert_eq!(
+            texts(create_causes("Role", &json!({"rules": rules}))),
+            errors
+        );
     }
 
     fn binding(kind: &str) -> Value {

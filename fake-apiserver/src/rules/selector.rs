@@ -15,7 +15,10 @@ pub fn causes(selector: &Value, field: &str) -> Vec<Cause> {
         .unwrap_or_default();
     for (i, req) in expressions.iter().enumerate() {
         let at = format!("{field}.matchExpressions[{i}]");
-        let values = req["values"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let values = req["values"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let operator = req["operator"].as_str().unwrap_or_default();
         match operator {
             "In" | "NotIn" if values.is_empty() => causes.push(Cause::required(
@@ -70,7 +73,9 @@ pub fn parses(selector: &Value) -> bool {
 
 /// Whether the selector has no requirement (it then selects everything).
 pub fn is_empty(selector: &Value) -> bool {
-    selector["matchLabels"].as_object().is_none_or(|m| m.is_empty())
+    selector["matchLabels"]
+        .as_object()
+        .is_none_or(|m| m.is_empty())
         && selector["matchExpressions"]
             .as_array()
             .is_none_or(Vec::is_empty)

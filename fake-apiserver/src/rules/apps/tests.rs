@@ -77,7 +77,10 @@ fn daemonset_update_reports_spec_errors_twice() {
     let old = deployment();
     let mut new = old.clone();
     new["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
-    assert_eq!(update_causes("DaemonSet", &old, &new, Target::Main).len(), 2);
+    assert_eq!(
+        update_causes("DaemonSet", &old, &new, Target::Main).len(),
+        2
+    );
 }
 
 #[test]
@@ -119,7 +122,12 @@ fn statefulset_and_daemonset_specific_rules() {
 fn status_counts() {
     let new = json!({"status": {"replicas": 1, "readyReplicas": 2}});
     assert_eq!(
-        texts(update_causes("Deployment", &json!({}), &new, Target::Status)),
+        texts(update_causes(
+            "Deployment",
+            &json!({}),
+            &new,
+            Target::Status
+        )),
         vec!["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"]
     );
 }

@@ -100,7 +100,10 @@ fn pod_updates(#[case] pointer: &str, #[case] value: Value, #[case] errors: Vec<
     let old = running_pod();
     let mut new = old.clone();
     *new.pointer_mut(pointer).unwrap() = value;
-    assert_eq!(texts(update_causes("Pod", &old, &new, Target::Main)), errors);
+    assert_eq!(
+        texts(update_causes("Pod", &old, &new, Target::Main)),
+        errors
+    );
 }
 
 #[test]
@@ -113,7 +116,10 @@ fn pod_update_rules_for_lists_and_removed_deadline() {
         .push(json!({"key": "x", "operator": "Exists"}));
     assert!(update_causes("Pod", &old, &added, Target::Main).is_empty());
     let mut removed = old.clone();
-    removed["spec"].as_object_mut().unwrap().remove("activeDeadlineSeconds");
+    removed["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("activeDeadlineSeconds");
     assert_eq!(
         texts(update_causes("Pod", &old, &removed, Target::Main)),
         vec!["spec.activeDeadlineSeconds: Invalid value: \"null\": must not update from a positive integer to nil value"]
@@ -146,7 +152,10 @@ fn nodes(#[case] spec: Value, #[case] errors: Vec<&str>) {
 fn node_provider_id_is_set_once(#[case] old: &str, #[case] new: &str, #[case] errors: Vec<&str>) {
     let old = json!({"spec": {"providerID": old}});
     let new = json!({"spec": {"providerID": new}});
-    assert_eq!(texts(update_causes("Node", &old, &new, Target::Main)), errors);
+    assert_eq!(
+        texts(update_causes("Node", &old, &new, Target::Main)),
+        errors
+    );
 }
 
 #[test]
