@@ -30,6 +30,7 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
         "Node" => node(obj),
         "Namespace" => namespace_finalizers(obj),
         "Event" => super::events::create_causes_core_v1(obj),
+        "Service" => service(obj),
         _ => Vec::new(),
     }
 }
@@ -58,6 +59,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         }
         ("Node", Target::Status) => node_update(old, new),
         ("Event", _) => super::events::create_causes_core_v1(new),
+        ("Service", Target::Main) => service(new),
         _ => Vec::new(),
     }
 }
@@ -644,6 +646,74 @@ fn namespace_finalizers(obj: &Value) -> Vec<Cause> {
                 "spec.finalizers",
                 f,
                 "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
+    causes
+}
+
+/// The part of `ValidateService` this server checks: a known type, ports (required unless
+/// headless or `ExternalName`), each in range with a known protocol, named when there are
+/// several, names unique.
+fn service(obj: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let spec = &obj["spec"];
+    let kind = match str_of(spec, "type") {
+        "" => "ClusterIP",
+        other => other,
+    };
+    if !matches!(
+        kind,
+        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
+    ) {
+        causes.push(Cause::not_supported(
+            "spec.type",
+            &Value::from(kind),
+            &[
+                "ClusterIP".into(),
+                "ExternalName".into(),
+                "LoadBalancer".into(),
+                "NodePort".into(),
+            ],
+        ));
+    }
+    let ports = spec["ports"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let headless = str_of(spec, "clusterIP") == "None";
+    if ports.is_empty() && !headless && kind != "ExternalName" {
+        causes.push(Cause::required("spec.ports", ""));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, port) in ports.iter().enumerate() {
+        let at = format!("spec.ports[{i}]");
+        let name = str_of(port, "name");
+        if ports.len() > 1 && name.is_empty() {
+            causes.push(Cause::required(format!("{at}.name"), ""));
+        } else if !name.is_empty() {
+            for msg in is_dns1123_label(name) {
+                causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
+            }
+            if names.contains(&name) {
+                causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
+            }
+            names.push(name);
+        }
+        let number = port["port"].as_i64().unwrap_or(0);
+        if !(1..=65535).contains(&number) {
+            causes.push(Cause::invalid(
+                format!("{at}.port"),
+                &Value::from(number),
+                "must be between 1 and 65535, inclusive",
+            ));
+        }
+        let protocol = str_of(port, "protocol");
+        if !matches!(protocol, "" | "TCP" | "UDP" | "SCTP") {
+            causes.push(Cause::not_supported(
+                format!("{at}.protocol"),
+                &Value::from(protocol),
+                &["SCTP".into(), "TCP".into(), "UDP".into()],
             ));
         }
     }

@@ -177,3 +177,20 @@ fn namespace_spec_finalizers(#[case] finalizer: &str, #[case] errors: Vec<&str>)
     let ns = json!({"spec": {"finalizers": [finalizer]}});
     assert_eq!(texts(create_causes("Namespace", &ns)), errors);
 }
+
+#[rstest]
+#[case::ok(json!({"ports": [{"port": 80}]}), vec![])]
+#[case::headless(json!({"clusterIP": "None"}), vec![])]
+#[case::external_name(json!({"type": "ExternalName", "externalName": "db.example.com"}), vec![])]
+#[case::no_ports(json!({}), vec!["spec.ports: Required value"])]
+#[case::port_zero(json!({"ports": [{"port": 0}]}), vec!["spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"])]
+#[case::unnamed_pair(json!({"ports": [{"name": "http", "port": 80}, {"port": 443}]}), vec!["spec.ports[1].name: Required value"])]
+#[case::same_names(json!({"ports": [{"name": "http", "port": 80}, {"name": "http", "port": 81}]}), vec!["spec.ports[1].name: Duplicate value: \"http\""])]
+#[case::protocol(json!({"ports": [{"port": 80, "protocol": "HTTP"}]}), vec!["spec.ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""])]
+#[case::type_(json!({"type": "Internal", "ports": [{"port": 80}]}), vec!["spec.type: Unsupported value: \"Internal\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""])]
+fn services(#[case] spec: Value, #[case] errors: Vec<&str>) {
+    assert_eq!(
+        texts(create_causes("Service", &json!({"spec": spec}))),
+        errors
+    );
+}
