@@ -1,81 +1,7 @@
-//! CustomResourceDefinition handling: checks a CRD and computes the status a real server gives it
-//! once its names are accepted and it is established.
+//! CustomResourceDefinition handling: the status a real server gives a CRD once its names are
+//! accepted and it is established. Its validation is [`crate::crd_validation`].
 
 use serde_json::{json, Value};
-
-use crate::error::{ApiError, StatusCause};
-
-/// Checks the parts of a CRD the server needs to serve it.
-pub fn validate_crd(crd: &Value) -> Result<(), ApiError> {
-    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
-    let spec = &crd["spec"];
-    let group = spec["group"].as_str().unwrap_or_default();
-    let plural = spec["names"]["plural"].as_str().unwrap_or_default();
-    let kind = spec["names"]["kind"].as_str().unwrap_or_default();
-    let mut causes = Vec::new();
-    let mut required = |field: &str| {
-        causes.push(StatusCause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value".into(),
-            field: field.into(),
-        })
-    };
-    if group.is_empty() {
-        required("spec.group");
-    }
-    if plural.is_empty() {
-        required("spec.names.plural");
-    }
-    if kind.is_empty() {
-        required("spec.names.kind");
-    }
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    if versions.is_empty() {
-        required("spec.versions");
-    }
-    if !group.is_empty() && !plural.is_empty() && name != format!("{plural}.{group}") {
-        causes.push(StatusCause {
-            reason: "FieldValueInvalid".into(),
-            message: format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
-            field: "metadata.name".into(),
-        });
-    }
-    let storage = versions
-        .iter()
-        .filter(|v| v["storage"].as_bool() == Some(true))
-        .count();
-    if !versions.is_empty() && storage != 1 {
-        causes.push(StatusCause {
-            reason: "FieldValueInvalid".into(),
-            message: format!(
-                "Invalid value: {:?}: must have exactly one version marked as storage version",
-                versions
-            ),
-            field: "spec.versions".into(),
-        });
-    }
-    match spec["scope"].as_str() {
-        Some("Namespaced") | Some("Cluster") => {}
-        other => causes.push(StatusCause {
-            reason: "FieldValueNotSupported".into(),
-            message: format!(
-                "Unsupported value: {:?}: supported values: \"Cluster\", \"Namespaced\"",
-                other.unwrap_or_default()
-            ),
-            field: "spec.scope".into(),
-        }),
-    }
-    if causes.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            name,
-            causes,
-        ))
-    }
-}
 
 /// Sets the status a CRD has once served: accepted names, the conditions and stored versions.
 pub fn set_established_status(crd: &mut Value, now: &str) {
@@ -138,23 +64,11 @@ mod tests {
     }
 
     #[test]
-    fn a_good_crd_is_established() {
+    fn a_crd_is_established() {
         let mut c = crd();
-        validate_crd(&c).unwrap();
         set_established_status(&mut c, "2024-01-01T00:00:00Z");
         assert_eq!(c["status"]["acceptedNames"]["listKind"], "WidgetList");
         assert_eq!(c["status"]["storedVersions"], json!(["v1"]));
         assert_eq!(c["status"]["conditions"][1]["type"], "Established");
-    }
-
-    #[test]
-    fn a_bad_crd_is_invalid() {
-        let mut c = crd();
-        c["metadata"]["name"] = json!("wrong");
-        c["spec"]["scope"] = json!("Galaxy");
-        let err = validate_crd(&c).unwrap_err();
-        assert_eq!(err.code, 422);
-        assert_eq!(err.causes.len(), 2);
-        assert_eq!(validate_crd(&json!(null)).unwrap_err().code, 422);
     }
 }

@@ -783,25 +783,30 @@ fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), A
     ))
 }
 
-/// Per-kind rules for built-in objects on every write (CRD status and checks).
+/// Per-kind rules for built-in objects on every write (CRD defaults, validation and status).
+/// `old` is the stored object of an update (`None` on create).
 fn finish_builtin_object(
     info: &ResourceInfo,
     object: &mut Value,
     now: &str,
+    old: Option<(&Value, UpdateTarget)>,
 ) -> Result<(), ApiError> {
-    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
-        crd::validate_crd(object)?;
+    if is_crd(info) {
+        crate::crd_validation::apply_defaults(object);
+        match old {
+            None => crate::crd_validation::validate_create(object)?,
+            Some((old, UpdateTarget::Main)) => crate::crd_validation::validate_update(object, old)?,
+            Some((old, UpdateTarget::Status)) => {
+                crate::crd_validation::validate_status_update(object, old)?
+            }
+        }
         crd::set_established_status(object, now);
     }
     Ok(())
 }
 
-/// Validates object metadata (name, labels, annotations, finalizers).
-fn validate_metadata(info: &ResourceInfo, object: &Value) -> Result<(), ApiError> {
-    let rule = crate::validation::name_rule_for(&info.group, &info.kind);
-    let kind = crate::validation::qualified_kind(&info.group, &info.kind);
-    crate::validation::validate_object_meta(&kind, info.namespaced, rule, object)?;
-    Ok(())
+fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
 }
 
 /// Writes through the store, or with a server-side dry run only computes the result.
@@ -851,7 +856,7 @@ fn update_with(
     target: UpdateTarget,
 ) -> Result<Mutation, ApiError> {
     finish_custom_object(ctx.info, &mut object)?;
-    finish_builtin_object(ctx.info, &mut object, ctx.now)?;
+    finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
     strip_type_meta(ctx.info, &mut object);
     prepare_update(ctx, current, object, target)
 }
@@ -921,7 +926,6 @@ pub(crate) fn create_object(
             candidate["metadata"]["name"] =
                 json!(format!("{prefix}{}", server.shared.random_suffix(5)));
         }
-        validate_metadata(info, &candidate)?;
         let uid = server.shared.new_uid();
         prepare_create(&ctx, &mut candidate, &uid)?;
         match (info.group.as_str(), info.kind.as_str()) {
@@ -930,12 +934,12 @@ pub(crate) fn create_object(
             _ => {}
         }
         kind_rules::on_create(info, &mut candidate)?;
-        kind_rules::validate_create(info, &candidate)?;
+        crate::rules::validate_create(info, &candidate)?;
         finish_custom_object(info, &mut candidate)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
         }
-        finish_builtin_object(info, &mut candidate, &now)?;
+        finish_builtin_object(info, &mut candidate, &now, None)?;
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
         let result = commit(

@@ -143,6 +143,13 @@ pub fn prune(schema: &Value, obj: &mut Value) {
     prune_value(obj, Some(schema), true);
 }
 
+/// Prunes `obj` against `schema` where `obj` is not necessarily a whole resource:
+/// `resource_root` says whether its `apiVersion`, `kind` and `metadata` are kept as a
+/// resource's are (for a default value of an embedded resource).
+pub fn prune_at(schema: &Value, obj: &mut Value, resource_root: bool) {
+    prune_value(obj, Some(schema), resource_root);
+}
+
 fn prune_value(x: &mut Value, s: Option<&Value>, resource_root: bool) {
     if let Some(s) = s {
         if flag(s, "x-kubernetes-preserve-unknown-fields") {
@@ -266,6 +273,16 @@ pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
             cause.field = "<nil>".to_string();
         }
     }
+    causes
+}
+
+/// Validates a value that is not a resource (a default in a CRD schema) against its schema, as
+/// `ValidateCustomResource` with a fresh validator does: field paths relative to the value
+/// (empty for the value itself), no `apiVersion`/`kind`/`metadata` exemption, no list-type
+/// checks.
+pub fn validate_detached(schema: &Value, value: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    validate_value(value, schema, "", false, &mut causes);
     causes
 }
 
@@ -804,8 +821,8 @@ mod tests {
             rendered,
             vec![
                 // Properties are checked in key order (the real server's order is a Go map's).
-                "spec.ports[2]: Duplicate value: map[string]interface {}{\"name\":\"x\"}",
-                "spec.ports[3]: Duplicate value: map[string]interface {}{\"name\":\"http\"}",
+                "spec.ports[2]: Duplicate value: {\"name\":\"x\"}",
+                "spec.ports[3]: Duplicate value: {\"name\":\"http\"}",
                 "spec.tags[2]: Duplicate value: \"a\"",
             ]
         );

@@ -390,7 +390,7 @@ pub fn prepare_update(
                     }
                 }
             }
-            crate::kind_rules::validate_namespace_finalizers(info, &next)?;
+            crate::rules::validate_namespace_finalize(info, &next)?;
             next
         }
     };
@@ -437,25 +437,11 @@ pub fn prepare_update(
     if resource_version_of(&next).is_empty() {
         meta_mut(&mut next).insert("resourceVersion".into(), json!(current_rv));
     }
-    crate::validation::validate_object_meta_update(
-        &crate::validation::qualified_kind(&info.group, &info.kind),
-        &next,
-        current,
-    )
-    .map_err(|e| {
-        // The real server checks object metadata twice on update (the generic update path and
-        // the kind's strategy), so a forbidden finalizer is reported as two identical causes.
-        let mut err = ApiError::from(e);
-        let repeated: Vec<StatusCause> = err
-            .causes
-            .iter()
-            .filter(|c| c.field == "metadata.finalizers" && c.reason == "FieldValueForbidden")
-            .cloned()
-            .collect();
-        err.causes.extend(repeated);
-        err
-    })?;
-    crate::kind_rules::validate_update(info, current, &next)?;
+    let rules_target = match target {
+        UpdateTarget::Main => crate::rules::Target::Main,
+        UpdateTarget::Status => crate::rules::Target::Status,
+    };
+    crate::rules::validate_update(info, current, &next, rules_target)?;
     normalize_metadata(meta_mut(&mut next));
     dedup_owner_references(&mut next, ctx, true);
 

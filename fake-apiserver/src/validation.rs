@@ -373,34 +373,76 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// Renders a bad value as `field.Error.ErrorBody` prints it: strings quoted, numbers and
-/// booleans plain, `null` for null, and Go's `%#v` shape for lists and maps.
+/// booleans plain, and everything else (`null`, lists, maps) as `encoding/json.Marshal`
+/// encodes it (apimachinery 1.34 and later; before, `%#v`).
 pub fn render_value(v: &Value) -> String {
     match v {
         Value::String(s) => go_quote(s),
-        Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => render_number(n),
-        Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(render_go_syntax).collect();
-            format!("[]interface {{}}{{{}}}", inner.join(", "))
-        }
-        Value::Object(_) => render_go_syntax(v),
+        Value::Null | Value::Array(_) | Value::Object(_) => go_json(v),
     }
 }
 
-fn render_go_syntax(v: &Value) -> String {
+/// `encoding/json.Marshal` of a decoded JSON value: compact, map keys sorted, and `<`, `>`,
+/// `&`, U+2028 and U+2029 escaped as Go escapes them.
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
     match v {
-        Value::Null => "interface {}(nil)".to_string(),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&render_number(n)),
+        Value::String(s) => write_go_json_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(item, out);
+            }
+            out.push(']');
+        }
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            let inner: Vec<String> = keys
-                .iter()
-                .map(|k| format!("{}:{}", go_quote(k), render_go_syntax(&m[k.as_str()])))
-                .collect();
-            format!("map[string]interface {{}}{{{}}}", inner.join(", "))
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json_string(k, out);
+                out.push(':');
+                write_go_json(&m[k.as_str()], out);
+            }
+            out.push('}');
         }
-        other => render_value(other),
     }
 }
 
@@ -501,11 +543,11 @@ fn mask_trailing_dash_if(name: &str, prefix: bool) -> String {
     }
 }
 
-fn max_len_error(n: usize) -> String {
+pub(crate) fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} bytes")
 }
 
-fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
+pub(crate) fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{re}')");
     }
@@ -765,70 +807,112 @@ pub fn validate_finalizers(finalizers: Option<&Value>, field: &str) -> Vec<Cause
         foreground |= name == "foregroundDeletion";
     }
     if orphan && foreground {
-        let rendered: Vec<String> = items
+        let names: Vec<Value> = items
             .iter()
-            .map(|v| go_quote(v.as_str().unwrap_or_default()))
+            .map(|v| Value::String(v.as_str().unwrap_or_default().to_string()))
             .collect();
         causes.push(Cause::new(
             FieldErrorType::Invalid,
             field,
-            Some(format!("[]string{{{}}}", rendered.join(", "))),
+            Some(go_json(&Value::Array(names))),
             "finalizer orphan and foregroundDeletion cannot be both set",
         ));
     }
     causes
 }
 
-/// `ValidateOwnerReferences`: apiVersion, kind, name, uid present; one controller at most.
+/// `schema.ParseGroupVersion`: `(group, version)`, or `None` for a string with two or more `/`.
+fn parse_group_version(gv: &str) -> Option<(&str, &str)> {
+    if gv.is_empty() || gv == "/" {
+        return Some(("", ""));
+    }
+    match gv.matches('/').count() {
+        0 => Some(("", gv)),
+        1 => gv.split_once('/'),
+        _ => None,
+    }
+}
+
+/// An owner reference as `json.Marshal` encodes a `metav1.OwnerReference` (struct order,
+/// `controller` and `blockOwnerDeletion` omitted when unset).
+fn render_owner_reference(r: &Value) -> String {
+    let get = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut out = String::from("{");
+    for (i, key) in ["apiVersion", "kind", "name", "uid"].iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "\"{key}\":{}",
+            go_json(&Value::String(get(key).into()))
+        ));
+    }
+    for key in ["controller", "blockOwnerDeletion"] {
+        if let Some(b) = r.get(key).and_then(Value::as_bool) {
+            out.push_str(&format!(",\"{key}\":{b}"));
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// `ValidateOwnerReferences` (and `validateOwnerReference` for each entry, at its index):
+/// apiVersion, kind, name and uid required, a parseable apiVersion, no `/v1 Event` owner, and at
+/// most one controller.
 pub fn validate_owner_references(refs: Option<&Value>, field: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
     let Some(items) = refs.and_then(Value::as_array) else {
         return causes;
     };
     let mut first_controller: Option<String> = None;
-    for r in items {
+    for (idx, r) in items.iter().enumerate() {
+        let path = format!("{field}[{idx}]");
         let get = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
         let api_version = get("apiVersion");
-        let version = api_version.rsplit('/').next().unwrap_or_default();
-        let (group, _) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
-        if version.is_empty() {
+        let parsed = parse_group_version(api_version);
+        if api_version.is_empty() {
+            causes.push(Cause::required(
+                format!("{path}.apiVersion"),
+                "must not be empty",
+            ));
+        } else if parsed.is_none_or(|(_, v)| v.is_empty()) {
             causes.push(Cause::invalid_str(
-                format!("{field}.apiVersion"),
+                format!("{path}.apiVersion"),
                 api_version,
-                "version must not be empty",
+                "must be <group>/<version> or <version>",
             ));
         }
         for key in ["kind", "name", "uid"] {
             if get(key).is_empty() {
-                causes.push(Cause::invalid_str(
-                    format!("{field}.{key}"),
-                    get(key),
+                causes.push(Cause::required(
+                    format!("{path}.{key}"),
                     "must not be empty",
                 ));
             }
         }
+        let (group, version) = parsed.unwrap_or(("", ""));
         if group.is_empty() && version == "v1" && get("kind") == "Event" {
             causes.push(Cause::new(
                 FieldErrorType::Invalid,
-                field,
-                Some(render_value(r)),
+                &path,
+                Some(render_owner_reference(r)),
                 "/v1, Kind=Event is disallowed from being an owner",
             ));
         }
         if r.get("controller").and_then(Value::as_bool) == Some(true) {
             let current = format!("{}/{}", get("kind"), get("name"));
             match &first_controller {
-                Some(first) => causes.push(Cause::new(
-                    FieldErrorType::Invalid,
-                    field,
-                    Some(render_value(refs.unwrap_or(&Value::Null))),
-                    &format!(
-                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
-                    ),
-                )),
+                Some(first) => {
+                    let all: Vec<String> = items.iter().map(render_owner_reference).collect();
+                    causes.push(Cause::new(
+                        FieldErrorType::Invalid,
+                        field,
+                        Some(format!("[{}]", all.join(","))),
+                        &format!(
+                            "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"
+                        ),
+                    ))
+                }
                 None => first_controller = Some(current),
             }
         }
@@ -886,6 +970,23 @@ pub fn validate_object_meta(
     name_rule: NameRule,
     obj: &Value,
 ) -> Result<(), InvalidError> {
+    let causes = object_meta_causes(namespaced, name_rule, obj);
+    finish(kind, object_name(obj), causes)
+}
+
+fn object_name(obj: &Value) -> &str {
+    obj.get("metadata")
+        .map(|m| meta_str(m, "name"))
+        .unwrap_or_default()
+}
+
+/// The causes of `ValidateObjectMetaAccessor` (apimachinery `api/validation/objectmeta.go`):
+/// generateName and name by the kind's name rule, namespace, generation, labels, annotations,
+/// owner references, finalizers.
+///
+/// `managedFields` are left to the field manager, which replaces unusable entries before
+/// validation runs.
+pub fn object_meta_causes(namespaced: bool, name_rule: NameRule, obj: &Value) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let meta = obj.get("metadata").unwrap_or(&empty);
     let name = meta_str(meta, "name");
@@ -911,7 +1012,7 @@ pub fn validate_object_meta(
         }
     }
     causes.extend(common_meta_causes(meta, namespaced));
-    finish(kind, name, causes)
+    causes
 }
 
 /// Update-time metadata validation (`ValidateObjectMetaUpdate`): identity fields immutable,
@@ -921,10 +1022,15 @@ pub fn validate_object_meta_update(
     new: &Value,
     old: &Value,
 ) -> Result<(), InvalidError> {
+    finish(kind, object_name(new), object_meta_update_causes(new, old))
+}
+
+/// The causes of `ValidateObjectMetaAccessorUpdate` (apimachinery `api/validation/objectmeta.go`).
+/// Unlike the create rules it does not check finalizer names.
+pub fn object_meta_update_causes(new: &Value, old: &Value) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let new_meta = new.get("metadata").unwrap_or(&empty);
     let old_meta = old.get("metadata").unwrap_or(&empty);
-    let name = meta_str(new_meta, "name");
     let mut causes = Vec::new();
     if old_meta
         .get("deletionTimestamp")
@@ -999,11 +1105,7 @@ pub fn validate_object_meta_update(
         new_meta.get("ownerReferences"),
         "metadata.ownerReferences",
     ));
-    causes.extend(validate_finalizers(
-        new_meta.get("finalizers"),
-        "metadata.finalizers",
-    ));
-    finish(kind, name, causes)
+    causes
 }
 
 fn is_blank(v: &Value) -> bool {
@@ -1225,9 +1327,10 @@ mod tests {
         );
         assert_eq!(causes.len(), 2);
         assert_eq!(causes[0].message.split(':').next(), Some("Invalid value"));
-        assert!(causes[1]
-            .message
-            .ends_with("finalizer orphan and foregroundDeletion cannot be both set"));
+        assert_eq!(
+            causes[1].message,
+            "Invalid value: [\"orphan\",\"foregroundDeletion\",\"bad name\"]: finalizer orphan and foregroundDeletion cannot be both set"
+        );
     }
 
     #[test]
@@ -1258,20 +1361,47 @@ mod tests {
             {"apiVersion": "", "kind": "", "name": "", "uid": "", "controller": true}
         ]);
         let causes = validate_owner_references(Some(&refs), "metadata.ownerReferences");
-        let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
+        let texts: Vec<String> = causes.iter().map(Cause::error_text).collect();
         assert_eq!(
-            fields,
+            texts,
             vec![
-                "metadata.ownerReferences.apiVersion",
-                "metadata.ownerReferences.kind",
-                "metadata.ownerReferences.name",
-                "metadata.ownerReferences.uid",
-                "metadata.ownerReferences"
+                "metadata.ownerReferences[1].apiVersion: Required value: must not be empty",
+                "metadata.ownerReferences[1].kind: Required value: must not be empty",
+                "metadata.ownerReferences[1].name: Required value: must not be empty",
+                "metadata.ownerReferences[1].uid: Required value: must not be empty",
+                "metadata.ownerReferences: Invalid value: [{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true},{\"apiVersion\":\"\",\"kind\":\"\",\"name\":\"\",\"uid\":\"\",\"controller\":true}]: Only one reference can have Controller set to true. Found \"true\" in references for ConfigMap/a and /"
             ]
         );
-        assert!(causes[4]
-            .message
-            .contains("Found \"true\" in references for ConfigMap/a and /"));
+        assert_eq!(causes[0].reason, "FieldValueRequired");
+    }
+
+    /// `validateOwnerReference`: the apiVersion must parse as a group version.
+    #[rstest]
+    #[case::core("v1", 0)]
+    #[case::grouped("apps/v1", 0)]
+    #[case::no_version("apps/", 1)]
+    #[case::slash("/", 1)]
+    #[case::two_slashes("a/b/c", 1)]
+    fn owner_reference_api_versions(#[case] api_version: &str, #[case] errors: usize) {
+        let refs = json!([{"apiVersion": api_version, "kind": "K", "name": "n", "uid": "u"}]);
+        let causes = validate_owner_references(Some(&refs), "metadata.ownerReferences");
+        assert_eq!(causes.len(), errors, "{causes:?}");
+        if errors == 1 {
+            assert_eq!(
+                causes[0].error_text(),
+                format!("metadata.ownerReferences[0].apiVersion: Invalid value: \"{api_version}\": must be <group>/<version> or <version>")
+            );
+        }
+    }
+
+    #[test]
+    fn an_event_may_not_own() {
+        let refs = json!([{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u"}]);
+        let causes = validate_owner_references(Some(&refs), "metadata.ownerReferences");
+        assert_eq!(
+            causes[0].error_text(),
+            "metadata.ownerReferences[0]: Invalid value: {\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"u\"}: /v1, Kind=Event is disallowed from being an owner"
+        );
     }
 
     #[test]
@@ -1340,8 +1470,8 @@ mod tests {
     #[case::whole_float(json!(2.0), "2")]
     #[case::null(json!(null), "null")]
     #[case::boolean(json!(true), "true")]
-    #[case::list(json!(["a", 1]), "[]interface {}{\"a\", 1}")]
-    #[case::map(json!({"b": 1, "a": "x"}), "map[string]interface {}{\"a\":\"x\", \"b\":1}")]
+    #[case::list(json!(["a", 1]), "[\"a\",1]")]
+    #[case::map(json!({"b": 1, "a": "<x>"}), "{\"a\":\"\\u003cx\\u003e\",\"b\":1}")]
     fn values_render_like_go(#[case] v: Value, #[case] expected: &str) {
         assert_eq!(render_value(&v), expected);
     }

@@ -258,7 +258,8 @@ async fn status_is_applied_through_its_subresource() {
                     "status": {"type": "object", "properties": {
                         "conditions": {"type": "array", "x-kubernetes-list-type": "map",
                             "x-kubernetes-list-map-keys": ["type"],
-                            "items": {"type": "object", "properties": {
+                            // A list-map key must be required (or defaulted), as a real server insists.
+                            "items": {"type": "object", "required": ["type"], "properties": {
                                 "type": {"type": "string"}, "status": {"type": "string"}}}}}}}}}}]}
     }))
     .unwrap();

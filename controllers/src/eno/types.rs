@@ -266,7 +266,18 @@ pub struct Manifest {
 pub struct ResourceSliceStatus {
     /// One entry per `spec.resources` item.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "resource_states_schema")]
     pub resources: Vec<serde_json::Value>,
+}
+
+/// The schema of `status.resources`: a list of objects this port keeps as they are. A real API
+/// server refuses array items without a `type` ("must not be empty for specified array items"),
+/// which is what a plain `serde_json::Value` would generate.
+fn resource_states_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+    })
 }
 
 /// An optional Go duration that reads an unparsable value as unset (and logs it), so that one

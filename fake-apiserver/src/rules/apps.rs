@@ -1,0 +1,353 @@
+//! Rules of the `apps` workloads, from `pkg/apis/apps/validation/validation.go` and the kinds'
+//! strategies (`pkg/registry/apps/*/strategy.go`): selectors required, valid, non-empty, matching
+//! the template's labels and immutable in `apps/v1`; replicas and the other counts non-negative;
+//! restart policy `Always`; what a StatefulSet update may change.
+
+use serde_json::Value;
+
+use super::core::{nonnegative_fields, pod_template};
+use super::{same, selector, str_of, Target};
+use crate::validation::Cause;
+
+/// The causes of creating an `apps` object of `kind` (beyond metadata).
+pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
+    let spec = &obj["spec"];
+    match kind {
+        "Deployment" => deployment_spec(spec),
+        "ReplicaSet" => replica_set_spec(spec, "deployment"),
+        "StatefulSet" => stateful_set_spec(spec),
+        "DaemonSet" => daemon_set_spec(spec),
+        "ControllerRevision" => {
+            let mut causes = Vec::new();
+            if obj.get("data").is_none_or(Value::is_null) {
+                causes.push(Cause::required("data", "data is mandatory"));
+            }
+            super::nonnegative(&mut causes, obj.get("revision"), "revision");
+            causes
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The causes of updating an `apps` object of `kind` (beyond metadata).
+pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Vec<Cause> {
+    if target == Target::Status {
+        return status_causes(kind, &new["status"]);
+    }
+    let mut causes = create_causes(kind, new);
+    match kind {
+        // `ValidateDaemonSet(new)` then `ValidateDaemonSetUpdate`, which validates the spec again.
+        "DaemonSet" => causes.extend(create_causes(kind, new)),
+        "StatefulSet" => causes.extend(stateful_set_update(old, new)),
+        "ControllerRevision" if !same(old.get("data"), new.get("data")) => {
+            causes.push(Cause::invalid(
+                "data",
+                new.get("data").unwrap_or(&Value::Null),
+                "field is immutable",
+            ));
+        }
+        _ => {}
+    }
+    // The strategies of apps/v1 add the immutable selector (`ValidateImmutableField`); a
+    // StatefulSet's selector is covered by its forbidden spec change.
+    if matches!(kind, "Deployment" | "ReplicaSet" | "DaemonSet")
+        && !same(old["spec"].get("selector"), new["spec"].get("selector"))
+    {
+        causes.push(Cause::invalid(
+            "spec.selector",
+            new["spec"].get("selector").unwrap_or(&Value::Null),
+            "field is immutable",
+        ));
+    }
+    causes
+}
+
+/// Selector required, valid, non-empty, parseable (`ValidateDeploymentSpec`,
+/// `ValidateReplicaSetSpec`, `ValidateStatefulSetSpec`). `what` names the kind in the empty-selector
+/// message (upstream's ReplicaSet says "deployment").
+fn selector_causes(spec: &Value, what: &str, unparsable: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    match spec.get("selector").filter(|s| !s.is_null()) {
+        None => causes.push(Cause::required("spec.selector", "")),
+        Some(sel) => {
+            causes.extend(selector::causes(sel, "spec.selector"));
+            if selector::is_empty(sel) {
+                causes.push(Cause::invalid(
+                    "spec.selector",
+                    sel,
+                    &format!("empty selector is invalid for {what}"),
+                ));
+            }
+            if !selector::parses(sel) {
+                causes.push(Cause::invalid("spec.selector", sel, unparsable));
+            }
+        }
+    }
+    causes
+}
+
+/// `` `selector` does not match template `labels` `` at `spec.template.metadata.labels`.
+fn template_match(spec: &Value) -> Vec<Cause> {
+    let sel = &spec["selector"];
+    let labels = &spec["template"]["metadata"]["labels"];
+    if sel.is_object()
+        && selector::parses(sel)
+        && !selector::is_empty(sel)
+        && !selector::matches(sel, labels)
+    {
+        return vec![Cause::invalid(
+            "spec.template.metadata.labels",
+            if labels.is_null() {
+                &Value::Null
+            } else {
+                labels
+            },
+            "`selector` does not match template `labels`",
+        )];
+    }
+    Vec::new()
+}
+
+/// A workload's pods must restart `Always` and have no active deadline
+/// (`ValidatePodTemplateSpecForReplicaSet` and friends); `kind` names it in the message.
+fn always_restart(spec: &Value, kind: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let pod = &spec["template"]["spec"];
+    let restart = str_of(pod, "restartPolicy");
+    if !restart.is_empty() && restart != "Always" {
+        causes.push(Cause::not_supported(
+            "spec.template.spec.restartPolicy",
+            &Value::from(restart),
+            &["Always".into()],
+        ));
+    }
+    if pod
+        .get("activeDeadlineSeconds")
+        .is_some_and(|v| !v.is_null())
+    {
+        causes.push(Cause::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            &format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+    causes
+}
+
+/// `ValidateReplicaSetSpec`.
+fn replica_set_spec(spec: &Value, what: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    nonnegative_fields(&mut causes, spec, "spec", &["replicas", "minReadySeconds"]);
+    causes.extend(selector_causes(spec, what, "invalid label selector"));
+    causes.extend(template_match(spec));
+    causes.extend(pod_template(&spec["template"], "spec.template"));
+    causes.extend(always_restart(spec, "ReplicaSet"));
+    causes
+}
+
+/// `ValidateDeploymentSpec`: the ReplicaSet rules plus strategy, history and deadlines.
+fn deployment_spec(spec: &Value) -> Vec<Cause> {
+    let mut causes = replica_set_spec(spec, "deployment");
+    let strategy = &spec["strategy"];
+    match str_of(strategy, "type") {
+        "Recreate" => {
+            if strategy.get("rollingUpdate").is_some_and(|v| !v.is_null()) {
+                causes.push(Cause::forbidden(
+                    "spec.strategy.rollingUpdate",
+                    "may not be specified when strategy `type` is 'Recreate'",
+                ));
+            }
+        }
+        // Absent: defaulted to RollingUpdate with 25%/25%.
+        "" | "RollingUpdate" => {}
+        _ => causes.push(Cause::not_supported(
+            "spec.strategy",
+            strategy,
+            &["Recreate".into(), "RollingUpdate".into()],
+        )),
+    }
+    nonnegative_fields(
+        &mut causes,
+        spec,
+        "spec",
+        &["revisionHistoryLimit", "progressDeadlineSeconds"],
+    );
+    if let Some(deadline) = spec["progressDeadlineSeconds"].as_i64() {
+        if deadline >= 0 && deadline <= spec["minReadySeconds"].as_i64().unwrap_or(0) {
+            causes.push(Cause::invalid(
+                "spec.progressDeadlineSeconds",
+                &Value::from(deadline),
+                "must be greater than minReadySeconds",
+            ));
+        }
+    }
+    causes
+}
+
+/// `ValidateStatefulSetSpec` (policies default to `OrderedReady` and `RollingUpdate`).
+fn stateful_set_spec(spec: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let policy = str_of(spec, "podManagementPolicy");
+    if !matches!(policy, "" | "OrderedReady" | "Parallel") {
+        causes.push(Cause::invalid_str(
+            "spec.podManagementPolicy",
+            policy,
+            "must be 'OrderedReady' or 'Parallel'",
+        ));
+    }
+    match str_of(&spec["updateStrategy"], "type") {
+        "" | "RollingUpdate" => {}
+        "OnDelete" => {
+            if let Some(ru) = spec["updateStrategy"]
+                .get("rollingUpdate")
+                .filter(|v| !v.is_null())
+            {
+                causes.push(Cause::invalid(
+                    "spec.updateStrategy.rollingUpdate",
+                    ru,
+                    "only allowed for updateStrategy 'RollingUpdate'",
+                ));
+            }
+        }
+        _ => causes.push(Cause::invalid(
+            "spec.updateStrategy",
+            &spec["updateStrategy"],
+            "must be 'RollingUpdate' or 'OnDelete'",
+        )),
+    }
+    nonnegative_fields(&mut causes, spec, "spec", &["replicas", "minReadySeconds"]);
+    causes.extend(selector_causes(spec, "statefulset", ""));
+    causes.extend(template_match(spec));
+    causes.extend(crate::validation::validate_labels(
+        spec["template"]["metadata"].get("labels"),
+        "spec.template.labels",
+    ));
+    causes.extend(always_restart(spec, "StatefulSet"));
+    causes
+}
+
+/// `ValidateDaemonSetSpec`: the selector may be absent, but if given must be valid and non-empty.
+fn daemon_set_spec(spec: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let sel = spec.get("selector").filter(|s| !s.is_null());
+    if let Some(sel) = sel {
+        causes.extend(selector::causes(sel, "spec.selector"));
+    }
+    causes.extend(template_match(spec));
+    if let Some(sel) = sel {
+        if selector::is_empty(sel) {
+            causes.push(Cause::invalid(
+                "spec.selector",
+                sel,
+                "empty selector is invalid for daemonset",
+            ));
+        }
+    }
+    causes.extend(pod_template(&spec["template"], "spec.template"));
+    causes.extend(always_restart(spec, "DaemonSet"));
+    nonnegative_fields(
+        &mut causes,
+        spec,
+        "spec",
+        &[
+            "minReadySeconds",
+            "templateGeneration",
+            "revisionHistoryLimit",
+        ],
+    );
+    match str_of(&spec["updateStrategy"], "type") {
+        "" | "RollingUpdate" | "OnDelete" => {}
+        _ => causes.push(Cause::not_supported(
+            "spec.updateStrategy",
+            &spec["updateStrategy"],
+            &["RollingUpdate".into(), "OnDelete".into()],
+        )),
+    }
+    causes
+}
+
+/// `ValidateStatefulSetUpdate`: only replicas, ordinals, template, update strategy, retention
+/// policy and minReadySeconds may change.
+fn stateful_set_update(old: &Value, new: &Value) -> Vec<Cause> {
+    const MUTABLE: [&str; 6] = [
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    ];
+    let strip = |spec: &Value| {
+        let mut spec = spec.clone();
+        if let Some(m) = spec.as_object_mut() {
+            m.retain(|k, v| !MUTABLE.contains(&k.as_str()) && !v.is_null());
+        }
+        spec
+    };
+    if strip(&old["spec"]) != strip(&new["spec"]) {
+        return vec![Cause::forbidden(
+            "spec",
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        )];
+    }
+    Vec::new()
+}
+
+/// The status rules of the workloads (`ValidateDeploymentStatus` and friends): counts are
+/// non-negative and no count exceeds `status.replicas`.
+fn status_causes(kind: &str, status: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let counts: &[&str] = match kind {
+        "Deployment" => &[
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+            "collisionCount",
+        ],
+        "ReplicaSet" => &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
+        "StatefulSet" => &[
+            "replicas",
+            "readyReplicas",
+            "currentReplicas",
+            "updatedReplicas",
+            "availableReplicas",
+            "observedGeneration",
+            "collisionCount",
+        ],
+        _ => &[],
+    };
+    nonnegative_fields(&mut causes, status, "status", counts);
+    let replicas = status["replicas"].as_i64().unwrap_or(0);
+    for f in counts.iter().filter(|f| {
+        matches!(
+            **f,
+            "updatedReplicas"
+                | "readyReplicas"
+                | "availableReplicas"
+                | "fullyLabeledReplicas"
+                | "currentReplicas"
+        )
+    }) {
+        if let Some(n) = status[*f].as_i64() {
+            if n > replicas {
+                causes.push(Cause::invalid(
+                    format!("status.{f}"),
+                    &Value::from(n),
+                    "cannot be greater than status.replicas",
+                ));
+            }
+        }
+    }
+    causes
+}
+
+#[cfg(test)]
+mod tests;
