@@ -795,7 +795,10 @@ fn finish_builtin_object(
         crate::crd_validation::apply_defaults(object);
         match old {
             None => crate::crd_validation::validate_create(object)?,
-            Some((old, UpdateTarget::Main)) => crate::crd_validation::validate_update(object, old)?,
+            // (`finalize` is a Namespace subresource; a CRD has none.)
+            Some((old, UpdateTarget::Main | UpdateTarget::Finalize)) => {
+                crate::crd_validation::validate_update(object, old)?
+            }
             Some((old, UpdateTarget::Status)) => {
                 crate::crd_validation::validate_status_update(object, old)?
             }

@@ -437,9 +437,11 @@ pub fn prepare_update(
     if resource_version_of(&next).is_empty() {
         meta_mut(&mut next).insert("resourceVersion".into(), json!(current_rv));
     }
+    // `namespaces/finalize` checked its finalizers above; like a status write, it is held to the
+    // metadata update rules and none of the kind's spec rules.
     let rules_target = match target {
         UpdateTarget::Main => crate::rules::Target::Main,
-        UpdateTarget::Status => crate::rules::Target::Status,
+        UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
     };
     crate::rules::validate_update(info, current, &next, rules_target)?;
     normalize_metadata(meta_mut(&mut next));
