@@ -163,7 +163,10 @@ impl Controllers {
             .stderr(std::fs::File::create(&log)?)
             .kill_on_drop(true)
             .spawn()?;
-        let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("no stdin"))?;
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("no stdin"))?;
         let stdout = child
             .stdout
             .take()
@@ -177,7 +180,9 @@ impl Controllers {
     }
 
     async fn command(&mut self, command: &str) -> anyhow::Result<()> {
-        self.stdin.write_all(format!("{command}\n").as_bytes()).await?;
+        self.stdin
+            .write_all(format!("{command}\n").as_bytes())
+            .await?;
         self.stdin.flush().await?;
         Ok(())
     }
@@ -238,7 +243,10 @@ async fn wait_until(
 fn synthesized_for(comp: &Value, synthesizer_generation: i64) -> bool {
     let current = &comp["status"]["currentSynthesis"];
     !current["synthesized"].is_null()
-        && current["observedSynthesizerGeneration"].as_i64().unwrap_or(0) >= synthesizer_generation
+        && current["observedSynthesizerGeneration"]
+            .as_i64()
+            .unwrap_or(0)
+            >= synthesizer_generation
 }
 
 async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
@@ -401,7 +409,11 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
         .filter_map(|r| futures::future::ready(r.ok().and_then(|nc| nc.metadata.name)))
         .collect()
         .await;
-    anyhow::ensure!(names.len() == size, "{} nodeclaims not created", size - names.len());
+    anyhow::ensure!(
+        names.len() == size,
+        "{} nodeclaims not created",
+        size - names.len()
+    );
 
     let counts = Counts::default();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -415,9 +427,10 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
             .1
     };
     let ready = |nc: &Value| {
-        nc["status"]["conditions"]
-            .as_array()
-            .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+        nc["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
     };
 
     let cpu0 = server_cpu();
@@ -512,7 +525,11 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
         "karpenter.{size}.left: {} NodeClaims, {} kwok Nodes, {instances} instances  {}",
         nodeclaims(&server).len(),
         kwok_nodes(&server),
-        if done && instances == 0 { "PASS" } else { "MISS" }
+        if done && instances == 0 {
+            "PASS"
+        } else {
+            "MISS"
+        }
     );
     let rss_mib = rss_line("karpenter", size, &report2);
     println!("# controller log (warnings): {}", controllers.log.display());
@@ -551,12 +568,15 @@ fn print_phase(
     // Where the time went: the API calls...
     let mut by_count: Vec<(&String, &Tally)> = counts.iter().collect();
     by_count.sort_by(|a, b| b.1.count.cmp(&a.1.count));
-    println!("#   API requests (verb resource: count, per object, mean server time):");
-    for (key, tally) in by_count.iter().take(10) {
+    println!(
+        "#   API requests (verb resource: count, per object, errors (409s...), mean server time):"
+    );
+    for (key, tally) in by_count.iter().take(12) {
         println!(
-            "#     {key:<32} {:>8} {:>6.2}/obj {:>8.2} ms",
+            "#     {key:<32} {:>8} {:>6.2}/obj {:>7} err {:>8.2} ms",
             tally.count,
             tally.count as f64 / n,
+            tally.errors,
             tally.time.as_secs_f64() * 1000.0 / tally.count.max(1) as f64
         );
     }
@@ -596,7 +616,11 @@ fn print_phase(
 fn target_line(name: &str, size: usize, target_size: usize, secs: f64, done: bool, what: &str) {
     let key = name.replace(' ', ".");
     if size == target_size {
-        let verdict = if done && secs < TARGET_SECS { "PASS" } else { "MISS" };
+        let verdict = if done && secs < TARGET_SECS {
+            "PASS"
+        } else {
+            "MISS"
+        };
         println!("{key}.{size}.target: {what} in < {TARGET_SECS} s: {secs:.1} s  {verdict}");
     } else {
         // Linear extrapolation to the target size, as an indication only.
@@ -652,7 +676,13 @@ fn summary(phases: &[Phase], rss: &[(String, f64)]) {
                 .iter()
                 .map(|p| p.requests as f64 / p.size as f64 / base_requests.max(1e-12))
                 .fold(0.0, f64::max);
-            let says = |ratio: f64| if ratio <= 1.5 { "linear" } else { "superlinear" };
+            let says = |ratio: f64| {
+                if ratio <= 1.5 {
+                    "linear"
+                } else {
+                    "superlinear"
+                }
+            };
             println!(
                 "# {name}: time grows {} (worst ×{worst_time:.2} per object), requests grow {} \
                  (worst ×{worst_requests:.2} per object)",

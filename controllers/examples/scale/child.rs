@@ -228,7 +228,9 @@ pub fn run(which: &str, url: &str) -> anyhow::Result<()> {
                     clock.clone(),
                 );
                 standin.termination_delay = Duration::from_millis(200);
-                tasks.push(tokio::spawn(controllers.run(stop.clone(), Readiness::new())));
+                tasks.push(tokio::spawn(
+                    controllers.run(stop.clone(), Readiness::new()),
+                ));
                 tasks.push(tokio::spawn(standin.run(stop.clone())));
             }
             "karpenter" => {

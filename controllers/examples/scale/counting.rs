@@ -18,6 +18,8 @@ use fake_apiserver::FakeApiServer;
 pub struct Tally {
     /// How many.
     pub count: u64,
+    /// How many were answered with an error (not 2xx), e.g. 409 conflicts.
+    pub errors: u64,
     /// Server time, request in to response head out (for a watch: until the stream opens).
     pub time: Duration,
 }
@@ -27,10 +29,11 @@ pub struct Tally {
 pub struct Counts(Arc<Mutex<BTreeMap<String, Tally>>>);
 
 impl Counts {
-    fn record(&self, key: String, time: Duration) {
+    fn record(&self, key: String, time: Duration, error: bool) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let tally = map.entry(key).or_default();
         tally.count += 1;
+        tally.errors += u64::from(error);
         tally.time += time;
     }
 
@@ -55,6 +58,7 @@ pub fn diff(
                     key.clone(),
                     Tally {
                         count,
+                        errors: a.errors - b.errors,
                         time: a.time.saturating_sub(b.time),
                     },
                 )
@@ -100,7 +104,7 @@ async fn count(State(counts): State<Counts>, request: Request, next: Next) -> Re
     let key = classify(request.method(), request.uri());
     let started = Instant::now();
     let response = next.run(request).await;
-    counts.record(key, started.elapsed());
+    counts.record(key, started.elapsed(), !response.status().is_success());
     response
 }
 
@@ -140,13 +144,22 @@ mod tests {
     fn classifies_paths() {
         let c = |m: Method, p: &str| classify(&m, &p.parse().unwrap());
         assert_eq!(c(Method::GET, "/api/v1/namespaces/a/pods/x"), "get pods");
-        assert_eq!(c(Method::GET, "/api/v1/namespaces/a/pods?labelSelector=x"), "list pods");
+        assert_eq!(
+            c(Method::GET, "/api/v1/namespaces/a/pods?labelSelector=x"),
+            "list pods"
+        );
         assert_eq!(c(Method::GET, "/api/v1/pods?watch=true&x=1"), "watch pods");
         assert_eq!(
-            c(Method::PUT, "/apis/eno.azure.io/v1/namespaces/a/compositions/c/status"),
+            c(
+                Method::PUT,
+                "/apis/eno.azure.io/v1/namespaces/a/compositions/c/status"
+            ),
             "update compositions/status"
         );
-        assert_eq!(c(Method::POST, "/api/v1/namespaces/a/pods/x/binding"), "create pods/binding");
+        assert_eq!(
+            c(Method::POST, "/api/v1/namespaces/a/pods/x/binding"),
+            "create pods/binding"
+        );
         assert_eq!(c(Method::DELETE, "/api/v1/nodes/n"), "delete nodes");
         assert_eq!(c(Method::GET, "/api/v1/namespaces/a"), "get namespaces");
     }
