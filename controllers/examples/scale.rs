@@ -69,6 +69,10 @@ struct Args {
     /// The Synthesizers' rolloutCooldown during the bench (upstream default 30s).
     #[arg(long, default_value_t = 10)]
     rollout_cooldown_ms: u64,
+    /// The Eno controllers' reconciles at once (`Config::max_concurrent_reconciles`; default:
+    /// the production default, 0 = any number; controller-runtime's and upstream's is 1).
+    #[arg(long)]
+    eno_concurrency: Option<u16>,
     /// Give up on a phase after this long.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
@@ -93,7 +97,11 @@ struct Phase {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let Some(which) = &args.child {
-        return child::run(which, args.url.as_deref().unwrap_or_default());
+        return child::run(
+            which,
+            args.url.as_deref().unwrap_or_default(),
+            args.eno_concurrency,
+        );
     }
     let pick = |own: &[usize], default: &[usize]| -> Vec<usize> {
         if !own.is_empty() {
@@ -153,10 +161,16 @@ struct Controllers {
 }
 
 impl Controllers {
-    fn start(which: &str, url: &str, size: usize) -> anyhow::Result<Self> {
+    fn start(
+        which: &str,
+        url: &str,
+        size: usize,
+        concurrency: Option<u16>,
+    ) -> anyhow::Result<Self> {
         let log = std::env::temp_dir().join(format!("scale-{which}-{size}.log"));
         let mut child = tokio::process::Command::new(std::env::current_exe()?)
             .args(["--child", which, "--url", url])
+            .args(concurrency.map(|c| format!("--eno-concurrency={c}")))
             .env_remove("SCALE_SIZES")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -250,7 +264,14 @@ fn synthesized_for(comp: &Value, synthesizer_generation: i64) -> bool {
 }
 
 async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
-    println!("\n## eno: {size} Compositions, {NAMESPACES} namespaces, {SYNTHESIZERS} Synthesizers");
+    println!(
+        "\n## eno: {size} Compositions, {NAMESPACES} namespaces, {SYNTHESIZERS} Synthesizers, \
+         max concurrent reconciles {} (0: any number)",
+        args.eno_concurrency.map_or_else(
+            || controllers::eno::Config::new("", "").max_concurrent_reconciles.to_string(),
+            |c| c.to_string()
+        )
+    );
     let server = FakeApiServer::new();
     let client = server.client();
     install_crds(&client).await?;
@@ -301,7 +322,7 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
     // Phase 1: from the controller process's start until every composition is synthesized.
     let cpu0 = server_cpu();
     let t0 = Instant::now();
-    let mut controllers = Controllers::start("eno", &url, size)?;
+    let mut controllers = Controllers::start("eno", &url, size, args.eno_concurrency)?;
     let done = wait_until("eno synthesis", size, timeout, || {
         compositions(&server)
             .iter()
@@ -435,7 +456,7 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
 
     let cpu0 = server_cpu();
     let t0 = Instant::now();
-    let mut controllers = Controllers::start("karpenter", &url, size)?;
+    let mut controllers = Controllers::start("karpenter", &url, size, None)?;
     let done = wait_until("karpenter ready", size, timeout, || {
         nodeclaims(&server).iter().filter(|nc| ready(nc)).count()
     })
@@ -603,7 +624,27 @@ fn print_phase(
          (incl. the bench's progress polls) in {:.1} s wall = {used:.2} of {cores} cores",
         phase.secs
     );
-    let bound = if used > 0.8 * cores {
+    // A controller busy most of the wall time, one reconcile at a time, is the bottleneck.
+    let busiest = report["reconciles"].as_object().and_then(|r| {
+        r.iter()
+            .map(|(c, v)| (c.clone(), v["total_s"].as_f64().unwrap_or(0.0)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    });
+    if let Some((controller, busy)) = &busiest {
+        println!(
+            "#   busiest controller: {controller}, reconciling {:.0}% of the wall time",
+            100.0 * busy / phase.secs.max(1e-9)
+        );
+    }
+    let serial = busiest
+        .as_ref()
+        .filter(|(c, busy)| c.starts_with("eno") && *busy > 0.6 * phase.secs)
+        .map(|(c, _)| {
+            format!("{c}: reconciling most of the wall time")
+        });
+    let bound = if let Some(serial) = &serial {
+        serial.as_str()
+    } else if used > 0.8 * cores {
         "CPU: both processes together keep the machine's cores busy"
     } else if controller_cpu / phase.secs.max(1e-9) > 0.9 {
         "CPU of the controller process (one core's worth)"

@@ -189,7 +189,7 @@ fn in_process_synthesizer() -> SynthesizerRunner {
 }
 
 /// Run the controller process: `which` is `eno` or `karpenter`.
-pub fn run(which: &str, url: &str) -> anyhow::Result<()> {
+pub fn run(which: &str, url: &str, eno_concurrency: Option<u16>) -> anyhow::Result<()> {
     tracing_subscriber::registry()
         .with(ReconcileTiming.with_filter(filter::filter_fn(|m| m.is_span())))
         .with(
@@ -214,9 +214,13 @@ pub fn run(which: &str, url: &str) -> anyhow::Result<()> {
         let mut karpenter = None;
         match which {
             "eno" => {
+                let mut config = controllers::eno::Config::new("eno-system", "controllers:scale");
+                if let Some(c) = eno_concurrency {
+                    config.max_concurrent_reconciles = c;
+                }
                 let controllers = EnoControllers {
                     client: client.clone(),
-                    config: controllers::eno::Config::new("eno-system", "controllers:scale"),
+                    config,
                     clock: clock.clone(),
                     ids: ids.clone(),
                     metrics: Default::default(),
