@@ -268,7 +268,9 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
         "\n## eno: {size} Compositions, {NAMESPACES} namespaces, {SYNTHESIZERS} Synthesizers, \
          max concurrent reconciles {} (0: any number)",
         args.eno_concurrency.map_or_else(
-            || controllers::eno::Config::new("", "").max_concurrent_reconciles.to_string(),
+            || controllers::eno::Config::new("", "")
+                .max_concurrent_reconciles
+                .to_string(),
             |c| c.to_string()
         )
     );
@@ -588,7 +590,7 @@ fn print_phase(
     );
     // Where the time went: the API calls...
     let mut by_count: Vec<(&String, &Tally)> = counts.iter().collect();
-    by_count.sort_by(|a, b| b.1.count.cmp(&a.1.count));
+    by_count.sort_by_key(|(_, t)| std::cmp::Reverse(t.count));
     println!(
         "#   API requests (verb resource: count, per object, errors (409s...), mean server time):"
     );
@@ -632,16 +634,14 @@ fn print_phase(
     });
     if let Some((controller, busy)) = &busiest {
         println!(
-            "#   busiest controller: {controller}, reconciling {:.0}% of the wall time",
-            100.0 * busy / phase.secs.max(1e-9)
+            "#   busiest controller: {controller}, {:.1} reconciles in flight on average",
+            busy / phase.secs.max(1e-9)
         );
     }
     let serial = busiest
         .as_ref()
         .filter(|(c, busy)| c.starts_with("eno") && *busy > 0.6 * phase.secs)
-        .map(|(c, _)| {
-            format!("{c}: reconciling most of the wall time")
-        });
+        .map(|(c, _)| format!("{c}: reconciling most of the wall time"));
     let bound = if let Some(serial) = &serial {
         serial.as_str()
     } else if used > 0.8 * cores {
@@ -687,8 +687,12 @@ fn rss_line(which: &str, size: usize, report: &Value) -> f64 {
 /// work grows linearly (per-object figure within 1.5× of the smallest size's).
 fn summary(phases: &[Phase], rss: &[(String, f64)]) {
     println!("\n## scaling (per object, relative to the smallest size)");
-    let mut names: Vec<&'static str> = phases.iter().map(|p| p.name).collect();
-    names.dedup();
+    let mut names: Vec<&'static str> = Vec::new();
+    for p in phases {
+        if !names.contains(&p.name) {
+            names.push(p.name);
+        }
+    }
     for name in names {
         let runs: Vec<&Phase> = phases.iter().filter(|p| p.name == name).collect();
         let Some(base) = runs.iter().min_by_key(|p| p.size) else {
