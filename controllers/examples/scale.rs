@@ -640,8 +640,12 @@ fn print_phase(
     }
     let serial = busiest
         .as_ref()
-        .filter(|(c, busy)| c.starts_with("eno") && *busy > 0.6 * phase.secs)
-        .map(|(c, _)| format!("{c}: reconciling most of the wall time"));
+        .filter(|(_, busy)| *busy > 0.6 * phase.secs && *busy <= 1.1 * phase.secs)
+        .map(|(c, _)| {
+            format!(
+                "{c}: about one reconcile in flight, busy most of the wall time (its concurrency)"
+            )
+        });
     let bound = if let Some(serial) = &serial {
         serial.as_str()
     } else if used > 0.8 * cores {
