@@ -1,5 +1,5 @@
 # The few verbs people type. See README.md.
-.PHONY: run test lint bench fmt crds conformance race fuzz
+.PHONY: run test lint bench bench-scale fmt crds conformance race fuzz
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -20,6 +20,9 @@ bench: ## Print the fake API server's speed and memory figures
 	cargo build --release -p fake-apiserver --bin fake-apiserver --example bench
 	cargo run --release -p fake-apiserver --example bench
 	cargo run --release -p harness --bin harness -- bench
+
+bench-scale: ## Both controllers at scale against the fake API server (SCALE_SIZES=1000,3000 for a quick run)
+	cargo run --release -p controllers --example scale
 
 fmt:
 	cargo fmt --all

@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::{future, FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::Api;
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{watcher, WatchStreamExt};
@@ -383,6 +383,8 @@ impl EnoControllers {
             }
         };
         let start_before_caches_sync = self.config.start_before_caches_sync;
+        let controller_config =
+            ControllerConfig::default().concurrency(self.config.max_concurrent_reconciles);
 
         let run_controllers = async move {
             let lifecycle_controller = {
@@ -390,6 +392,7 @@ impl EnoControllers {
                 let on_err = lifecycle_backoff;
                 Controller::for_stream(comp_events, compositions.clone())
                     .watches_stream(pod_events, |pod| pod_to_composition(&pod))
+                    .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
                         resetting_backoff(on_ok, lifecycle::reconcile),
@@ -413,6 +416,7 @@ impl EnoControllers {
                 let on_ok = status_backoff.clone();
                 let on_err = status_backoff;
                 Controller::for_stream(status_pod_events, status_pods.clone())
+                    .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
                         resetting_backoff(on_ok, status_controller::reconcile),
@@ -436,6 +440,7 @@ impl EnoControllers {
                     .watches_stream(rollout_comp_events, |comp| {
                         rollout::composition_to_synthesizer(&comp)
                     })
+                    .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
                         resetting_backoff(on_ok, rollout::reconcile),
@@ -459,6 +464,7 @@ impl EnoControllers {
                     .watches_stream(slice_comp_events, move |comp| {
                         slice_cleanup::slices_of_composition(&comp, &slice_cache)
                     })
+                    .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
                         resetting_backoff(on_ok, slice_cleanup::reconcile),

@@ -90,7 +90,7 @@ fn is_ready(node: &Node) -> bool {
 }
 
 /// One pass over a Node.
-pub async fn reconcile(node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Action, Error> {
+pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Action, Error> {
     if !is_kwok_node(&node) || node.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
@@ -117,9 +117,15 @@ pub async fn reconcile(node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Acti
                 "lastHeartbeatTime": now, "lastTransitionTime": transition,
             }],
         }});
-        api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+        // The taint patch below is rv-checked: it must carry the resourceVersion this write
+        // produced, not the cached one (which this write just made stale: a 409 every pass,
+        // and a requeue-and-patch-status loop while the cache lags; found by `make
+        // bench-scale`, ~340 node patches per NodeClaim at 1k).
+        let patched = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
             .await
             .map_err(|e| Error::api("posting node ready status", e))?;
+        node = Arc::new(patched);
     }
     // Startup taints of the owning NodeClaim, once it owns the Node.
     let mut removable = taints::known_ephemeral_taints();
