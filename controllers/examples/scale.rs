@@ -70,7 +70,7 @@ struct Args {
     #[arg(long, default_value_t = 10)]
     rollout_cooldown_ms: u64,
     /// The Eno controllers' reconciles at once (`Config::max_concurrent_reconciles`; default:
-    /// the production default, 0 = any number; controller-runtime's and upstream's is 1).
+    /// the production default, 1 as controller-runtime's and upstream's; 0 = any number).
     #[arg(long)]
     eno_concurrency: Option<u16>,
     /// Give up on a phase after this long.

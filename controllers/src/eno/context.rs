@@ -33,13 +33,13 @@ pub struct Config {
     pub executor_image: String,
     /// Longest wait between retries of a failing reconcile (production: 5 minutes).
     pub max_error_backoff: Duration,
-    /// Reconciles each controller runs at once; 0 (the default) for any number, kube's
-    /// `Controller` default. controller-runtime's default, which upstream's synthesis
-    /// controllers keep, is 1: with any number, `make bench-scale` at 3k Compositions opened
-    /// thousands of concurrent requests and the client's connections failed, and at 1k 1 halved
-    /// the time, requests and RSS. Not 1 by default because kube then holds the keys beyond
-    /// the limit in a randomly ordered set, so start-up reconciles lose their fixed order
-    /// (`start_up_reconciles_run_in_a_fixed_order`).
+    /// Reconciles each controller runs at once (0: any number). Defaults to 1, controller-runtime's
+    /// `MaxConcurrentReconciles` default, which upstream's synthesis controllers keep: with any
+    /// number, `make bench-scale` at 3k Compositions opened thousands of concurrent requests and
+    /// the client's connections failed, and at 1k a limit of 1 halved the time, requests and RSS.
+    /// The limit is a first-come, first-served queue in front of each controller's reconciles
+    /// (not kube's `Controller` concurrency, which holds waiting keys in a randomly ordered set),
+    /// so start-up reconciles keep their fixed order (`start_up_reconciles_run_in_a_fixed_order`).
     pub max_concurrent_reconciles: u16,
     /// Test switch, off by default: start the controllers without waiting for every cache to
     /// sync (the start-up bug the harness must catch). Never set in production.
@@ -83,7 +83,7 @@ impl Config {
             pod_service_account: None,
             executor_image: executor_image.into(),
             max_error_backoff: Duration::from_secs(300),
-            max_concurrent_reconciles: 0,
+            max_concurrent_reconciles: 1,
             start_before_caches_sync: false,
             skip_composition_finalizer: false,
             skip_uuid_write_before_first_pod: false,

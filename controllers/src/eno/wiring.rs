@@ -383,8 +383,8 @@ impl EnoControllers {
             }
         };
         let start_before_caches_sync = self.config.start_before_caches_sync;
-        let controller_config =
-            ControllerConfig::default().concurrency(self.config.max_concurrent_reconciles);
+        let controller_config = ControllerConfig::default();
+        let limit = self.config.max_concurrent_reconciles;
 
         let run_controllers = async move {
             let lifecycle_controller = {
@@ -395,7 +395,7 @@ impl EnoControllers {
                     .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        resetting_backoff(on_ok, lifecycle::reconcile),
+                        limited(limit, resetting_backoff(on_ok, lifecycle::reconcile)),
                         move |comp, error, _ctx| {
                             report(&recorder, comp.as_ref(), error);
                             error_policy(
@@ -419,7 +419,10 @@ impl EnoControllers {
                     .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        resetting_backoff(on_ok, status_controller::reconcile),
+                        limited(
+                            limit,
+                            resetting_backoff(on_ok, status_controller::reconcile),
+                        ),
                         move |pod, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -443,7 +446,7 @@ impl EnoControllers {
                     .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        resetting_backoff(on_ok, rollout::reconcile),
+                        limited(limit, resetting_backoff(on_ok, rollout::reconcile)),
                         move |syn, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -467,7 +470,7 @@ impl EnoControllers {
                     .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
                     .run(
-                        resetting_backoff(on_ok, slice_cleanup::reconcile),
+                        limited(limit, resetting_backoff(on_ok, slice_cleanup::reconcile)),
                         move |slice, error, _ctx| {
                             error_policy(
                                 &on_err,
@@ -529,6 +532,31 @@ fn report(recorder: &EventPublisher, comp: &Composition, error: &Error) {
             tracing::debug!(error = %e, "could not publish event");
         }
     });
+}
+
+/// Wraps a reconcile function so that at most `limit` of its reconciles run at once (0: any
+/// number); the others wait their turn in the order kube dispatched them.
+fn limited<K, C, F>(
+    limit: u16,
+    mut reconcile: F,
+) -> impl FnMut(Arc<K>, Arc<C>) -> future::BoxFuture<'static, Result<Action, Error>>
+where
+    F: FnMut(Arc<K>, Arc<C>) -> future::BoxFuture<'static, Result<Action, Error>>,
+{
+    let permits = (limit > 0).then(|| Arc::new(tokio::sync::Semaphore::new(limit.into())));
+    move |object, ctx| {
+        let reconciled = reconcile(object, ctx);
+        let permits = permits.clone();
+        async move {
+            // The semaphore is never closed, so acquiring only fails if it were; run anyway.
+            let _permit = match &permits {
+                Some(permits) => permits.clone().acquire_owned().await.ok(),
+                None => None,
+            };
+            reconciled.await
+        }
+        .boxed()
+    }
 }
 
 /// Wraps a reconcile function so that a success forgets the object's failures in `backoff`.
