@@ -70,7 +70,11 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     }
     if let Some(sub) = &rp.subresource {
         let is_pod = info.group.is_empty() && info.kind == "Pod";
-        if !((sub == "status" && info.has_status) || (sub == "binding" && is_pod)) {
+        let is_account = info.group.is_empty() && info.kind == "ServiceAccount";
+        if !((sub == "status" && info.has_status)
+            || (sub == "binding" && is_pod)
+            || (sub == "token" && is_account))
+        {
             return ApiError::no_such_resource().into_response();
         }
     }
@@ -105,9 +109,11 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         headers: &parts.headers,
         manager: field_manager(&query, &request_info.user_agent),
         warnings: Default::default(),
+        user: crate::auth::request_user(&parts.extensions),
     };
     let result = match verb {
         "create" if info.review => call.review(body),
+        "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
         _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
         "get" => call.get(),
         "list" => call.list(),
@@ -165,7 +171,9 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
         ("GET", false) if query.flag("watch") => "watch",
         ("GET", false) => "list",
         ("POST", false) if rp.subresource.is_none() => "create",
-        ("POST", true) if rp.subresource.as_deref() == Some("binding") => "create",
+        ("POST", true) if matches!(rp.subresource.as_deref(), Some("binding" | "token")) => {
+            "create"
+        }
         ("PUT", true) => "update",
         ("PATCH", true) => "patch",
         ("DELETE", true) if rp.subresource.is_none() => "delete",
@@ -198,6 +206,8 @@ struct Call<'a> {
     manager: String,
     /// Warnings for the client, sent as `Warning` headers.
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Who the request is from.
+    user: crate::auth::UserInfo,
 }
 
 impl Call<'_> {
@@ -265,6 +275,20 @@ impl Call<'_> {
         dry_run: bool,
         decide: impl FnOnce(&Value) -> Result<Mutation, ApiError>,
     ) -> Result<Response, ApiError> {
+        // Read before the store is locked: the RBAC objects a role or binding write is checked
+        // against.
+        let guard = crate::auth::escalation::WriteGuard::prepare(
+            &self.server.shared,
+            &self.user,
+            self.info,
+        );
+        let decide = |current: &Value| {
+            let mutation = decide(current)?;
+            if let Mutation::Put(next) = &mutation {
+                guard.check(self.info, self.name(), next, Some(current))?;
+            }
+            Ok(mutation)
+        };
         let outcome = commit(
             self.server,
             dry_run,
@@ -337,7 +361,24 @@ impl Call<'_> {
         if self.info.namespaced && self.path.namespace.is_none() {
             return Err(ApiError::no_such_resource());
         }
-        let object = parse_body(self.headers, &body)?;
+        let mut object = parse_body(self.headers, &body)?;
+        let shared = &self.server.shared;
+        crate::auth::admission::admit_create(
+            shared,
+            self.info,
+            self.path.namespace.as_deref(),
+            &mut object,
+        )?;
+        if object["metadata"]["namespace"].is_null() {
+            if let (Some(ns), Some(meta)) = (
+                self.path.namespace.as_deref(),
+                object["metadata"].as_object_mut(),
+            ) {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info)
+            .check(self.info, "", &object, None)?;
         let options = CreateOptions {
             manager: &self.manager,
             dry_run: is_dry_run(self.query),
@@ -354,25 +395,30 @@ impl Call<'_> {
         self.outcome_response(StatusCode::CREATED, outcome)
     }
 
-    /// A review (`authorization.k8s.io`): the server authorizes everything, so every access
-    /// review is allowed and a rules review lists every verb on everything. Nothing is stored.
+    /// A review (`authorization.k8s.io`), answered by the authorizer; nothing is stored.
     fn review(&self, body: Bytes) -> Result<Response, ApiError> {
         let mut review = parse_body(self.headers, &body)?;
         check_type_meta(self.info, &mut review)?;
-        let status = if self.info.kind == "SelfSubjectRulesReview" {
-            json!({
-                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-                "incomplete": false
-            })
-        } else {
-            json!({"allowed": true, "reason": "the fake API server authorizes every request"})
-        };
-        review["status"] = status;
-        if !review["metadata"].is_object() {
-            review["metadata"] = json!({});
-        }
-        Ok(value_response(StatusCode::CREATED, &review))
+        let answered = crate::auth::reviews::answer(
+            &self.server.shared,
+            &self.user,
+            &self.info.kind,
+            self.path.namespace.as_deref(),
+            review,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
+    }
+
+    /// `POST serviceaccounts/{name}/token`: a TokenRequest.
+    fn token_request(&self, body: Bytes) -> Result<Response, ApiError> {
+        let request = parse_body(self.headers, &body)?;
+        let answered = crate::auth::token_request::create_token(
+            self.server,
+            self.namespace(),
+            self.name(),
+            request,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
     }
 
     /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
@@ -911,6 +957,9 @@ fn after_write(
     };
     let deleted = event == crate::store::EventType::Deleted;
     let name = semantics::name_of(object).to_string();
+    if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
+        crate::auth::aggregation::reconcile(server);
+    }
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         if deleted {
             remove_custom_resources(server, &name);

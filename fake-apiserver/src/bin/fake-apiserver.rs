@@ -58,6 +58,25 @@ struct Args {
     /// Log format.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Authenticate requests: without credentials a request is `system:anonymous` (see
+    /// `--anonymous-auth`) rather than the cluster admin. Implied by `--token-auth-file`.
+    #[arg(long)]
+    authentication: bool,
+    /// Static bearer tokens, one `token,user,uid,"group1,group2"` record a line (the real
+    /// server's format).
+    #[arg(long, value_name = "FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// With authentication on, let requests without credentials through as `system:anonymous`
+    /// (else they get 401).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
+    /// How requests are authorized: `AlwaysAllow` or `RBAC` (the stored roles and bindings).
+    #[arg(long, default_value = "AlwaysAllow")]
+    authorization_mode: fake_apiserver::auth::AuthorizationMode,
+    /// Admission plugins to turn on besides the default ones (`ServiceAccount`; the
+    /// `NamespaceLifecycle` checks always run).
+    #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
+    enable_admission_plugins: Vec<String>,
 }
 
 /// How log lines are written (to stderr).
@@ -104,6 +123,29 @@ enum RunError {
     },
     #[error("serving: {0}")]
     Serve(std::io::Error),
+    #[error(transparent)]
+    TokenFile(#[from] fake_apiserver::auth::token_file::TokenFileError),
+    #[error("admission plugin {0:?} is not supported (NamespaceLifecycle, ServiceAccount)")]
+    AdmissionPlugin(String),
+}
+
+/// The server the flags describe.
+fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
+    let mut builder = FakeApiServer::builder()
+        .authentication(args.authentication)
+        .anonymous_auth(args.anonymous_auth)
+        .authorization_mode(args.authorization_mode);
+    if let Some(path) = &args.token_auth_file {
+        builder = builder.static_tokens(fake_apiserver::auth::StaticTokens::from_file(path)?);
+    }
+    for plugin in &args.enable_admission_plugins {
+        match plugin.as_str() {
+            "ServiceAccount" => builder = builder.service_account_admission(true),
+            "NamespaceLifecycle" => {}
+            other => return Err(RunError::AdmissionPlugin(other.to_string())),
+        }
+    }
+    Ok(builder.build())
 }
 
 fn main() -> ExitCode {
@@ -119,8 +161,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime
-        .block_on(async { run(args, FakeApiServer::new(), shutdown_signal(), |_| {}).await });
+    let result = runtime.block_on(async {
+        let server = server_from(&args)?;
+        run(args, server, shutdown_signal(), |_| {}).await
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
