@@ -316,6 +316,12 @@ impl FakeApiServer {
         crate::auth::token_request::issue(self, namespace, name, seconds)
     }
 
+    /// The messages of the latest requests (at most 1000) the authorizer refused with 403,
+    /// oldest first: `pods is forbidden: User "..." cannot list resource "pods" ...`.
+    pub fn forbidden_requests(&self) -> Vec<String> {
+        self.shared.auth.denials()
+    }
+
     /// Creates the bootstrap RBAC policy (roles and bindings a real server creates at start)
     /// and aggregates the aggregated roles.
     fn bootstrap_rbac(&self) {

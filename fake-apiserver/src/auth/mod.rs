@@ -106,7 +106,12 @@ pub(crate) struct AuthState {
     pub(crate) config: AuthConfig,
     pub(crate) issued: authn::IssuedTokens,
     policy: policy_cache::PolicyCache,
+    /// The messages of the latest requests the authorizer refused, oldest first.
+    denials: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
+
+/// How many refusals [`AuthState`] remembers.
+const KEPT_DENIALS: usize = 1000;
 
 impl AuthState {
     pub(crate) fn new(config: AuthConfig, store: &crate::store::Store) -> Self {
@@ -114,7 +119,23 @@ impl AuthState {
             config,
             issued: Default::default(),
             policy: policy_cache::PolicyCache::new(store),
+            denials: Default::default(),
         }
+    }
+
+    /// Remembers a refusal.
+    pub(crate) fn record_denial(&self, message: &str) {
+        let mut denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
+        if denials.len() == KEPT_DENIALS {
+            denials.pop_front();
+        }
+        denials.push_back(message.to_string());
+    }
+
+    /// The remembered refusals, oldest first.
+    pub(crate) fn denials(&self) -> Vec<String> {
+        let denials = self.denials.lock().unwrap_or_else(|e| e.into_inner());
+        denials.iter().cloned().collect()
     }
 
     /// Forgets cached RBAC state (after the store was replaced).
@@ -197,7 +218,12 @@ pub(crate) async fn filter(
         });
         match checked {
             Ok(user) => user,
-            Err(e) => return e.into_response(),
+            Err(e) => {
+                if e.code == 403 {
+                    shared.auth.record_denial(&e.message);
+                }
+                return e.into_response();
+            }
         }
     } else {
         user
@@ -207,7 +233,9 @@ pub(crate) async fn filter(
     let decision = authorize(shared, &attrs);
     if !decision.allowed {
         tracing::debug!(user = %user.name, verb = %attrs.verb, resource = %attrs.combined_resource(), path, "forbidden");
-        return attrs.forbidden(&decision.reason).into_response();
+        let refusal = attrs.forbidden(&decision.reason);
+        shared.auth.record_denial(&refusal.message);
+        return refusal.into_response();
     }
     request.extensions_mut().insert(RequestUser(Arc::new(user)));
     next.run(request).await
