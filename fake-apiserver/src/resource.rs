@@ -38,6 +38,8 @@ pub struct ResourceInfo {
     pub review: bool,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
+    /// For custom resources: the server-side apply schema built from `schema`, once.
+    pub apply_schema: crate::apply::schema::SchemaCell,
 }
 
 impl ResourceInfo {
@@ -524,6 +526,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     selectable_fields: Vec::new(),
                     tracks_generation,
                     review: false,
+                    apply_schema: Default::default(),
                 }
             },
         )
