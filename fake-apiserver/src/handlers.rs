@@ -640,8 +640,12 @@ impl Call<'_> {
             self.namespace(),
             self.name(),
         )?;
-        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info)
-            .check(self.info, self.name(), &object, None)?;
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info).check(
+            self.info,
+            self.name(),
+            &object,
+            None,
+        )?;
         let options = CreateOptions {
             manager: &self.manager,
             dry_run,

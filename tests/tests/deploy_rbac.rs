@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use controllers::clock::SharedClock;
-use controllers::eno::executor::{synthesize, SynthesisRequest};
+use controllers::eno::executor::{
+    spawned_synthesizer, synthesize_with, SynthesisRequest, SynthesizerRunner,
+};
 use controllers::eno::kubelet_standin::{KubeletStandIn, PodRunner};
 use controllers::eno::types::{
     Binding, Composition, GoDuration, ResourceBinding, ResourceKind, ResourceSlice, Synthesizer,
@@ -28,6 +30,7 @@ use controllers::operator::runner::OperatorArgs;
 use deploy_support::*;
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
@@ -77,10 +80,21 @@ where
 // Eno
 
 /// A runner for the kubelet stand-in that runs the real executor as the pod's ServiceAccount.
-fn executor_as_pod_service_account(server: FakeApiServer, clock: SharedClock) -> PodRunner {
+/// The first synthesis is overtaken: while its synthesizer runs, the cluster admin changes the
+/// Composition, so the executor drops the output it wrote (deleting its slices), as it does when
+/// a Composition changes under a running pod.
+fn executor_as_pod_service_account(
+    server: FakeApiServer,
+    admin: Client,
+    clock: SharedClock,
+) -> PodRunner {
+    let overtake_next = Arc::new(std::sync::atomic::AtomicBool::new(true));
     Arc::new(move |pod: Pod| {
         let server = server.clone();
         let clock = clock.clone();
+        let overtake = overtake_next
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+            .then(|| admin.clone());
         async move {
             let namespace = pod.metadata.namespace.clone().unwrap_or_default();
             let account = pod
@@ -94,10 +108,75 @@ fn executor_as_pod_service_account(server: FakeApiServer, clock: SharedClock) ->
             let Ok(request) = SynthesisRequest::from_pod(&pod) else {
                 return false;
             };
-            synthesize(&client, &clock, &request).await.is_ok()
+            let spawned = spawned_synthesizer();
+            let runner: SynthesizerRunner = match overtake {
+                None => spawned,
+                Some(admin) => {
+                    let (namespace, name) = (
+                        request.composition_namespace.clone(),
+                        request.composition_name.clone(),
+                    );
+                    Arc::new(move |syn, input, timeout, env| {
+                        let (spawned, admin) = (spawned.clone(), admin.clone());
+                        let (namespace, name) = (namespace.clone(), name.clone());
+                        async move {
+                            let items = spawned(syn, input, timeout, env).await?;
+                            overtake_composition(&admin, &namespace, &name).await;
+                            Ok(items)
+                        }
+                        .boxed()
+                    })
+                }
+            };
+            synthesize_with(&client, &clock, &request, &runner)
+                .await
+                .is_ok()
         }
         .boxed()
     })
+}
+
+/// Changes the Composition's spec (a new generation) as the cluster admin.
+async fn overtake_composition(admin: &Client, namespace: &str, name: &str) {
+    let compositions = Api::<Composition>::namespaced(admin.clone(), namespace);
+    let patch = json!({"spec": {"bindings": [
+        {"key": "config", "resource": {"name": "input"}},
+        {"key": "overtaken", "resource": {"name": "input"}},
+    ]}});
+    if let Err(e) = compositions
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        tracing::warn!(error = %e, "could not change the composition under its synthesis");
+    }
+}
+
+/// Waits until the leader of `namespace` renewed its Lease (an `update` after the `create`).
+async fn leader_renewed(
+    server: &FakeApiServer,
+    admin: &Client,
+    stop_on_denial: bool,
+    namespace: &str,
+) -> Result<(), String> {
+    let leases = Api::<Lease>::namespaced(admin.clone(), namespace);
+    step(
+        server,
+        stop_on_denial,
+        "the leader renewed its Lease",
+        || {
+            let leases = leases.clone();
+            async move {
+                leases.list(&ListParams::default()).await.is_ok_and(|l| {
+                    l.items.iter().any(|lease| {
+                        lease.spec.as_ref().is_some_and(|spec| {
+                            spec.renew_time.is_some() && spec.renew_time != spec.acquire_time
+                        })
+                    })
+                })
+            }
+        },
+    )
+    .await
 }
 
 fn eno_synthesizer(command_suffix: &str) -> Synthesizer {
@@ -150,7 +229,7 @@ async fn run_eno(docs: Vec<Value>, stop_on_denial: bool) -> Outcome {
     let mut kubelet = KubeletStandIn::new(
         admin.clone(),
         "eno-system",
-        executor_as_pod_service_account(server.clone(), clock.clone()),
+        executor_as_pod_service_account(server.clone(), admin.clone(), clock.clone()),
         clock,
     );
     kubelet.termination_delay = Duration::from_millis(50);
@@ -229,6 +308,33 @@ async fn eno_scenario(
     )
     .await?;
 
+    // A deleted slice holding the cleanup finalizer (as the upstream executor writes them):
+    // the controller releases the finalizer.
+    let slices = Api::<ResourceSlice>::namespaced(admin.clone(), "default");
+    let stray: ResourceSlice = serde_json::from_value(json!({
+        "metadata": {"name": "stray", "finalizers": [controllers::eno::FINALIZER]},
+        "spec": {"resources": []},
+    }))
+    .map_err(|e| e.to_string())?;
+    slices
+        .create(&PostParams::default(), &stray)
+        .await
+        .map_err(|e| e.to_string())?;
+    slices
+        .delete("stray", &DeleteParams::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    step(
+        server,
+        stop_on_denial,
+        "finalizer of a deleted slice released",
+        || {
+            let slices = slices.clone();
+            async move { matches!(slices.get_opt("stray").await, Ok(None)) }
+        },
+    )
+    .await?;
+
     // A new Synthesizer generation: the rollout controller records it and resynthesizes.
     let mut syn = synthesizers.get("syn").await.map_err(|e| e.to_string())?;
     syn.spec = eno_synthesizer(" # v2").spec;
@@ -267,7 +373,6 @@ async fn eno_scenario(
         });
     })
     .await;
-    let slices = Api::<ResourceSlice>::namespaced(admin.clone(), "default");
     let resynthesized = synthesized_without_pods(generation);
     step(
         server,
@@ -361,7 +466,8 @@ async fn eno_scenario(
             state("eno.azure.io/v1", "compositions"),
             state("eno.azure.io/v1", "resourceslices")
         )
-    })
+    })?;
+    leader_renewed(server, admin, stop_on_denial, "eno-system").await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,6 +488,7 @@ async fn run_karpenter(docs: Vec<Value>, stop_on_denial: bool) -> Outcome {
             cloud_provider: controllers::karpenter::cli::ProviderKind::Kwok,
             kubelet_standin: true,
             node_termination: true,
+            kwok_max_instances: Some(2),
             namespace: "karpenter".into(),
             registration_ttl_seconds: 900,
             operator: OperatorArgs {
@@ -418,17 +525,55 @@ async fn karpenter_scenario(
             .await
             .map_err(|e| e.to_string())?;
     }
-    step(server, stop_on_denial, "NodeClaims Ready and Initialized", || {
-        let nodeclaims = nodeclaims.clone();
-        async move {
-            nodeclaims.list(&ListParams::default()).await.is_ok_and(|l| {
-                l.items.len() == 2
-                    && l.items.iter().all(|nc| {
-                        nc.condition_is_true("Ready") && nc.condition_is_true("Initialized")
+    step(
+        server,
+        stop_on_denial,
+        "NodeClaims Ready and Initialized",
+        || {
+            let nodeclaims = nodeclaims.clone();
+            async move {
+                nodeclaims
+                    .list(&ListParams::default())
+                    .await
+                    .is_ok_and(|l| {
+                        l.items.len() == 2
+                            && l.items.iter().all(|nc| {
+                                nc.condition_is_true("Ready") && nc.condition_is_true("Initialized")
+                            })
                     })
-            })
-        }
-    })
+            }
+        },
+    )
+    .await?;
+    // A third NodeClaim finds the kwok provider full (`--kwok-max-instances 2`): a launch
+    // failure, published as an event, and the NodeClaim is deleted.
+    let mut nc = controllers::karpenter::demo::demo_nodeclaim("default");
+    nc.metadata.generate_name = None;
+    nc.metadata.name = Some("c".into());
+    nodeclaims
+        .create(&PostParams::default(), &nc)
+        .await
+        .map_err(|e| e.to_string())?;
+    let events = Api::<k8s_openapi::api::core::v1::Event>::namespaced(admin.clone(), "default");
+    step(
+        server,
+        stop_on_denial,
+        "insufficient capacity reported",
+        || {
+            let nodeclaims = nodeclaims.clone();
+            let events = events.clone();
+            async move {
+                let gone = matches!(nodeclaims.get_opt("c").await, Ok(None));
+                let reported = events.list(&ListParams::default()).await.is_ok_and(|l| {
+                    l.items.iter().any(|e| {
+                        e.reason.as_deref() == Some("InsufficientCapacityError")
+                            && e.involved_object.name.as_deref() == Some("c")
+                    })
+                });
+                gone && reported
+            }
+        },
+    )
     .await?;
     for name in ["a", "b"] {
         nodeclaims
@@ -451,7 +596,7 @@ async fn karpenter_scenario(
         }
     })
     .await?;
-    Ok(())
+    leader_renewed(server, admin, stop_on_denial, "karpenter").await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -542,7 +687,9 @@ fn no_rule_uses_a_wildcard() {
 
 #[rstest]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_rule_is_needed(#[values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)] case: usize) {
+async fn each_rule_is_needed(
+    #[values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)] case: usize,
+) {
     let (deploy, kind, role, index) = RULES[case];
     let docs = manifests(deploy);
     let rule = rules(&docs)
@@ -554,6 +701,55 @@ async fn each_rule_is_needed(#[values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 
         outcome.denials.iter().any(|m| rule.matches_denial(m)),
         "deploy/{deploy} without {}: no request was refused for it (is the rule needed?); converged: {:?}; refused: {:#?}",
         rule.describe(),
+        outcome.converged,
+        outcome.denials
+    );
+}
+
+/// How many verbs the rules of `deploy/eno` and `deploy/karpenter` grant in all; one removal
+/// case each below (a test checks the count).
+const VERB_CASES: usize = 43;
+
+/// The `case`th verb of all rules: `deploy/eno`'s first, then `deploy/karpenter`'s.
+fn verb_case(case: usize) -> (&'static str, VerbRef) {
+    ["eno", "karpenter"]
+        .into_iter()
+        .flat_map(|d| verbs(&manifests(d)).into_iter().map(move |v| (d, v)))
+        .nth(case)
+        .expect("a verb for every case")
+}
+
+#[test]
+fn every_verb_has_a_removal_case() {
+    let all: usize = ["eno", "karpenter"]
+        .iter()
+        .map(|d| verbs(&manifests(d)).len())
+        .sum();
+    assert_eq!(
+        all, VERB_CASES,
+        "each_verb_is_needed must have one case per verb granted in deploy/"
+    );
+}
+
+#[rstest]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_verb_is_needed(
+    #[values(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+        25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42
+    )]
+    case: usize,
+) {
+    let (deploy, verb) = verb_case(case);
+    let docs = manifests(deploy);
+    let outcome = run(deploy, without_verb(&docs, &verb), true).await;
+    assert!(
+        outcome
+            .denials
+            .iter()
+            .any(|m| verb.rule.matches_denial_of(&verb.verb, m)),
+        "deploy/{deploy} without {}: no request was refused for it (is the verb needed?); converged: {:?}; refused: {:#?}",
+        verb.describe(),
         outcome.converged,
         outcome.denials
     );

@@ -186,7 +186,8 @@ pub(crate) fn authorize_create_on_update(
     namespace: &str,
     name: &str,
 ) -> Result<(), crate::error::ApiError> {
-    let mut attrs = Attributes::resource(user, "create", &info.group, &info.plural, namespace, name);
+    let mut attrs =
+        Attributes::resource(user, "create", &info.group, &info.plural, namespace, name);
     attrs.version = info.version.clone();
     let decision = authorize(shared, &attrs);
     if decision.allowed {

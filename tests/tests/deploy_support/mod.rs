@@ -19,8 +19,8 @@ pub fn deploy_dir(name: &str) -> PathBuf {
 }
 
 fn documents(path: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     serde_yaml::Deserializer::from_str(&text)
         .map(|doc| Value::deserialize(doc).expect("YAML document"))
         .filter(|doc| !doc.is_null())
@@ -50,6 +50,8 @@ pub struct RuleRef {
     pub index: usize,
     /// The rule.
     pub rule: Value,
+    /// The users the role is bound to (`system:serviceaccount:NS:NAME` for service accounts).
+    pub subjects: Vec<String>,
 }
 
 impl RuleRef {
@@ -65,19 +67,101 @@ impl RuleRef {
         )
     }
 
-    /// Whether a 403 message is about this rule: one of its verbs on one of its resources in
-    /// one of its groups.
+    /// Whether a 403 message is the real server's refusal of one of the role's subjects for
+    /// this rule: one of its verbs on one of its resources in one of its groups
+    /// (`User "system:serviceaccount:NS:NAME" cannot VERB resource "RESOURCE" in API group
+    /// "GROUP" ...`).
     pub fn matches_denial(&self, message: &str) -> bool {
-        strings(&self.rule["verbs"]).iter().any(|verb| {
+        strings(&self.rule["verbs"])
+            .iter()
+            .any(|verb| self.matches_denial_of(verb, message))
+    }
+
+    /// Whether a 403 message is the refusal of `verb` of this rule to one of its subjects.
+    pub fn matches_denial_of(&self, verb: &str, message: &str) -> bool {
+        self.subjects.iter().any(|user| {
             strings(&self.rule["resources"]).iter().any(|resource| {
                 strings(&self.rule["apiGroups"]).iter().any(|group| {
                     message.contains(&format!(
-                        "cannot {verb} resource \"{resource}\" in API group \"{group}\""
+                        "User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"{group}\""
                     ))
                 })
             })
         })
     }
+}
+
+/// One verb of one rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerbRef {
+    /// The rule.
+    pub rule: RuleRef,
+    /// The verb.
+    pub verb: String,
+}
+
+impl VerbRef {
+    /// `ClusterRole eno-controller rule 1 (compositions/status: get, update) verb get`.
+    pub fn describe(&self) -> String {
+        format!("{} verb {}", self.rule.describe(), self.verb)
+    }
+}
+
+/// Every verb of every rule in `docs`, rule by rule.
+pub fn verbs(docs: &[Value]) -> Vec<VerbRef> {
+    rules(docs)
+        .into_iter()
+        .flat_map(|rule| {
+            strings(&rule.rule["verbs"])
+                .into_iter()
+                .map(move |verb| VerbRef {
+                    rule: rule.clone(),
+                    verb,
+                })
+        })
+        .collect()
+}
+
+/// `docs` with one verb taken out of one rule (the rule goes when it was its only verb).
+pub fn without_verb(docs: &[Value], verb: &VerbRef) -> Vec<Value> {
+    let mut docs = docs.to_vec();
+    let role = find_role(&mut docs, &verb.rule);
+    let rules = role["rules"].as_array_mut().expect("rules");
+    let verbs = rules[verb.rule.index]["verbs"]
+        .as_array_mut()
+        .expect("verbs");
+    verbs.retain(|v| v.as_str() != Some(verb.verb.as_str()));
+    if verbs.is_empty() {
+        rules.remove(verb.rule.index);
+    }
+    docs
+}
+
+fn find_role<'a>(docs: &'a mut [Value], rule: &RuleRef) -> &'a mut Value {
+    docs.iter_mut()
+        .find(|d| d["kind"] == rule.kind.as_str() && d["metadata"]["name"] == rule.role.as_str())
+        .expect("the role")
+}
+
+/// The users bound to the role `kind`/`name` by the bindings in `docs`.
+fn subjects_of(docs: &[Value], kind: &str, name: &str, namespace: &str) -> Vec<String> {
+    docs.iter()
+        .filter(|d| match d["kind"].as_str() {
+            Some("ClusterRoleBinding") => kind == "ClusterRole",
+            Some("RoleBinding") => kind == "ClusterRole" || d["metadata"]["namespace"] == namespace,
+            _ => false,
+        })
+        .filter(|d| d["roleRef"]["kind"] == kind && d["roleRef"]["name"] == name)
+        .flat_map(|d| d["subjects"].as_array().cloned().unwrap_or_default())
+        .map(|s| match s["kind"].as_str() {
+            Some("ServiceAccount") => format!(
+                "system:serviceaccount:{}:{}",
+                s["namespace"].as_str().unwrap_or_default(),
+                s["name"].as_str().unwrap_or_default()
+            ),
+            _ => s["name"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect()
 }
 
 /// The strings of a JSON array.
@@ -98,7 +182,12 @@ pub fn rules(docs: &[Value]) -> Vec<RuleRef> {
         .filter(|d| matches!(d["kind"].as_str(), Some("Role" | "ClusterRole")))
         .flat_map(|d| {
             let kind = d["kind"].as_str().unwrap_or_default().to_string();
-            let role = d["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            let role = d["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let namespace = d["metadata"]["namespace"].as_str().unwrap_or_default();
+            let subjects = subjects_of(docs, &kind, &role, namespace);
             d["rules"]
                 .as_array()
                 .cloned()
@@ -110,6 +199,7 @@ pub fn rules(docs: &[Value]) -> Vec<RuleRef> {
                     role: role.clone(),
                     index,
                     rule,
+                    subjects: subjects.clone(),
                 })
         })
         .collect()
@@ -118,10 +208,7 @@ pub fn rules(docs: &[Value]) -> Vec<RuleRef> {
 /// `docs` with one rule removed.
 pub fn without(docs: &[Value], rule: &RuleRef) -> Vec<Value> {
     let mut docs = docs.to_vec();
-    let role = docs
-        .iter_mut()
-        .find(|d| d["kind"] == rule.kind.as_str() && d["metadata"]["name"] == rule.role.as_str())
-        .expect("the role");
+    let role = find_role(&mut docs, rule);
     role["rules"]
         .as_array_mut()
         .expect("rules")
