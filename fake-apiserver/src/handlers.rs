@@ -422,7 +422,8 @@ impl Call<'_> {
         self.outcome_response(StatusCode::CREATED, outcome)
     }
 
-    /// A review (`authorization.k8s.io`), answered by the authorizer; nothing is stored.
+    /// A review (`authorization.k8s.io`, `SelfSubjectReview`), answered from the request's user;
+    /// nothing is stored.
     fn review(&self, body: Bytes) -> Result<Response, ApiError> {
         let mut review = parse_body(self.headers, &body)?;
         check_type_meta(self.info, &mut review)?;

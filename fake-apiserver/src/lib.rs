@@ -47,6 +47,7 @@ pub mod semantics;
 mod server;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod typed;
 pub mod validation;
 mod value_eq;

@@ -1,8 +1,9 @@
 //! The `authorization.k8s.io` reviews, answered from the same authorizer as requests (what
 //! `kubectl auth can-i` and `--list` use): `SelfSubjectAccessReview` (may I?),
 //! `SubjectAccessReview` (may this user?), `LocalSubjectAccessReview` (the same in a
-//! namespace) and `SelfSubjectRulesReview` (what may I do in this namespace?). Nothing is
-//! stored; the answer is the request with its `status` filled in.
+//! namespace) and `SelfSubjectRulesReview` (what may I do in this namespace?); and
+//! `authentication.k8s.io`'s `SelfSubjectReview` (who am I? what `kubectl auth whoami` asks).
+//! Nothing is stored; the answer is the request with its `status` filled in.
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,21 @@ use crate::validation::Cause;
 
 const GROUP: &str = "authorization.k8s.io";
 
+/// A user as `authentication.k8s.io/v1` `UserInfo` writes it (empty fields left out).
+fn user_info(user: &UserInfo) -> Value {
+    let mut info = json!({"username": user.name});
+    if !user.uid.is_empty() {
+        info["uid"] = json!(user.uid);
+    }
+    if !user.groups.is_empty() {
+        info["groups"] = json!(user.groups);
+    }
+    if !user.extra.is_empty() {
+        info["extra"] = json!(user.extra);
+    }
+    info
+}
+
 /// Fills in the `status` of a review of kind `kind` sent by `requestor` (for the local review:
 /// to `namespace`).
 pub(crate) fn answer(
@@ -28,6 +44,7 @@ pub(crate) fn answer(
     mut review: Value,
 ) -> Result<Value, ApiError> {
     let status = match kind {
+        "SelfSubjectReview" => json!({"userInfo": user_info(requestor)}),
         "SelfSubjectRulesReview" => rules_review(shared, requestor, &review)?,
         "SelfSubjectAccessReview" => {
             validate_access_spec(kind, &review["spec"], false)?;
