@@ -73,6 +73,14 @@ struct Args {
     /// How requests are authorized: `AlwaysAllow` or `RBAC` (the stored roles and bindings).
     #[arg(long, default_value = "AlwaysAllow")]
     authorization_mode: fake_apiserver::auth::AuthorizationMode,
+    /// Serve HTTPS with this certificate (PEM; with `--tls-private-key-file`). kubectl sends
+    /// tokens and impersonation headers only over TLS. The kubeconfig written trusts this file
+    /// as its certificate authority (right for a self-signed certificate).
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of `--tls-cert-file`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
     /// Admission plugins to turn on besides the default ones (`ServiceAccount`; the
     /// `NamespaceLifecycle` checks always run).
     #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
@@ -125,6 +133,8 @@ enum RunError {
     Serve(std::io::Error),
     #[error(transparent)]
     TokenFile(#[from] fake_apiserver::auth::token_file::TokenFileError),
+    #[error(transparent)]
+    Tls(#[from] fake_apiserver::tls::TlsError),
     #[error("admission plugin {0:?} is not supported (NamespaceLifecycle, ServiceAccount)")]
     AdmissionPlugin(String),
 }
@@ -239,16 +249,36 @@ async fn run(
         address: args.listen.clone(),
         source,
     })?;
-    let url = format!("http://{address}");
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => Some((
+            cert.clone(),
+            fake_apiserver::tls::TlsConfig::from_pem_files(cert, key)?,
+        )),
+        _ => None,
+    };
+    let url = match &tls {
+        Some(_) => format!("https://{address}"),
+        None => format!("http://{address}"),
+    };
     if let Some(path) = &args.kubeconfig_out {
-        write_file(path, kubeconfig_yaml(&url).as_bytes())?;
+        let kubeconfig = match &tls {
+            Some((cert, _)) => {
+                fake_apiserver::kubeconfig::kubeconfig_yaml_tls(&url, cert, None, "default")
+            }
+            None => kubeconfig_yaml(&url),
+        };
+        write_file(path, kubeconfig.as_bytes())?;
     }
 
     let (stop_serving, stopped) = oneshot::channel::<()>();
-    let serving = tokio::spawn(server.clone().serve(listener, async {
+    let stopped = async {
         // A dropped sender also means stop.
         let _ = stopped.await;
-    }));
+    };
+    let serving = match tls {
+        Some((_, config)) => tokio::spawn(server.clone().serve_tls(listener, config, stopped)),
+        None => tokio::spawn(server.clone().serve(listener, stopped)),
+    };
     tracing::info!("fake-apiserver ready on {url}");
     on_ready(address);
 
