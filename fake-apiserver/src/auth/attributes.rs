@@ -235,6 +235,8 @@ fn exact_name(selector: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+// The rstest tables have one argument per column.
+#[allow(clippy::too_many_arguments)]
 mod tests {
     use super::*;
     use rstest::rstest;
@@ -393,7 +395,6 @@ mod tests {
         "a",
         "s"
     )]
-    #[allow(clippy::too_many_arguments)]
     fn resource_requests(
         #[case] method: &str,
         #[case] path: &str,

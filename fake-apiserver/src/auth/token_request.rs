@@ -26,7 +26,7 @@ pub fn create_token(
 ) -> Result<Value, ApiError> {
     match (request["apiVersion"].as_str(), request["kind"].as_str()) {
         (None | Some(""), _) | (_, None | Some("")) => {}
-        (Some(v), Some("TokenRequest")) if v == "authentication.k8s.io/v1" => {}
+        (Some("authentication.k8s.io/v1"), Some("TokenRequest")) => {}
         (Some(v), Some(k)) => {
             return Err(ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type TokenRequest): {k} in version {v:?}"
