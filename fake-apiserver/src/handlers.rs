@@ -71,9 +71,11 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     if let Some(sub) = &rp.subresource {
         let is_pod = info.group.is_empty() && info.kind == "Pod";
         let is_namespace = info.group.is_empty() && info.kind == "Namespace";
+        let is_account = info.group.is_empty() && info.kind == "ServiceAccount";
         if !((sub == "status" && info.has_status)
             || (sub == "binding" && is_pod)
-            || (sub == "finalize" && is_namespace))
+            || (sub == "finalize" && is_namespace)
+            || (sub == "token" && is_account))
         {
             return ApiError::no_such_resource().into_response();
         }
@@ -113,9 +115,11 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         headers: &parts.headers,
         manager: field_manager(&query, &request_info.user_agent),
         warnings: Default::default(),
+        user: crate::auth::request_user(&parts.extensions),
     };
     let result = match verb {
         "create" if info.review => call.review(body),
+        "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
         _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
         "get" => call.get(),
         "list" => call.list(),
@@ -173,7 +177,9 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
         ("GET", false) if query.flag("watch") => "watch",
         ("GET", false) => "list",
         ("POST", false) if rp.subresource.is_none() => "create",
-        ("POST", true) if rp.subresource.as_deref() == Some("binding") => "create",
+        ("POST", true) if matches!(rp.subresource.as_deref(), Some("binding" | "token")) => {
+            "create"
+        }
         ("PUT", true) => "update",
         ("PATCH", true) => "patch",
         ("DELETE", true) if rp.subresource.is_none() => "delete",
@@ -231,6 +237,8 @@ struct Call<'a> {
     manager: String,
     /// Warnings for the client, sent as `Warning` headers.
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Who the request is from.
+    user: crate::auth::UserInfo,
 }
 
 impl Call<'_> {
@@ -299,6 +307,20 @@ impl Call<'_> {
         dry_run: bool,
         decide: impl FnOnce(&Value) -> Result<Mutation, ApiError>,
     ) -> Result<Response, ApiError> {
+        // Read before the store is locked: the RBAC objects a role or binding write is checked
+        // against.
+        let guard = crate::auth::escalation::WriteGuard::prepare(
+            &self.server.shared,
+            &self.user,
+            self.info,
+        );
+        let decide = |current: &Value| {
+            let mutation = decide(current)?;
+            if let Mutation::Put(next) = &mutation {
+                guard.check(self.info, self.name(), next, Some(current))?;
+            }
+            Ok(mutation)
+        };
         let outcome = commit(
             self.server,
             dry_run,
@@ -372,7 +394,24 @@ impl Call<'_> {
             return Err(ApiError::no_such_resource());
         }
         check_write_options(self.query, "CreateOptions", false)?;
-        let object = parse_body(self.headers, &body)?;
+        let mut object = parse_body(self.headers, &body)?;
+        let shared = &self.server.shared;
+        crate::auth::admission::admit_create(
+            shared,
+            self.info,
+            self.path.namespace.as_deref(),
+            &mut object,
+        )?;
+        if object["metadata"]["namespace"].is_null() {
+            if let (Some(ns), Some(meta)) = (
+                self.path.namespace.as_deref(),
+                object["metadata"].as_object_mut(),
+            ) {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info)
+            .check(self.info, "", &object, None)?;
         let options = CreateOptions {
             manager: &self.manager,
             dry_run: is_dry_run(self.query),
@@ -390,25 +429,31 @@ impl Call<'_> {
         self.outcome_response(StatusCode::CREATED, outcome)
     }
 
-    /// A review (`authorization.k8s.io`): the server authorizes everything, so every access
-    /// review is allowed and a rules review lists every verb on everything. Nothing is stored.
+    /// A review (`authorization.k8s.io`, `SelfSubjectReview`), answered from the request's user;
+    /// nothing is stored.
     fn review(&self, body: Bytes) -> Result<Response, ApiError> {
         let mut review = parse_body(self.headers, &body)?;
         check_type_meta(self.info, &mut review)?;
-        let status = if self.info.kind == "SelfSubjectRulesReview" {
-            json!({
-                "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-                "incomplete": false
-            })
-        } else {
-            json!({"allowed": true, "reason": "the fake API server authorizes every request"})
-        };
-        review["status"] = status;
-        if !review["metadata"].is_object() {
-            review["metadata"] = json!({});
-        }
-        Ok(value_response(StatusCode::CREATED, &review))
+        let answered = crate::auth::reviews::answer(
+            &self.server.shared,
+            &self.user,
+            &self.info.kind,
+            self.path.namespace.as_deref(),
+            review,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
+    }
+
+    /// `POST serviceaccounts/{name}/token`: a TokenRequest.
+    fn token_request(&self, body: Bytes) -> Result<Response, ApiError> {
+        let request = parse_body(self.headers, &body)?;
+        let answered = crate::auth::token_request::create_token(
+            self.server,
+            self.namespace(),
+            self.name(),
+            request,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
     }
 
     /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
@@ -593,6 +638,22 @@ impl Call<'_> {
             meta.remove("resourceVersion");
         }
         self.check_name(&object)?;
+        let shared = &self.server.shared;
+        let namespace = self.path.namespace.as_deref();
+        crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
+        crate::auth::authorize_create_on_update(
+            shared,
+            &self.user,
+            self.info,
+            self.namespace(),
+            self.name(),
+        )?;
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info).check(
+            self.info,
+            self.name(),
+            &object,
+            None,
+        )?;
         let options = CreateOptions {
             manager: &self.manager,
             dry_run,
@@ -1097,6 +1158,9 @@ fn after_write(
     let Some(event) = event else {
         return;
     };
+    if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
+        crate::auth::aggregation::reconcile(server);
+    }
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         let name = semantics::name_of(object).to_string();
         if event == crate::store::EventType::Deleted {

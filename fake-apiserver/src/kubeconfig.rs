@@ -26,6 +26,56 @@ pub fn kubeconfig_yaml(server_url: &str) -> String {
     serde_yaml::to_string(&config).unwrap_or_default()
 }
 
+/// A kubeconfig like [`kubeconfig_yaml`] whose user authenticates with a bearer `token` (e.g.
+/// a service account's, from [`crate::FakeApiServer::service_account_token`]) and whose context
+/// defaults to `namespace`.
+pub fn kubeconfig_yaml_with_token(server_url: &str, token: &str, namespace: &str) -> String {
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": NAME, "cluster": {"server": server_url}}],
+        "users": [{"name": NAME, "user": {"token": token}}],
+        "contexts": [{
+            "name": NAME,
+            "context": {"cluster": NAME, "user": NAME, "namespace": namespace},
+        }],
+        "current-context": NAME,
+        "preferences": {},
+    });
+    serde_yaml::to_string(&config).unwrap_or_default()
+}
+
+/// A kubeconfig for a server served over HTTPS (`server_url` is `https://...`) whose
+/// certificate `certificate_authority` (a PEM file) verifies, with a bearer `token` if given.
+/// kubectl sends credentials only over TLS.
+pub fn kubeconfig_yaml_tls(
+    server_url: &str,
+    certificate_authority: &std::path::Path,
+    token: Option<&str>,
+    namespace: &str,
+) -> String {
+    let user = match token {
+        Some(token) => json!({"token": token}),
+        None => json!({}),
+    };
+    let config = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": NAME, "cluster": {
+            "server": server_url,
+            "certificate-authority": certificate_authority.to_string_lossy(),
+        }}],
+        "users": [{"name": NAME, "user": user}],
+        "contexts": [{
+            "name": NAME,
+            "context": {"cluster": NAME, "user": NAME, "namespace": namespace},
+        }],
+        "current-context": NAME,
+        "preferences": {},
+    });
+    serde_yaml::to_string(&config).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod apply;
+pub mod auth;
 pub mod chaos;
 pub mod controllers;
 pub mod crd;
@@ -52,6 +53,7 @@ mod server;
 pub mod state;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod typed;
 pub mod validation;
 mod value_eq;

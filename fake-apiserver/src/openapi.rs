@@ -995,6 +995,12 @@ fn generate_builtin_library() -> BuiltinLibrary {
             "LocalSubjectAccessReview",
             k8s_openapi::api::authorization::v1::LocalSubjectAccessReview
         ),
+        (
+            "authentication.k8s.io",
+            "v1",
+            "SelfSubjectReview",
+            k8s_openapi::api::authentication::v1::SelfSubjectReview
+        ),
         ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
         (
             "rbac.authorization.k8s.io",

@@ -88,15 +88,37 @@ type BuiltinRow = (
     &'static [&'static str],
 );
 
-/// The access review kinds: (kind, plural, namespaced).
-const REVIEWS: &[(&str, &str, bool)] = &[
-    ("SelfSubjectAccessReview", "selfsubjectaccessreviews", false),
-    ("SelfSubjectRulesReview", "selfsubjectrulesreviews", false),
-    ("SubjectAccessReview", "subjectaccessreviews", false),
+/// The review kinds, answered and never stored: (group, kind, plural, namespaced).
+const REVIEWS: &[(&str, &str, &str, bool)] = &[
     (
+        "authorization.k8s.io",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        false,
+    ),
+    (
+        "authorization.k8s.io",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        false,
+    ),
+    (
+        "authorization.k8s.io",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        false,
+    ),
+    (
+        "authorization.k8s.io",
         "LocalSubjectAccessReview",
         "localsubjectaccessreviews",
         true,
+    ),
+    (
+        "authentication.k8s.io",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
     ),
 ];
 
@@ -533,8 +555,8 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
         .chain(
             REVIEWS
                 .iter()
-                .map(|&(kind, plural, namespaced)| ResourceInfo {
-                    group: "authorization.k8s.io".into(),
+                .map(|&(group, kind, plural, namespaced)| ResourceInfo {
+                    group: group.into(),
                     version: "v1".into(),
                     kind: kind.into(),
                     plural: plural.into(),

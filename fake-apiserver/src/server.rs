@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
     /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
     pub(crate) controllers: ControllerManager,
+    /// Authentication, authorization and admission settings and state.
+    pub(crate) auth: crate::auth::AuthState,
 }
 
 impl Shared {
@@ -87,6 +89,7 @@ pub struct FakeApiServerBuilder {
     seed: Option<u64>,
     clock: Option<ClockFn>,
     controllers: ControllerConfig,
+    auth: crate::auth::AuthConfig,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -97,6 +100,7 @@ impl Default for FakeApiServerBuilder {
             seed: None,
             clock: None,
             controllers: ControllerConfig::all(),
+            auth: crate::auth::AuthConfig::default(),
         }
     }
 }
@@ -144,6 +148,46 @@ impl FakeApiServerBuilder {
         self.controllers(ControllerConfig::none())
     }
 
+    /// All authentication, authorization and admission settings at once.
+    pub fn auth(mut self, config: crate::auth::AuthConfig) -> Self {
+        self.auth = config;
+        self
+    }
+
+    /// Turns authentication on: requests without credentials are `system:anonymous` (or refused
+    /// with 401, see [`FakeApiServerBuilder::anonymous_auth`]) instead of the cluster admin.
+    pub fn authentication(mut self, on: bool) -> Self {
+        self.auth.authentication = on;
+        self
+    }
+
+    /// Whether anonymous requests are let through (on by default, as the real
+    /// `--anonymous-auth`); only matters with authentication on.
+    pub fn anonymous_auth(mut self, allowed: bool) -> Self {
+        self.auth.anonymous_auth = allowed;
+        self
+    }
+
+    /// Static bearer tokens (what `--token-auth-file` reads); turns authentication on.
+    pub fn static_tokens(mut self, tokens: crate::auth::StaticTokens) -> Self {
+        self.auth.static_tokens = tokens;
+        self.auth.authentication = true;
+        self
+    }
+
+    /// The authorizer (`AlwaysAllow` by default).
+    pub fn authorization_mode(mut self, mode: crate::auth::AuthorizationMode) -> Self {
+        self.auth.authorization_mode = mode;
+        self
+    }
+
+    /// Whether pods must name an existing service account (the ServiceAccount admission
+    /// plugin; off by default here).
+    pub fn service_account_admission(mut self, on: bool) -> Self {
+        self.auth.service_account_admission = on;
+        self
+    }
+
     /// Builds the server with the `default` and `kube-system` namespaces.
     pub fn build(self) -> FakeApiServer {
         let rng = match self.seed {
@@ -151,8 +195,10 @@ impl FakeApiServerBuilder {
             None => ChaCha8Rng::from_os_rng(),
         };
         let (watch_drops, _) = broadcast::channel(64);
+        let store = Store::with_limits(self.history, self.history_bytes);
+        let auth = crate::auth::AuthState::new(self.auth, &store);
         let shared = Arc::new(Shared {
-            store: Store::with_limits(self.history, self.history_bytes),
+            store,
             registry: Registry::new(),
             clock: self.clock.unwrap_or_else(|| Arc::new(jiff::Timestamp::now)),
             rng: Mutex::new(rng),
@@ -161,6 +207,7 @@ impl FakeApiServerBuilder {
             gate: RwLock::new(None),
             watch_drops,
             controllers: ControllerManager::new(self.controllers),
+            auth,
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -170,6 +217,7 @@ impl FakeApiServerBuilder {
                 tracing::error!(namespace = ns, error = %e, "cannot create a start-up namespace");
             }
         }
+        server.bootstrap_rbac();
         // Watches from before start-up expire, as on a long-running, compacted server.
         server.shared.store.compact();
         server
@@ -221,14 +269,93 @@ impl FakeApiServer {
             .route("/livez", get(health).fallback(wrong_method))
             .route("/readyz", get(health).fallback(wrong_method))
             .fallback(crate::handlers::dispatch)
+            .layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                crate::auth::filter,
+            ))
             .with_state(self.clone())
     }
 
-    /// A `kube::Client` talking to this server in-process, with no socket.
+    /// A `kube::Client` talking to this server in-process, with no socket, as the cluster
+    /// admin (`system:admin` in `system:masters`, as the real server's loopback client).
     ///
     /// Must be called inside a tokio runtime.
     pub fn client(&self) -> kube::Client {
-        kube::Client::new(self.router(), "default")
+        self.client_with_identity(crate::auth::UserInfo::admin())
+    }
+
+    /// An in-process client acting as `user` in `groups` (plus `system:authenticated`), as an
+    /// authenticating proxy would present them: with authorization on, its requests are
+    /// authorized as that user.
+    pub fn client_as(&self, user: &str, groups: &[&str]) -> kube::Client {
+        self.client_with_identity(crate::auth::UserInfo::authenticated(user, "", groups))
+    }
+
+    /// An in-process client acting as this user exactly (no group added).
+    pub fn client_with_identity(&self, user: crate::auth::UserInfo) -> kube::Client {
+        let user = Arc::new(user);
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut request: http::Request<kube::client::Body>| {
+                request
+                    .extensions_mut()
+                    .insert(crate::auth::InProcessUser(user.clone()));
+                request
+            })
+            .service(self.router());
+        kube::Client::new(service, "default")
+    }
+
+    /// An in-process client that authenticates as the service account `namespace/name` with a
+    /// token this server issues (valid for a year; the account must exist).
+    pub fn client_for_service_account(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<kube::Client, ApiError> {
+        let token = crate::auth::token_request::issue(self, namespace, name, 365 * 24 * 3600)?;
+        let value = http::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let service = tower::ServiceBuilder::new()
+            .map_request(move |mut request: http::Request<kube::client::Body>| {
+                request
+                    .headers_mut()
+                    .insert(http::header::AUTHORIZATION, value.clone());
+                request
+            })
+            .service(self.router());
+        Ok(kube::Client::new(service, namespace))
+    }
+
+    /// A bearer token for the service account `namespace/name`, valid for `seconds`, as a
+    /// TokenRequest would issue it.
+    pub fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        seconds: i64,
+    ) -> Result<String, ApiError> {
+        crate::auth::token_request::issue(self, namespace, name, seconds)
+    }
+
+    /// The messages of the latest requests (at most 1000) the authorizer refused with 403,
+    /// oldest first: `pods is forbidden: User "..." cannot list resource "pods" ...`.
+    pub fn forbidden_requests(&self) -> Vec<String> {
+        self.shared.auth.denials()
+    }
+
+    /// Creates the bootstrap RBAC policy (roles and bindings a real server creates at start)
+    /// and aggregates the aggregated roles.
+    fn bootstrap_rbac(&self) {
+        let policy = crate::auth::bootstrap::cluster_roles()
+            .into_iter()
+            .chain(crate::auth::bootstrap::cluster_role_bindings());
+        for object in policy {
+            let name = object["metadata"]["name"].clone();
+            if let Err(e) = self.apply_manifest(object) {
+                tracing::error!(%name, error = %e, "cannot create a bootstrap RBAC object");
+            }
+        }
+        crate::auth::aggregation::reconcile(self);
     }
 
     /// Serves plain HTTP on `listener` until `shutdown` resolves.
@@ -392,6 +519,7 @@ impl FakeApiServer {
             .map(|o| (o.resource, o.namespace, o.name, o.bytes))
             .collect();
         self.shared.store.load(checked.revision, objects);
+        self.shared.auth.invalidate();
         // Serve the resources of every stored CRD.
         for (name, infos) in checked.custom_resources {
             self.shared.registry.set_custom(&name, infos);

@@ -44,6 +44,10 @@ pub struct KarpenterArgs {
     /// deleting Nodes after deleting their NodeClaims).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub node_termination: bool,
+    /// With the kwok provider: how many instances may run at once (unlimited when unset); a
+    /// launch beyond it fails with insufficient capacity, as a cloud out of capacity would.
+    #[arg(long, env = "KWOK_MAX_INSTANCES")]
+    pub kwok_max_instances: Option<usize>,
     /// Namespace of the leader Lease unless `--leader-election-namespace` says otherwise.
     #[arg(long, env = "SYSTEM_NAMESPACE", default_value = "karpenter")]
     pub namespace: String,
@@ -65,10 +69,11 @@ pub async fn run(args: KarpenterArgs) -> anyhow::Result<()> {
         ),
         ..Config::default()
     };
-    let (provider_kind, kubelet_standin, node_termination) = (
+    let (provider_kind, kubelet_standin, node_termination, kwok_max_instances) = (
         args.cloud_provider,
         args.kubelet_standin,
         args.node_termination,
+        args.kwok_max_instances,
     );
     runner::run(
         &args.operator,
@@ -79,7 +84,10 @@ pub async fn run(args: KarpenterArgs) -> anyhow::Result<()> {
             let clock: SharedClock = Arc::new(SystemClock);
             let ids: SharedIds = Arc::new(RandomIds);
             let provider: SharedCloudProvider = match provider_kind {
-                ProviderKind::Kwok => Arc::new(KwokCloudProvider::new(client.clone(), ids.clone())),
+                ProviderKind::Kwok => Arc::new(
+                    KwokCloudProvider::new(client.clone(), ids.clone())
+                        .with_max_instances(kwok_max_instances),
+                ),
                 ProviderKind::Fake => Arc::new(FakeCloudProvider::new(ids.clone())),
             };
             let (stores, writers) = wiring::new_stores();

@@ -67,6 +67,33 @@ struct Args {
     /// namespaces stay Terminating and owner references are not acted on.
     #[arg(long, env = "FAKE_APISERVER_NO_CONTROLLERS")]
     no_controllers: bool,
+    /// Authenticate requests: without credentials a request is `system:anonymous` (see
+    /// `--anonymous-auth`) rather than the cluster admin. Implied by `--token-auth-file`.
+    #[arg(long)]
+    authentication: bool,
+    /// Static bearer tokens, one `token,user,uid,"group1,group2"` record a line (the real
+    /// server's format).
+    #[arg(long, value_name = "FILE")]
+    token_auth_file: Option<PathBuf>,
+    /// With authentication on, let requests without credentials through as `system:anonymous`
+    /// (else they get 401).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
+    /// How requests are authorized: `AlwaysAllow` or `RBAC` (the stored roles and bindings).
+    #[arg(long, default_value = "AlwaysAllow")]
+    authorization_mode: fake_apiserver::auth::AuthorizationMode,
+    /// Serve HTTPS with this certificate (PEM; with `--tls-private-key-file`). kubectl sends
+    /// tokens and impersonation headers only over TLS. The kubeconfig written trusts this file
+    /// as its certificate authority (right for a self-signed certificate).
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The private key (PEM) of `--tls-cert-file`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// Admission plugins to turn on besides the default ones (`ServiceAccount`; the
+    /// `NamespaceLifecycle` checks always run).
+    #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
+    enable_admission_plugins: Vec<String>,
 }
 
 /// How log lines are written (to stderr).
@@ -108,6 +135,36 @@ enum RunError {
     },
     #[error("serving: {0}")]
     Serve(std::io::Error),
+    #[error(transparent)]
+    TokenFile(#[from] fake_apiserver::auth::token_file::TokenFileError),
+    #[error(transparent)]
+    Tls(#[from] fake_apiserver::tls::TlsError),
+    #[error("admission plugin {0:?} is not supported (NamespaceLifecycle, ServiceAccount)")]
+    AdmissionPlugin(String),
+}
+
+/// The server the flags describe.
+fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
+    let mut builder = FakeApiServer::builder()
+        .controllers(if args.no_controllers {
+            fake_apiserver::controllers::ControllerConfig::none()
+        } else {
+            fake_apiserver::controllers::ControllerConfig::all()
+        })
+        .authentication(args.authentication)
+        .anonymous_auth(args.anonymous_auth)
+        .authorization_mode(args.authorization_mode);
+    if let Some(path) = &args.token_auth_file {
+        builder = builder.static_tokens(fake_apiserver::auth::StaticTokens::from_file(path)?);
+    }
+    for plugin in &args.enable_admission_plugins {
+        match plugin.as_str() {
+            "ServiceAccount" => builder = builder.service_account_admission(true),
+            "NamespaceLifecycle" => {}
+            other => return Err(RunError::AdmissionPlugin(other.to_string())),
+        }
+    }
+    Ok(builder.build())
 }
 
 fn main() -> ExitCode {
@@ -123,13 +180,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut builder = FakeApiServer::builder();
-    if args.no_controllers {
-        builder = builder.bare();
-    }
     let result = runtime.block_on(async {
+        let server = server_from(&args)?;
         let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
-        run(args, builder.build(), shutdown, |_| {}).await
+        run(args, server, shutdown, |_| {}).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -220,16 +274,36 @@ async fn run(
         address: args.listen.clone(),
         source,
     })?;
-    let url = format!("http://{address}");
+    let tls = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(cert), Some(key)) => Some((
+            cert.clone(),
+            fake_apiserver::tls::TlsConfig::from_pem_files(cert, key)?,
+        )),
+        _ => None,
+    };
+    let url = match &tls {
+        Some(_) => format!("https://{address}"),
+        None => format!("http://{address}"),
+    };
     if let Some(path) = &args.kubeconfig_out {
-        write_file(path, kubeconfig_yaml(&url).as_bytes())?;
+        let kubeconfig = match &tls {
+            Some((cert, _)) => {
+                fake_apiserver::kubeconfig::kubeconfig_yaml_tls(&url, cert, None, "default")
+            }
+            None => kubeconfig_yaml(&url),
+        };
+        write_file(path, kubeconfig.as_bytes())?;
     }
 
     let (stop_serving, stopped) = oneshot::channel::<()>();
-    let serving = tokio::spawn(server.clone().serve(listener, async {
+    let stopped = async {
         // A dropped sender also means stop.
         let _ = stopped.await;
-    }));
+    };
+    let serving = match tls {
+        Some((_, config)) => tokio::spawn(server.clone().serve_tls(listener, config, stopped)),
+        None => tokio::spawn(server.clone().serve(listener, stopped)),
+    };
     tracing::info!("fake-apiserver ready on {url}");
     on_ready(address);
 

@@ -988,6 +988,128 @@ pub static ROLE_REF: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/authorization/v1 and authentication/v1: what `kubectl auth can-i`,
+// `kubectl auth whoami` and `kubectl create token` send. Statuses are left out (the server
+// fills them in), and so are the alpha selector attributes and `extra`. ----
+
+/// `authorization/v1.SelfSubjectAccessReview`.
+pub static SELF_SUBJECT_ACCESS_REVIEW: Message = Message {
+    name: "k8s.io.api.authorization.v1.SelfSubjectAccessReview",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &SELF_SUBJECT_ACCESS_REVIEW_SPEC),
+    ],
+};
+
+/// `authorization/v1.SelfSubjectAccessReviewSpec`.
+pub static SELF_SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
+    name: "k8s.io.api.authorization.v1.SelfSubjectAccessReviewSpec",
+    fields: &[
+        optional(1, "resourceAttributes", Type::Message(&RESOURCE_ATTRIBUTES)),
+        optional(
+            2,
+            "nonResourceAttributes",
+            Type::Message(&NON_RESOURCE_ATTRIBUTES),
+        ),
+    ],
+};
+
+/// `authorization/v1.SubjectAccessReview` and `LocalSubjectAccessReview` (same fields).
+pub static SUBJECT_ACCESS_REVIEW: Message = Message {
+    name: "k8s.io.api.authorization.v1.SubjectAccessReview",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &SUBJECT_ACCESS_REVIEW_SPEC),
+    ],
+};
+
+/// `authorization/v1.SubjectAccessReviewSpec`.
+pub static SUBJECT_ACCESS_REVIEW_SPEC: Message = Message {
+    name: "k8s.io.api.authorization.v1.SubjectAccessReviewSpec",
+    fields: &[
+        optional(1, "resourceAttributes", Type::Message(&RESOURCE_ATTRIBUTES)),
+        optional(
+            2,
+            "nonResourceAttributes",
+            Type::Message(&NON_RESOURCE_ATTRIBUTES),
+        ),
+        value(3, "user", STRING),
+        repeated(4, "groups", STRING),
+        value(6, "uid", STRING),
+    ],
+};
+
+/// `authorization/v1.ResourceAttributes`.
+pub static RESOURCE_ATTRIBUTES: Message = Message {
+    name: "k8s.io.api.authorization.v1.ResourceAttributes",
+    fields: &[
+        value(1, "namespace", STRING),
+        value(2, "verb", STRING),
+        value(3, "group", STRING),
+        value(4, "version", STRING),
+        value(5, "resource", STRING),
+        value(6, "subresource", STRING),
+        value(7, "name", STRING),
+    ],
+};
+
+/// `authorization/v1.NonResourceAttributes`.
+pub static NON_RESOURCE_ATTRIBUTES: Message = Message {
+    name: "k8s.io.api.authorization.v1.NonResourceAttributes",
+    fields: &[value(1, "path", STRING), value(2, "verb", STRING)],
+};
+
+/// `authorization/v1.SelfSubjectRulesReview`.
+pub static SELF_SUBJECT_RULES_REVIEW: Message = Message {
+    name: "k8s.io.api.authorization.v1.SelfSubjectRulesReview",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &SELF_SUBJECT_RULES_REVIEW_SPEC),
+    ],
+};
+
+/// `authorization/v1.SelfSubjectRulesReviewSpec`.
+pub static SELF_SUBJECT_RULES_REVIEW_SPEC: Message = Message {
+    name: "k8s.io.api.authorization.v1.SelfSubjectRulesReviewSpec",
+    fields: &[value(1, "namespace", STRING)],
+};
+
+/// `authentication/v1.SelfSubjectReview`.
+pub static SELF_SUBJECT_REVIEW: Message = Message {
+    name: "k8s.io.api.authentication.v1.SelfSubjectReview",
+    fields: &[message(1, "metadata", &OBJECT_META)],
+};
+
+/// `authentication/v1.TokenRequest`.
+pub static TOKEN_REQUEST: Message = Message {
+    name: "k8s.io.api.authentication.v1.TokenRequest",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &TOKEN_REQUEST_SPEC),
+    ],
+};
+
+/// `authentication/v1.TokenRequestSpec`.
+pub static TOKEN_REQUEST_SPEC: Message = Message {
+    name: "k8s.io.api.authentication.v1.TokenRequestSpec",
+    fields: &[
+        repeated(1, "audiences", STRING),
+        optional(4, "expirationSeconds", INT64),
+        optional(3, "boundObjectRef", Type::Message(&BOUND_OBJECT_REFERENCE)),
+    ],
+};
+
+/// `authentication/v1.BoundObjectReference`.
+pub static BOUND_OBJECT_REFERENCE: Message = Message {
+    name: "k8s.io.api.authentication.v1.BoundObjectReference",
+    fields: &[
+        value(1, "kind", STRING),
+        value(2, "apiVersion", STRING),
+        value(3, "name", STRING),
+        value(4, "uid", STRING),
+    ],
+};
+
 /// The kinds this decoder understands, by `(apiVersion, kind)`.
 static KINDS: &[(&str, &str, &Message)] = &[
     ("v1", "ConfigMap", &CONFIG_MAP),
@@ -1013,6 +1135,32 @@ static KINDS: &[(&str, &str, &Message)] = &[
         "ClusterRoleBinding",
         &ROLE_BINDING,
     ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectAccessReview",
+        &SELF_SUBJECT_ACCESS_REVIEW,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SelfSubjectRulesReview",
+        &SELF_SUBJECT_RULES_REVIEW,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "SubjectAccessReview",
+        &SUBJECT_ACCESS_REVIEW,
+    ),
+    (
+        "authorization.k8s.io/v1",
+        "LocalSubjectAccessReview",
+        &SUBJECT_ACCESS_REVIEW,
+    ),
+    (
+        "authentication.k8s.io/v1",
+        "SelfSubjectReview",
+        &SELF_SUBJECT_REVIEW,
+    ),
+    ("authentication.k8s.io/v1", "TokenRequest", &TOKEN_REQUEST),
 ];
 
 /// The message table of a top-level kind, if this decoder knows it. `DeleteOptions` is

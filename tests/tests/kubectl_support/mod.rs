@@ -30,6 +30,8 @@ pub struct Cluster {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     dir: tempfile::TempDir,
     kubeconfig: PathBuf,
+    /// The server's self-signed certificate, when it serves HTTPS.
+    certificate: Option<PathBuf>,
 }
 
 /// What a finished kubectl run printed and how it exited.
@@ -204,27 +206,93 @@ fn read_all(mut source: impl Read + Send + 'static) -> std::thread::JoinHandle<S
     })
 }
 
+/// Makes a self-signed certificate for `127.0.0.1` and `localhost` with `openssl` in `dir`;
+/// returns the certificate and key files.
+pub fn self_signed_certificate(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+    let output = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=fake-apiserver",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run openssl");
+    assert!(
+        output.status.success(),
+        "openssl failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (cert, key)
+}
+
 impl Cluster {
     /// Starts a fresh server on a free loopback port.
     pub fn start() -> Self {
+        Self::start_with(FakeApiServer::new)
+    }
+
+    /// Starts the server `build` makes (called inside the server's runtime) on a free loopback
+    /// port; the kubeconfig carries no credentials.
+    pub fn start_with(build: impl FnOnce() -> FakeApiServer) -> Self {
+        Self::start_inner(build, false)
+    }
+
+    /// Like [`Cluster::start_with`], serving HTTPS with a fresh self-signed certificate (made
+    /// with `openssl`) that the kubeconfigs trust: kubectl sends tokens and impersonation
+    /// headers only over TLS.
+    pub fn start_tls_with(build: impl FnOnce() -> FakeApiServer) -> Self {
+        Self::start_inner(build, true)
+    }
+
+    fn start_inner(build: impl FnOnce() -> FakeApiServer, tls: bool) -> Self {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("tokio runtime");
-        let server = runtime.block_on(async { FakeApiServer::new() });
+        let server = runtime.block_on(async { build() });
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("bind 127.0.0.1:0");
         let address = listener.local_addr().expect("local address");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        runtime.spawn(server.clone().serve(listener, async {
+        let stopped = async {
             let _ = stopped.await;
-        }));
-        let url = format!("http://{address}");
+        };
         let dir = tempfile::tempdir().expect("temporary directory");
         let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, kubeconfig_yaml(&url)).expect("write kubeconfig");
+        let (url, certificate) = if tls {
+            let (cert, key) = self_signed_certificate(dir.path());
+            let config = fake_apiserver::tls::TlsConfig::from_pem_files(&cert, &key)
+                .expect("TLS configuration");
+            runtime.spawn(server.clone().serve_tls(listener, config, stopped));
+            let url = format!("https://{address}");
+            let yaml =
+                fake_apiserver::kubeconfig::kubeconfig_yaml_tls(&url, &cert, None, "default");
+            std::fs::write(&kubeconfig, yaml).expect("write kubeconfig");
+            (url, Some(cert))
+        } else {
+            runtime.spawn(server.clone().serve(listener, stopped));
+            let url = format!("http://{address}");
+            std::fs::write(&kubeconfig, kubeconfig_yaml(&url)).expect("write kubeconfig");
+            (url, None)
+        };
         Cluster {
             server,
             url,
@@ -232,14 +300,19 @@ impl Cluster {
             stop: Some(stop),
             dir,
             kubeconfig,
+            certificate,
         }
     }
 
     fn command(&self, args: &[&str]) -> (Command, String) {
+        self.command_with(&self.kubeconfig, args)
+    }
+
+    fn command_with(&self, kubeconfig: &std::path::Path, args: &[&str]) -> (Command, String) {
         let mut command = Command::new("kubectl");
         command
             .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
+            .arg(kubeconfig)
             .arg("--cache-dir")
             .arg(self.dir.path().join("cache"))
             .args(args)
@@ -254,7 +327,13 @@ impl Cluster {
     /// Runs kubectl with `args` to completion (at most [`KUBECTL_TIMEOUT`]).
     #[track_caller]
     pub fn kubectl(&self, args: &[&str]) -> Run {
-        let (mut command, line) = self.command(args);
+        self.kubectl_with(&self.kubeconfig, args)
+    }
+
+    /// Like [`Cluster::kubectl`], with another kubeconfig (e.g. one carrying a token).
+    #[track_caller]
+    pub fn kubectl_with(&self, kubeconfig: &std::path::Path, args: &[&str]) -> Run {
+        let (mut command, line) = self.command_with(kubeconfig, args);
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run kubectl: {e}"));
@@ -294,6 +373,25 @@ impl Cluster {
             seen: Vec::new(),
             stderr,
         }
+    }
+
+    /// Writes a kubeconfig for this server whose user authenticates with the bearer `token`
+    /// (namespace `default`) and returns its path.
+    pub fn token_kubeconfig(&self, name: &str, token: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{name}.kubeconfig"));
+        let yaml = match &self.certificate {
+            Some(cert) => fake_apiserver::kubeconfig::kubeconfig_yaml_tls(
+                &self.url,
+                cert,
+                Some(token),
+                "default",
+            ),
+            None => {
+                fake_apiserver::kubeconfig::kubeconfig_yaml_with_token(&self.url, token, "default")
+            }
+        };
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        path
     }
 
     /// Writes a file in the test's directory and returns its path.

@@ -1,0 +1,130 @@
+//! HTTPS serving. `kubectl` (client-go's kubeconfig loader) sends a kubeconfig's credentials —
+//! bearer tokens, impersonation — only to a server it reaches over TLS, so a server with
+//! authentication on is useful to kubectl only over HTTPS. The certificate and key come from PEM
+//! files, as the real `--tls-cert-file` and `--tls-private-key-file` give them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::rustls;
+use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
+
+use crate::FakeApiServer;
+
+/// How long a client may take over its TLS handshake before it is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the TLS configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A PEM file could not be read or held no certificate or key.
+    #[error("reading {path}: {message}", path = path.display())]
+    Pem {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// rustls refused the certificate and key.
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+}
+
+/// A server certificate chain and its key, ready to serve.
+#[derive(Clone)]
+pub struct TlsConfig(Arc<rustls::ServerConfig>);
+
+impl std::fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsConfig")
+    }
+}
+
+impl TlsConfig {
+    /// Reads the certificate chain (PEM, leaf first) and the private key (PEM: PKCS#8, PKCS#1
+    /// or SEC1).
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, TlsError> {
+        let pem_error = |path: &Path, message: String| TlsError::Pem {
+            path: path.to_path_buf(),
+            message,
+        };
+        let chain = CertificateDer::pem_file_iter(cert)
+            .map_err(|e| pem_error(cert, e.to_string()))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| pem_error(cert, e.to_string()))?;
+        if chain.is_empty() {
+            return Err(pem_error(cert, "no certificate found".into()));
+        }
+        let key_der =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| pem_error(key, e.to_string()))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_single_cert(chain, key_der)?;
+        // HTTP/1.1 only: the router is served by hyper's HTTP/1 connections.
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Self(Arc::new(config)))
+    }
+}
+
+/// A listener handing out TLS connections: each accepted TCP connection is served once its
+/// handshake completes (a failed or stalled handshake drops that connection only).
+struct TlsListener {
+    tcp: TcpListener,
+    acceptor: TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let (tcp, address) = match self.tcp.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::debug!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            // Answers go out at once, as from a real API server (see `FakeApiServer::serve`).
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+            }
+            match tokio::time::timeout(HANDSHAKE_TIMEOUT, self.acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => return (tls, address),
+                Ok(Err(e)) => tracing::debug!(error = %e, %address, "TLS handshake failed"),
+                Err(_) => tracing::debug!(%address, "TLS handshake timed out"),
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
+impl FakeApiServer {
+    /// Serves HTTPS on `listener` with `tls` until `shutdown` resolves.
+    pub async fn serve_tls(
+        self,
+        listener: TcpListener,
+        tls: TlsConfig,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let listener = TlsListener {
+            tcp: listener,
+            acceptor: TlsAcceptor::from(tls.0),
+        };
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
