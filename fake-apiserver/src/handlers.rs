@@ -482,14 +482,25 @@ impl Call<'_> {
         })
     }
 
-    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
-        let mut opts = DeleteOptions::from_body(&body)?;
+    /// The DeleteOptions of a request: the body's, overridden by the query's parameters.
+    fn delete_options(&self, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let mut opts = DeleteOptions::from_body(body)?;
         if let Some(grace) = self.query.int("gracePeriodSeconds")? {
             opts.grace_period_seconds = Some(grace);
         }
         if let Some(policy) = self.query.get("propagationPolicy") {
             opts.propagation_policy = Some(policy.to_string());
         }
+        match self.query.get("orphanDependents") {
+            Some("true") => opts.orphan_dependents = Some(true),
+            Some("false") => opts.orphan_dependents = Some(false),
+            _ => {}
+        }
+        Ok(opts)
+    }
+
+    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
+        let opts = self.delete_options(&body)?;
         let (object, gone) = if is_dry_run(self.query) {
             let outcome = self.server.shared.store.preview(
                 &self.key(),
@@ -510,50 +521,47 @@ impl Call<'_> {
         } else {
             delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
         };
-        if gone && !(self.info.custom || matches!(self.info.kind.as_str(), "Pod" | "Namespace")) {
-            let uid = object["metadata"]["uid"].clone();
-            let mut status = json!({
-                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                "details": {"name": self.name(), "kind": self.info.plural, "uid": uid}
-            });
-            if !self.info.group.is_empty() {
-                status["details"]["group"] = json!(self.info.group);
-            }
-            return Ok(value_response(StatusCode::OK, &status));
+        let code = crate::delete_answer::code(gone, &opts);
+        if gone && !crate::delete_answer::returns_deleted_object(self.info) {
+            let status = crate::delete_answer::body(self.info, object, gone);
+            return Ok(self.with_warnings(value_response(code, &status)));
         }
-        self.object_response(StatusCode::OK, object)
+        self.object_response(code, object)
     }
 
+    /// Deletes every object the list options select; answers the list of them as they were
+    /// listed, before the deletes (as `Store.DeleteCollection` does).
     fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
-        let opts = DeleteOptions::from_body(&body)?;
+        let opts = self.delete_options(&body)?;
         let request = ListRequest::parse(self.info, self.query)?;
         let snapshot = self
             .server
             .shared
             .store
             .snapshot(&self.key(), self.path.namespace.as_deref());
-        let mut deleted = Vec::new();
+        let mut listed = Vec::new();
         for ((ns, name), bytes) in snapshot.items {
-            let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+            let Ok(mut object) = serde_json::from_slice::<Value>(&bytes) else {
                 continue;
             };
             if !request.matches(&object) {
                 continue;
             }
-            match delete_object(self.server, self.info, &ns, &name, &opts) {
-                Ok((mut object, _)) => {
-                    add_type_meta(self.info, &mut object);
-                    deleted.push(object);
+            if !is_dry_run(self.query) {
+                match delete_object(self.server, self.info, &ns, &name, &opts) {
+                    Ok(_) => {}
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
                 }
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
             }
+            add_type_meta(self.info, &mut object);
+            listed.push(object);
         }
         let list = json!({
             "kind": self.info.list_kind(),
             "apiVersion": self.info.api_version(),
-            "metadata": {"resourceVersion": self.server.revision().to_string()},
-            "items": deleted,
+            "metadata": {"resourceVersion": snapshot.revision.to_string()},
+            "items": listed,
         });
         Ok(value_response(StatusCode::OK, &list))
     }

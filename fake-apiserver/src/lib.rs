@@ -23,6 +23,7 @@
 
 pub mod crd;
 pub mod defaults;
+pub mod delete_answer;
 pub mod discovery;
 pub mod encoding;
 pub mod error;

@@ -49,6 +49,8 @@ pub struct DeleteOptions {
     pub precondition_resource_version: Option<String>,
     /// `propagationPolicy` (accepted; garbage collection is not performed here).
     pub propagation_policy: Option<String>,
+    /// `orphanDependents` (deprecated; decides only the answer's code here).
+    pub orphan_dependents: Option<bool>,
 }
 
 impl DeleteOptions {
@@ -75,6 +77,7 @@ impl DeleteOptions {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             propagation_policy: v["propagationPolicy"].as_str().map(str::to_string),
+            orphan_dependents: v["orphanDependents"].as_bool(),
         })
     }
 }
