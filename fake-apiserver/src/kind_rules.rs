@@ -38,6 +38,12 @@ fn invalid(info: &ResourceInfo, object: &Value, causes: Vec<StatusCause>) -> Res
 
 /// What the kind's admission plugins and create strategy add to a new object.
 pub fn on_create(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    if is(info, "policy", "PodDisruptionBudget") {
+        // The strategy starts a budget with an empty status (its counters are not omitted).
+        object["status"] = json!({
+            "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
+        });
+    }
     if is(info, "", "Node") {
         // TaintNodesByCondition: a new node is not ready until its kubelet says so.
         let taints = object["spec"]["taints"]

@@ -38,6 +38,31 @@ pub struct ResourceInfo {
     pub review: bool,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
+    /// For custom resources: the CRD version's `subresources.scale`, if declared.
+    pub scale: Option<ScalePaths>,
+}
+
+/// A CRD's `subresources.scale`: where a custom resource keeps its replicas and selector.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScalePaths {
+    /// `specReplicasPath`, e.g. `.spec.replicas`.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath`, e.g. `.status.replicas`.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath`, if set.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScalePaths {
+    /// Reads `subresources.scale` of a CRD version; `None` when absent or without paths.
+    pub fn from_crd_version(version: &Value) -> Option<Self> {
+        let scale = version.pointer("/subresources/scale")?;
+        Some(ScalePaths {
+            spec_replicas_path: scale["specReplicasPath"].as_str()?.to_string(),
+            status_replicas_path: scale["statusReplicasPath"].as_str()?.to_string(),
+            label_selector_path: scale["labelSelectorPath"].as_str().map(str::to_string),
+        })
+    }
 }
 
 impl ResourceInfo {
@@ -524,6 +549,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     selectable_fields: Vec::new(),
                     tracks_generation,
                     review: false,
+                    scale: None,
                 }
             },
         )
