@@ -123,15 +123,12 @@ fn success() -> EvictionStatus {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 }
 
-/// The body must be an `Eviction` of `policy/v1` or `policy/v1beta1`.
+/// The body must be an `Eviction` of `policy/v1` or `policy/v1beta1`; a body without `kind`
+/// and `apiVersion` is taken as one (the decoder defaults them from the subresource, as kube-rs
+/// relies on).
 fn check_type(eviction: &Value) -> Result<(), ApiError> {
-    let kind = eviction["kind"].as_str().unwrap_or_default();
-    let api_version = eviction["apiVersion"].as_str().unwrap_or_default();
-    if kind.is_empty() {
-        return Err(ApiError::bad_request(format!(
-            "Object 'Kind' is missing in '{eviction}'"
-        )));
-    }
+    let kind = eviction["kind"].as_str().unwrap_or("Eviction");
+    let api_version = eviction["apiVersion"].as_str().unwrap_or("policy/v1");
     if kind != "Eviction" || !matches!(api_version, "policy/v1" | "policy/v1beta1") {
         return Err(ApiError::bad_request(format!(
             "no kind \"{kind}\" is registered for version \"{api_version}\" in the eviction subresource (it accepts policy/v1 and policy/v1beta1 Eviction)"

@@ -116,12 +116,12 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     let result = match verb {
         "create" if info.review => call.review(body),
         _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
-        "get" => call.get(),
-        "list" => call.list(),
-        "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
         _ if rp.subresource.as_deref().is_some_and(|s| s != "status") => {
             call.subresource(verb, body)
         }
+        "get" => call.get(),
+        "list" => call.list(),
+        "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
         "create" => call.create(body),
         "update" => call.update(body),
         "patch" => call.patch(body),
