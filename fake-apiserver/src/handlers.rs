@@ -184,16 +184,41 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
     Ok(verb)
 }
 
-/// The manager recorded in managedFields: `fieldManager`, else the user agent's program name.
+/// The manager recorded in managedFields: `fieldManager`, else derived from the user agent as the
+/// real server does ([`crate::apply::manager_from_user_agent`]).
 fn field_manager(query: &Query, user_agent: &str) -> String {
-    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
-        return m.to_string();
+    match query.get("fieldManager").filter(|m| !m.is_empty()) {
+        Some(m) => m.to_string(),
+        None => crate::apply::manager_from_user_agent(user_agent),
     }
-    let program = user_agent.split('/').next().unwrap_or_default();
-    if program.is_empty() {
-        "unknown".into()
+}
+
+/// Checks the write options every create, update and patch carries (`ValidateCreateOptions`,
+/// `ValidateUpdateOptions`, `ValidatePatchOptions`): `kind` names the options type.
+fn check_write_options(query: &Query, kind: &str, apply: bool) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    let manager = query.get("fieldManager").unwrap_or_default();
+    if kind == "PatchOptions" {
+        if !apply && query.get("force").is_some() {
+            causes.push(crate::error::StatusCause {
+                reason: "FieldValueForbidden".into(),
+                message: "Forbidden: may not be specified for non-apply patch".into(),
+                field: "force".into(),
+            });
+        }
+        if apply && manager.is_empty() {
+            causes.push(crate::error::StatusCause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: is required for apply patch".into(),
+                field: "fieldManager".into(),
+            });
+        }
+    }
+    causes.extend(crate::apply::validate_field_manager(manager));
+    if causes.is_empty() {
+        Ok(())
     } else {
-        program.to_string()
+        Err(ApiError::invalid("meta.k8s.io", kind, "", causes))
     }
 }
 
@@ -346,11 +371,13 @@ impl Call<'_> {
         if self.info.namespaced && self.path.namespace.is_none() {
             return Err(ApiError::no_such_resource());
         }
+        check_write_options(self.query, "CreateOptions", false)?;
         let object = parse_body(self.headers, &body)?;
         let options = CreateOptions {
             manager: &self.manager,
             dry_run: is_dry_run(self.query),
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
+            applied: false,
         };
         let (outcome, warnings) = create_object(
             self.server,
@@ -565,6 +592,7 @@ impl Call<'_> {
     }
 
     fn update(&self, body: Bytes) -> Result<Response, ApiError> {
+        check_write_options(self.query, "UpdateOptions", false)?;
         let mut object = parse_body(self.headers, &body)?;
         check_type_meta(self.info, &mut object)?;
         self.check_name(&object)?;
@@ -584,12 +612,9 @@ impl Call<'_> {
     fn patch(&self, body: Bytes) -> Result<Response, ApiError> {
         let patch_type =
             crate::patch::check_patch_type(&content_type(self.headers), self.info.custom)?;
+        check_write_options(self.query, "PatchOptions", patch_type == PatchType::Apply)?;
         if patch_type == PatchType::Apply {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                "server-side apply (application/apply-patch+yaml) is not supported by this fake API server yet; use a merge, JSON or strategic merge patch, or an update",
-            ));
+            return self.apply(body);
         }
         let patch = crate::patch::decode_patch(patch_type, &body)?;
         let now = self.server.shared.now_string();
@@ -613,6 +638,100 @@ impl Call<'_> {
             decode_object(self.info, &mut patched, validation, &ctx)?;
             update_with(&ctx, current, patched, target)
         })
+    }
+
+    /// `PATCH` with `application/apply-patch+yaml`: server-side apply of the body (YAML or JSON)
+    /// for `fieldManager`, creating the object when it does not exist (not through `/status`).
+    fn apply(&self, body: Bytes) -> Result<Response, ApiError> {
+        let config = decode_apply_body(&body)?;
+        let (group, version) = split_api_version(config["apiVersion"].as_str().unwrap_or_default());
+        let kind = config["kind"].as_str().unwrap_or_default();
+        if group != self.info.group || version != self.info.version || kind != self.info.kind {
+            return Err(ApiError::bad_request(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )));
+        }
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        if let Some(ns) = config
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+        {
+            if self.info.namespaced && ns != self.namespace() {
+                return Err(ApiError::bad_request(format!(
+                    "the namespace of the object ({ns}) does not match the namespace on the URL ({})",
+                    self.namespace()
+                )));
+            }
+        }
+        let force = self.query.flag("force");
+        let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        let now = self.server.shared.now_string();
+        let mut ctx = self.write_context(&now);
+        ctx.applied = true;
+        let target = self.target();
+        let subresource = self.path.subresource.as_deref();
+        let exists = self
+            .server
+            .shared
+            .store
+            .get(&self.key(), self.namespace(), self.name())
+            .is_some();
+        if !exists && subresource.is_none() {
+            return self.create_by_apply(&ctx, &config, force, dry_run, validation);
+        }
+        self.write_existing(&ctx, dry_run, |current| {
+            let mut live = current.clone();
+            add_type_meta(self.info, &mut live);
+            let applied =
+                crate::apply::apply(&ctx.writer(subresource), Some(&live), &config, force)?;
+            let mut merged = applied.object;
+            check_type_meta(self.info, &mut merged)?;
+            self.check_name(&merged)?;
+            check_namespace(self.info, self.path.namespace.as_deref(), &mut merged)?;
+            decode_object(self.info, &mut merged, validation, &ctx)?;
+            update_with(&ctx, current, merged, target)
+        })
+    }
+
+    /// An apply to an object that does not exist creates it (201), as the real server's
+    /// create-on-update for apply patches does; a `resourceVersion` in the configuration is not
+    /// checked against anything then.
+    fn create_by_apply(
+        &self,
+        ctx: &WriteContext<'_>,
+        config: &Value,
+        force: bool,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Response, ApiError> {
+        let applied = crate::apply::apply(&ctx.writer(None), None, config, force)?;
+        let mut object = applied.object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        self.check_name(&object)?;
+        let options = CreateOptions {
+            manager: &self.manager,
+            dry_run,
+            validation,
+            applied: true,
+        };
+        let (outcome, warnings) = create_object(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            object,
+            &options,
+        )?;
+        self.warnings.borrow_mut().extend(warnings);
+        self.outcome_response(StatusCode::CREATED, outcome)
     }
 
     /// The DeleteOptions of a request: the body's, overridden by the query's parameters.
@@ -720,6 +839,29 @@ fn content_type(headers: &HeaderMap) -> String {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string()
+}
+
+/// Decodes an apply body: YAML (JSON is YAML too) holding an object.
+fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Default::default())
+    } else {
+        serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
+    };
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(Value::Object(Default::default())),
+        other => Err(ApiError::bad_request(format!(
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            match other {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            }
+        ))),
+    }
 }
 
 /// Decodes a request body (JSON, or YAML when the content type says so).
@@ -855,6 +997,8 @@ pub(crate) struct CreateOptions<'a> {
     pub dry_run: bool,
     /// What to do with unknown fields.
     pub validation: FieldValidation,
+    /// A server-side apply: the object carries its `managedFields` already.
+    pub applied: bool,
 }
 
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
@@ -868,7 +1012,8 @@ pub(crate) fn create_object(
 ) -> Result<(crate::store::Outcome, Vec<String>), ApiError> {
     let dry_run = options.dry_run;
     let now = server.shared.now_string();
-    let ctx = WriteContext::new(info, &now, options.manager);
+    let mut ctx = WriteContext::new(info, &now, options.manager);
+    ctx.applied = options.applied;
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
     decode_object(info, &mut object, options.validation, &ctx)?;
@@ -920,6 +1065,9 @@ pub(crate) fn create_object(
         kind_rules::on_create(info, &mut candidate)?;
         kind_rules::validate_create(info, &candidate)?;
         finish_custom_object(info, &mut candidate)?;
+        if !ctx.applied {
+            crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
+        }
         finish_builtin_object(info, &mut candidate, &now)?;
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
@@ -1220,6 +1368,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             manager: "fake-apiserver",
             dry_run: false,
             validation: FieldValidation::Warn,
+            applied: false,
         };
         let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
         let mut created = created.into_object();

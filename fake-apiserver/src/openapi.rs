@@ -1028,6 +1028,7 @@ fn generate_builtin_library() -> BuiltinLibrary {
     register::<meta::v1::DeleteOptions>(&mut generator);
     register::<meta::v1::Patch>(&mut generator);
     let mut definitions = generator.take_definitions(true);
+    add_kubernetes_extensions(&mut definitions);
     if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
         status.insert(
             "x-kubernetes-group-version-kind".into(),
@@ -1036,6 +1037,63 @@ fn generate_builtin_library() -> BuiltinLibrary {
     }
     BuiltinLibrary { kinds, definitions }
 }
+
+/// The Kubernetes extensions of the built-in definitions that k8s-openapi's schemas leave out:
+/// `x-kubernetes-list-type`, `-list-map-keys`, `-map-type`, `-patch-strategy` and
+/// `-patch-merge-key`, per definition (`"."`: on the definition itself) and property, taken from
+/// the upstream OpenAPI v2 document (`api/openapi-spec/swagger.json`, Kubernetes 1.35), plus the
+/// `default` of the `protocol` key of port lists that the upstream v3 document declares. Server-side
+/// apply reads list and map topology from here ([`builtin_definitions`]); kubectl sees it too.
+const KUBERNETES_EXTENSIONS: &str = include_str!("openapi/extensions.json");
+
+/// Merges [`KUBERNETES_EXTENSIONS`] into the generated definitions.
+fn add_kubernetes_extensions(definitions: &mut Map<String, Value>) {
+    let Ok(Value::Object(table)) = serde_json::from_str::<Value>(KUBERNETES_EXTENSIONS) else {
+        tracing::error!("the built-in OpenAPI extension table is not a JSON object");
+        return;
+    };
+    for (definition, entries) in table {
+        let (Some(Value::Object(target)), Value::Object(entries)) =
+            (definitions.get_mut(&definition), entries)
+        else {
+            continue;
+        };
+        for (property, extensions) in entries {
+            let Value::Object(extensions) = extensions else {
+                continue;
+            };
+            let node = if property == "." {
+                Some(&mut *target)
+            } else {
+                target
+                    .get_mut("properties")
+                    .and_then(|p| p.get_mut(&property))
+                    .and_then(Value::as_object_mut)
+            };
+            if let Some(node) = node {
+                node.extend(extensions);
+            }
+        }
+    }
+}
+
+/// Every built-in definition (k8s-openapi's schemas with the Kubernetes extensions), by name, as
+/// `#/components/schemas/` references them.
+pub fn builtin_definitions() -> &'static Map<String, Value> {
+    &builtin_library().definitions
+}
+
+/// The definition name of a built-in kind, e.g. `io.k8s.api.core.v1.Pod`.
+pub fn builtin_definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    builtin_library()
+        .kinds
+        .iter()
+        .find(|k| k.group == group && k.version == version && k.kind == kind)
+        .map(|k| k.definition.as_str())
+}
+
+/// The definition name of `ObjectMeta`.
+pub const OBJECT_META_DEFINITION: &str = OBJECT_META;
 
 /// FNV-1a (64 bit) of `bytes` in upper-case hex: a stable content hash for the v3 index.
 fn fnv1a_hex(bytes: &[u8]) -> String {

@@ -155,6 +155,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                         tracks_generation: true,
                         review: false,
                         scale: crate::resource::ScalePaths::from_crd_version(v),
+                        apply_schema: Default::default(),
                     })
                 })
                 .collect()

@@ -40,6 +40,8 @@ pub struct ResourceInfo {
     pub tracks_generation: bool,
     /// For custom resources: the CRD version's `subresources.scale`, if declared.
     pub scale: Option<ScalePaths>,
+    /// For custom resources: the server-side apply schema built from `schema`, once.
+    pub apply_schema: crate::apply::schema::SchemaCell,
 }
 
 /// A CRD's `subresources.scale`: where a custom resource keeps its replicas and selector.
@@ -550,6 +552,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     tracks_generation,
                     review: false,
                     scale: None,
+                    apply_schema: Default::default(),
                 }
             },
         )

@@ -24,6 +24,8 @@ pub struct WriteContext<'a> {
     pub manager: &'a str,
     /// Warnings for the client (`Warning` headers), collected while the rules run.
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// A server-side apply: the written object already carries its `managedFields`.
+    pub applied: bool,
 }
 
 impl<'a> WriteContext<'a> {
@@ -34,6 +36,17 @@ impl<'a> WriteContext<'a> {
             now,
             manager,
             warnings: Default::default(),
+            applied: false,
+        }
+    }
+
+    /// The field manager's view of this write.
+    pub fn writer(&self, subresource: Option<&'a str>) -> crate::apply::Writer<'a> {
+        crate::apply::Writer {
+            info: self.info,
+            manager: self.manager,
+            subresource,
+            now: self.now,
         }
     }
 }
@@ -217,7 +230,6 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
     if info.tracks_generation {
         m.insert("generation".into(), json!(1));
     }
-    set_managed_fields(m, ctx, "Update", None);
     normalize_metadata(m);
     dedup_owner_references(body, ctx, false);
     // Per-kind create strategy: status is not settable on create where a subresource owns it.
@@ -255,45 +267,6 @@ fn dedup_owner_references(object: &mut Value, ctx: &WriteContext<'_>, after_admi
     }
 }
 
-/// Records the write in `metadata.managedFields` (manager and operation; the field set itself is
-/// only computed by server-side apply).
-fn set_managed_fields(
-    m: &mut Map<String, Value>,
-    ctx: &WriteContext<'_>,
-    operation: &str,
-    subresource: Option<&str>,
-) {
-    let mut entries: Vec<Value> = m
-        .get("managedFields")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let matches = |e: &Value| {
-        e["manager"] == ctx.manager
-            && e["operation"] == operation
-            && e["subresource"].as_str() == subresource
-    };
-    let mut entry = json!({
-        "manager": ctx.manager,
-        "operation": operation,
-        "apiVersion": ctx.info.api_version(),
-        "time": ctx.now,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": {},
-    });
-    if let Some(sub) = subresource {
-        entry["subresource"] = json!(sub);
-    }
-    match entries.iter_mut().find(|e| matches(e)) {
-        Some(existing) => {
-            // The time moves only when something else changes; keep it for a no-op write.
-            existing["apiVersion"] = entry["apiVersion"].clone();
-        }
-        None => entries.push(entry),
-    }
-    m.insert("managedFields".into(), Value::Array(entries));
-}
-
 /// Which endpoint an update came through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateTarget {
@@ -317,6 +290,10 @@ pub fn prepare_update(
     let info = ctx.info;
     let name = name_of(current).to_string();
     let current_rv = resource_version_of(current);
+    // An apply computed the managed fields already (for any endpoint).
+    let applied_managed_fields = ctx
+        .applied
+        .then(|| meta(&new).get("managedFields").cloned());
     let new_rv = resource_version_of(&new);
     if new_rv.is_empty() {
         if !info.allow_unconditional_update {
@@ -464,14 +441,22 @@ pub fn prepare_update(
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }
 
-    if content_equal(current, &next) {
-        return Ok(Mutation::Unchanged(current.clone()));
-    }
     let subresource = match target {
         UpdateTarget::Main => None,
         UpdateTarget::Status => Some("status"),
     };
-    set_managed_fields(meta_mut(&mut next), ctx, "Update", subresource);
+    match applied_managed_fields {
+        Some(Some(managed_fields)) => {
+            meta_mut(&mut next).insert("managedFields".into(), managed_fields);
+        }
+        Some(None) => {
+            meta_mut(&mut next).remove("managedFields");
+        }
+        None => crate::apply::track_update(&ctx.writer(subresource), Some(current), &mut next),
+    }
+    if content_equal(current, &next) {
+        return Ok(Mutation::Unchanged(current.clone()));
+    }
 
     if is_deleting(&next) && finalizers_of(&next).is_empty() && deletion_complete(info, &next) {
         // The update is answered with the object as written, but the object goes: watchers get
@@ -493,15 +478,13 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
     true
 }
 
-/// Whether two versions of an object differ outside `resourceVersion` and `managedFields`.
+/// Whether two versions of an object differ outside `resourceVersion`.
 fn content_equal(a: &Value, b: &Value) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
         return equal(a, b);
     };
     let same_meta = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
-        (Some(x), Some(y)) => {
-            maps_equal_where(x, y, |k| !matches!(k, "resourceVersion" | "managedFields"))
-        }
+        (Some(x), Some(y)) => maps_equal_where(x, y, |k| k != "resourceVersion"),
         _ => equal(x, y),
     };
     maps_equal_where(a, b, |k| k != "metadata")

@@ -20,6 +20,7 @@ pub mod choices;
 pub mod engine;
 pub mod exhaustive;
 pub mod net;
+pub mod race;
 pub mod report;
 pub mod rt;
 pub mod scenario;

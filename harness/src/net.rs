@@ -121,6 +121,12 @@ pub trait Interceptor: Send + Sync {
         views: &Views,
         server: &FakeApiServer,
     ) -> Option<http::Response<Body>>;
+
+    /// Whether a request of `host` to `target` is lost on the way (a network partition): it
+    /// never reaches the server and is never answered; the caller waits until it gives up.
+    fn partitioned(&self, _host: &str, _target: &str) -> bool {
+        false
+    }
 }
 
 /// What each process's informers have seen, per watched collection: the last list's items
@@ -474,6 +480,14 @@ impl Net {
                 return Ok(axum::response::IntoResponse::into_response(injected(code)));
             }
             Verdict::TimeoutAfterEffect | Verdict::Pass => {}
+        }
+        if self
+            .interceptor
+            .as_ref()
+            .is_some_and(|i| i.partitioned(host, &target))
+        {
+            self.answered(id, "lost: partitioned".into());
+            return std::future::pending().await;
         }
         let intercepted = self.interceptor.as_ref().and_then(|i| {
             let views = self.views();

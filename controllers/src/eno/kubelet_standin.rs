@@ -164,15 +164,27 @@ impl KubeletStandIn {
             }
             let pods = pods.clone();
             let delay = self.termination_delay;
+            // A kubelet keeps syncing a terminating pod until it is gone: a failed removal is
+            // retried (backing off to 10s), or the pod would stay Terminating forever (found
+            // by the race harness: two such pods block Eno's next pod, spec §7.5).
             tokio::spawn(async move {
-                tokio::time::sleep(delay).await;
-                match pods
-                    .delete(&name, &DeleteParams::default().grace_period(0))
-                    .await
-                {
-                    Ok(_) => debug!(podName = %name, "kubelet removed terminated pod"),
-                    Err(e) if is_status(&e, 404) => {}
-                    Err(e) => warn!(podName = %name, error = %e, "kubelet could not remove pod"),
+                let mut wait = delay;
+                loop {
+                    tokio::time::sleep(wait).await;
+                    match pods
+                        .delete(&name, &DeleteParams::default().grace_period(0))
+                        .await
+                    {
+                        Ok(_) => {
+                            debug!(podName = %name, "kubelet removed terminated pod");
+                            return;
+                        }
+                        Err(e) if is_status(&e, 404) => return,
+                        Err(e) => {
+                            warn!(podName = %name, error = %e, "kubelet could not remove pod; retrying")
+                        }
+                    }
+                    wait = (wait * 2).clamp(Duration::from_millis(500), Duration::from_secs(10));
                 }
             });
             return;

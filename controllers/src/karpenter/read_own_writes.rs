@@ -40,6 +40,12 @@ pub enum Gate {
     Proceed,
     /// The cache is behind our last write: do nothing now, try again within this long.
     Wait(std::time::Duration),
+    /// The wait is over and the cache is still behind our last write (its watch is down, say):
+    /// go ahead, on a copy read from the API server rather than the cache, or the pass would
+    /// redo what the write it cannot see already did (found by the race harness:
+    /// `karpenter/read-own-writes`, a NodeClaim watch dropped for over a second, counted a
+    /// registration twice).
+    ReadLive,
 }
 
 /// The last write per key and whether the cache has seen it.
@@ -116,10 +122,10 @@ impl ReadOwnWrites {
                 key,
                 written = %p.resource_version,
                 cached = cached_rv.unwrap_or(""),
-                "read-own-writes wait expired; proceeding with a stale cache"
+                "read-own-writes wait expired; reading the object live"
             );
             pending.remove(key);
-            return Gate::Proceed;
+            return Gate::ReadLive;
         }
         p.deferrals += 1;
         let remaining = p.deadline.duration_since(now).unsigned_abs();
@@ -197,7 +203,8 @@ mod tests {
         t.wrote("a", Some("5"));
         assert!(matches!(t.gate("a", Some("4")), Gate::Wait(_)));
         clock.advance(SignedDuration::from_secs(1));
-        assert_eq!(t.gate("a", Some("4")), Gate::Proceed);
+        assert_eq!(t.gate("a", Some("4")), Gate::ReadLive);
+        assert_eq!(t.gate("a", Some("4")), Gate::Proceed, "the wait is over");
     }
 
     #[test]
@@ -208,7 +215,7 @@ mod tests {
         for _ in 0..3 {
             assert!(matches!(t.gate("a", Some("4")), Gate::Wait(_)));
         }
-        assert_eq!(t.gate("a", Some("4")), Gate::Proceed);
+        assert_eq!(t.gate("a", Some("4")), Gate::ReadLive);
     }
 
     #[test]

@@ -120,6 +120,9 @@ pub struct Dispatcher {
     termination: TerminationNodeClaimFilter,
     nodeclaim_init: Vec<NodeClaim>,
     node_init: Vec<Node>,
+    /// The Nodes the store held when a relist began: those missing from the new list were
+    /// deleted while the watch was down.
+    node_before_relist: Vec<Arc<Node>>,
 }
 
 impl Dispatcher {
@@ -133,6 +136,7 @@ impl Dispatcher {
             termination: TerminationNodeClaimFilter::default(),
             nodeclaim_init: vec![],
             node_init: vec![],
+            node_before_relist: vec![],
         }
     }
 
@@ -169,7 +173,18 @@ impl Dispatcher {
     }
 
     /// Apply a Node watch event to the store; return what it triggers.
+    ///
+    /// A relist (after a dropped or expired watch) also reports, as deleted, every Node the
+    /// store held before it that the new list lacks — as client-go's informer does
+    /// (`DeletedFinalStateUnknown`), and kube-runtime's watcher does not. Without it, a Node
+    /// deleted while the watch was down never requeues the terminating NodeClaim waiting for
+    /// it, which then waits forever (found by the race harness,
+    /// `karpenter/termination-waits-for-nodes` seed 1415 in `make race`).
     pub fn on_node_event(&mut self, event: &watcher::Event<Node>) -> Triggers {
+        if matches!(event, watcher::Event::Init) {
+            // The writer keeps the old contents until the relist is done.
+            self.node_before_relist = self.ctx.nodes.state();
+        }
         self.node_writer.apply_watcher_event(event);
         let mut t = Triggers::default();
         let (applied, deleted) = match event {
@@ -183,7 +198,15 @@ impl Dispatcher {
                 self.node_init.push(n.clone());
                 (vec![], vec![])
             }
-            watcher::Event::InitDone => (std::mem::take(&mut self.node_init), vec![]),
+            watcher::Event::InitDone => {
+                let listed = std::mem::take(&mut self.node_init);
+                let gone = std::mem::take(&mut self.node_before_relist)
+                    .into_iter()
+                    .filter(|old| !listed.iter().any(|n| n.metadata.name == old.metadata.name))
+                    .map(|old| (*old).clone())
+                    .collect();
+                (listed, gone)
+            }
         };
         for n in applied.iter().chain(&deleted) {
             t.lifecycle
@@ -680,5 +703,61 @@ mod tests {
             .collect()
             .await;
         assert_eq!(refs, ["a", "b", "c", "d", "e", "a", "b", "c", "d", "e"]);
+    }
+
+    /// A Node deleted while the watch was down (a relist follows a dropped or expired watch)
+    /// still requeues the terminating NodeClaim that waits for it.
+    #[tokio::test]
+    async fn a_relist_reports_nodes_deleted_while_the_watch_was_down() {
+        let ids = Arc::new(SeededIds::new(1));
+        let (stores, writers) = new_stores();
+        let ctx = Arc::new(Context::new(
+            fake_apiserver::FakeApiServer::new().client(),
+            stores,
+            Arc::new(FakeCloudProvider::new(ids.clone())),
+            Arc::new(SystemClock),
+            ids,
+            Metrics::new(),
+            Config::default(),
+        ));
+        let mut dispatcher = Dispatcher::new(ctx, writers);
+        let mut nodeclaim = NodeClaim::new("a", NodeClaimSpec::default());
+        nodeclaim.status = Some(crate::karpenter::types::NodeClaimStatus {
+            provider_id: "fake:///i-1".into(),
+            ..Default::default()
+        });
+        let node = |name: &str, provider_id: &str| Node {
+            metadata: kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec: Some(k8s_openapi::api::core::v1::NodeSpec {
+                provider_id: Some(provider_id.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        dispatcher.on_nodeclaim_event(&watcher::Event::Init);
+        dispatcher.on_nodeclaim_event(&watcher::Event::InitApply(nodeclaim));
+        dispatcher.on_nodeclaim_event(&watcher::Event::InitDone);
+        let list = |dispatcher: &mut Dispatcher, nodes: Vec<Node>| {
+            dispatcher.on_node_event(&watcher::Event::Init);
+            for n in nodes {
+                dispatcher.on_node_event(&watcher::Event::InitApply(n));
+            }
+            dispatcher.on_node_event(&watcher::Event::InitDone)
+        };
+        let first = list(
+            &mut dispatcher,
+            vec![node("n-1", "fake:///i-1"), node("n-2", "fake:///i-2")],
+        );
+        assert!(first.termination.is_empty(), "nothing was deleted");
+        let relisted = list(&mut dispatcher, vec![node("n-2", "fake:///i-2")]);
+        let names: Vec<&str> = relisted
+            .termination
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(names, ["a"], "n-1's NodeClaim hears of its deletion");
     }
 }

@@ -33,6 +33,11 @@ pub struct LeaderElectionConfig {
     pub renew_deadline: Duration,
     /// Time between attempts.
     pub retry_period: Duration,
+    /// Test switch, off by default: renewal attempts are not bounded by the renew deadline
+    /// (the deadline is only checked once an attempt returns, counted from when the last
+    /// successful one returned). A leader whose renewal hangs then acts on after its lease
+    /// expired and another candidate took over. Never set in production.
+    pub unbounded_renewals: bool,
 }
 
 impl LeaderElectionConfig {
@@ -45,6 +50,7 @@ impl LeaderElectionConfig {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            unbounded_renewals: false,
         }
     }
 }
@@ -187,11 +193,17 @@ impl LeaderElector {
 
     /// Wait until we hold the lease.
     pub async fn acquire(&self) {
+        self.acquired().await;
+    }
+
+    /// Wait until we hold the lease; returns when the successful attempt began.
+    async fn acquired(&self) -> tokio::time::Instant {
         loop {
+            let began = tokio::time::Instant::now();
             match self.try_acquire_or_renew().await {
                 Ok(true) => {
                     info!(lease = %self.config.lease_name, identity = %self.config.identity, "acquired leadership");
-                    return;
+                    return began;
                 }
                 Ok(false) => {}
                 Err(e) => warn!(error = %e, "leader election attempt failed"),
@@ -203,6 +215,44 @@ impl LeaderElector {
     /// Renew the lease every retry period; return when leadership is lost: another candidate
     /// holds the lease, or no renewal succeeded within the renew deadline.
     pub async fn hold(&self) -> LeaderError {
+        self.hold_since(tokio::time::Instant::now()).await
+    }
+
+    /// [`LeaderElector::hold`] for a lease last written by an attempt that began at `renewed`.
+    ///
+    /// Leadership ends `renew_deadline` after the beginning of the last successful attempt,
+    /// whatever is in flight: every attempt is cut off at that deadline. The time that attempt
+    /// wrote into the Lease is no earlier, and another candidate takes over no sooner than
+    /// `lease_duration` after it; so with `lease_duration > renew_deadline`, as the defaults
+    /// have it, two leaders never act at once on one clock. (client-go checks the deadline only
+    /// per renew cycle and does not promise that; the race harness found the gap:
+    /// `eno/without-leader-election-deadline`.)
+    async fn hold_since(&self, renewed: tokio::time::Instant) -> LeaderError {
+        if self.config.unbounded_renewals {
+            return self.hold_unbounded().await;
+        }
+        let lost = || LeaderError::Lost(self.config.lease_name.clone());
+        let mut deadline = renewed + self.config.renew_deadline;
+        loop {
+            let next = tokio::time::Instant::now() + self.config.retry_period;
+            if next >= deadline {
+                tokio::time::sleep_until(deadline).await;
+                return lost();
+            }
+            tokio::time::sleep_until(next).await;
+            let began = tokio::time::Instant::now();
+            match tokio::time::timeout_at(deadline, self.attempt()).await {
+                Err(_elapsed) => return lost(),
+                Ok(Ok(Attempt::Leading)) => deadline = began + self.config.renew_deadline,
+                Ok(Ok(Attempt::HeldByOther)) => return lost(),
+                Ok(Ok(Attempt::Conflict)) => {}
+                Ok(Err(e)) => warn!(error = %e, "renewing leader lease failed"),
+            }
+        }
+    }
+
+    /// The renew loop with [`LeaderElectionConfig::unbounded_renewals`] (a test switch).
+    async fn hold_unbounded(&self) -> LeaderError {
         let mut last_renewal = tokio::time::Instant::now();
         loop {
             tokio::time::sleep(self.config.retry_period).await;
@@ -253,15 +303,15 @@ impl LeaderElector {
     ) -> Result<(), LeaderError> {
         tokio::pin!(shutdown);
         // Both selects are biased (no random branch choice in a seeded run).
-        tokio::select! {
+        let renewed = tokio::select! {
             biased;
-            _ = self.acquire() => {}
+            began = self.acquired() => began,
             _ = &mut shutdown => return Ok(()),
-        }
+        };
         let outcome = tokio::select! {
             biased;
+            lost = self.hold_since(renewed) => Err(lost),
             _ = work => Ok(()),
-            lost = self.hold() => Err(lost),
         };
         if outcome.is_ok() {
             self.release().await;

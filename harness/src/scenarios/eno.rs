@@ -33,6 +33,7 @@ use controllers::eno::{
 use controllers::operator::http::Readiness;
 use controllers::operator::shutdown;
 use fake_apiserver::FakeApiServer;
+use futures::future::BoxFuture;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -41,7 +42,7 @@ use serde_json::{json, Value};
 
 use crate::net::{collection, Interceptor, Views};
 use crate::scenario::Scenario;
-use crate::world::World;
+use crate::world::{HostEnv, World};
 
 /// Namespace of synthesizer pods.
 pub const POD_NAMESPACE: &str = "eno";
@@ -74,16 +75,7 @@ pub fn world(world: &mut World, guards: Guards) {
     processes(world, move |config| {
         config.start_before_caches_sync = !guards.cache_sync;
     });
-    world.deed("user changes the composition's spec", 1, |client| {
-        async move {
-            let api: Api<Composition> = Api::namespaced(client, "default");
-            let patch = json!({"spec": {"synthesizer": {"minGeneration": 1}}});
-            let _ = api
-                .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
-                .await;
-        }
-        .boxed()
-    });
+    user_changes_spec(world, 1);
     checks(world);
     world.eventually("composition synthesized", composition_synthesized);
     let interception = Guards {
@@ -102,21 +94,52 @@ pub fn processes(world: &mut World, configure: impl Fn(&mut EnoConfig) + Send + 
     world.host("eno", move |env| {
         let mut config = EnoConfig::new(POD_NAMESPACE, "controllers:harness");
         configure(&mut config);
-        let controllers = EnoControllers {
-            client: env.client,
-            config,
-            clock: env.clock,
-            ids: env.ids,
-            metrics: Metrics::default(),
-        };
-        controllers.run(shutdown::never(), Readiness::new()).boxed()
+        controllers(env, config)
     });
+    kubelet(world);
+}
+
+/// Actor `kubelet`: the kubelet stand-in with the real executor and [`synthesizer`].
+pub fn kubelet(world: &mut World) {
     world.actor("kubelet", |env| {
         let runner = executor_runner_with(env.client.clone(), env.clock.clone(), synthesizer());
         KubeletStandIn::new(env.client, POD_NAMESPACE, runner, env.clock)
             .run(shutdown::never())
             .boxed()
     });
+}
+
+/// The user's spec changes, at most `times`: each bumps `minGeneration`, hence the
+/// composition's generation.
+pub fn user_changes_spec(world: &mut World, times: usize) {
+    let next = Arc::new(std::sync::atomic::AtomicI64::new(1));
+    world.deed(
+        "user changes the composition's spec",
+        times,
+        move |client| {
+            let value = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                let api: Api<Composition> = Api::namespaced(client, "default");
+                let patch = json!({"spec": {"synthesizer": {"minGeneration": value}}});
+                let _ = api
+                    .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
+                    .await;
+            }
+            .boxed()
+        },
+    );
+}
+
+/// Production's Eno controllers (`EnoControllers::run`) with `config`, in `env`.
+pub fn controllers(env: HostEnv, config: EnoConfig) -> BoxFuture<'static, ()> {
+    let controllers = EnoControllers {
+        client: env.client,
+        config,
+        clock: env.clock,
+        ids: env.ids,
+        metrics: Metrics::default(),
+    };
+    controllers.run(shutdown::never(), Readiness::new()).boxed()
 }
 
 /// The invariants every Eno world keeps (spec §7): one live synthesizer pod per generation, synthesized

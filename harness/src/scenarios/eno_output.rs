@@ -23,16 +23,14 @@ use controllers::eno::context::Config as EnoConfig;
 use controllers::eno::executor::{ExecutorError, ExecutorOptions, SynthesizerRunner};
 use controllers::eno::kubelet_standin::{executor_runner_with_options, KubeletStandIn};
 use controllers::eno::metrics::Metrics;
-use controllers::eno::types::Composition;
 use controllers::eno::wiring::EnoControllers;
 use controllers::operator::http::Readiness;
 use controllers::operator::shutdown;
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
-use kube::api::{Api, Patch, PatchParams};
 use serde_json::{json, Value};
 
-use super::eno::{self, POD_NAMESPACE};
+use super::eno::{self, user_changes_spec, POD_NAMESPACE};
 use crate::scenario::Scenario;
 use crate::world::World;
 
@@ -106,26 +104,6 @@ pub fn processes_with(
             .run(shutdown::never())
             .boxed()
     });
-}
-
-/// The user's spec changes: each bumps `minGeneration`, hence the composition's generation.
-pub fn user_changes_spec(world: &mut World, times: usize) {
-    let next = Arc::new(std::sync::atomic::AtomicI64::new(1));
-    world.deed(
-        "user changes the composition's spec",
-        times,
-        move |client| {
-            let value = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            async move {
-                let api: Api<Composition> = Api::namespaced(client, "default");
-                let patch = json!({"spec": {"synthesizer": {"minGeneration": value}}});
-                let _ = api
-                    .patch("comp", &PatchParams::default(), &Patch::Merge(&patch))
-                    .await;
-            }
-            .boxed()
-        },
-    );
 }
 
 /// The invariants of the output path, besides Eno's own ([`eno::checks`]).

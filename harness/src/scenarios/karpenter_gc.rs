@@ -38,13 +38,14 @@ use controllers::karpenter::wiring::{self, new_stores, WiringOptions};
 use controllers::karpenter::{Context, NodeClaim};
 use controllers::operator::shutdown;
 use fake_apiserver::FakeApiServer;
+use futures::future::BoxFuture;
 use futures::FutureExt;
 use jiff::SignedDuration;
 use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::scenario::Scenario;
 use crate::sim::Faults;
-use crate::world::World;
+use crate::world::{HostEnv, World};
 
 use super::karpenter::{nodeclaims, setup};
 
@@ -105,6 +106,19 @@ impl Cloud {
 /// Builds the world: [`setup`] and a second NodeClaim, [`process`], [`kubelet`], the user's
 /// deletes (`default-1` at any time, `default-2` once Registered), [`checks`].
 pub fn world(world: &mut World, guards: Guards) {
+    setup_two_nodeclaims(world);
+    let cloud = Cloud::default();
+    process(world, cloud.clone(), move |config| {
+        config.termination_skips_waiting_for_nodes = !guards.termination_waits_for_nodes;
+        config.garbage_collection_disabled = !guards.garbage_collection;
+    });
+    kubelet(world);
+    users_delete(world);
+    checks(world, &cloud);
+}
+
+/// Setup: Karpenter's ([`setup`]) and a second NodeClaim, `default-2`.
+pub fn setup_two_nodeclaims(world: &mut World) {
     world.setup(|client| {
         async move {
             setup(client.clone()).await;
@@ -120,12 +134,10 @@ pub fn world(world: &mut World, guards: Guards) {
         }
         .boxed()
     });
-    let cloud = Cloud::default();
-    process(world, cloud.clone(), move |config| {
-        config.termination_skips_waiting_for_nodes = !guards.termination_waits_for_nodes;
-        config.garbage_collection_disabled = !guards.garbage_collection;
-    });
-    kubelet(world);
+}
+
+/// The user's deletes: `default-1` at any time, `default-2` once Registered.
+pub fn users_delete(world: &mut World) {
     world.deed("user deletes NodeClaim default-1", 1, |client| {
         async move {
             let _ = Api::<NodeClaim>::all(client)
@@ -153,7 +165,6 @@ pub fn world(world: &mut World, guards: Guards) {
             .boxed()
         },
     );
-    checks(world, &cloud);
 }
 
 /// Host `karpenter`: `wiring::spawn` with node termination (and garbage collection, unless the
@@ -164,9 +175,17 @@ pub fn process(
     configure: impl Fn(&mut Config) + Send + Sync + 'static,
 ) {
     world.host("karpenter", move |env| {
-        cloud.saw(&env.clock);
         let mut config = Config::default();
         configure(&mut config);
+        controllers(env, &cloud, config)
+    });
+}
+
+/// Production's Karpenter wiring (`wiring::spawn`) with node termination, over a kwok provider
+/// on `cloud`'s instances and virtual time, with `config`, in `env`.
+pub fn controllers(env: HostEnv, cloud: &Cloud, config: Config) -> BoxFuture<'static, ()> {
+    {
+        cloud.saw(&env.clock);
         let provider = KwokCloudProvider::new(env.client.clone(), env.ids.clone())
             .with_clock(env.clock.clone())
             .with_instances(cloud.instances.clone());
@@ -191,7 +210,7 @@ pub fn process(
             drop(running);
         }
         .boxed()
-    });
+    }
 }
 
 /// Actor `kwok-kubelet`: Karpenter's kubelet stand-in (`controllers::karpenter::kubelet::run`).

@@ -8,6 +8,7 @@ pub mod eno_output;
 pub mod karpenter;
 pub mod karpenter_gc;
 pub mod karpenter_lifecycle;
+pub mod leader_election;
 
 use crate::scenario::Scenario;
 
@@ -19,6 +20,7 @@ pub fn all() -> Vec<Scenario> {
     all.extend(karpenter::scenarios());
     all.extend(karpenter_lifecycle::scenarios());
     all.extend(karpenter_gc::scenarios());
+    all.extend(leader_election::scenarios());
     all.extend(both::scenarios());
     all
 }

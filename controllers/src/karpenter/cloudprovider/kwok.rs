@@ -217,7 +217,9 @@ impl CloudProvider for KwokCloudProvider {
     fn delete<'a>(&'a self, nodeclaim: &'a NodeClaim) -> BoxFuture<'a, CloudResult<()>> {
         Box::pin(async move {
             let provider_id = nodeclaim.provider_id();
-            let known = self.instances.remove(provider_id);
+            // The instance is its Node: it goes from the registry only once the Node is gone,
+            // so a delete that fails or is cut short (a crash, a lost answer) leaves the
+            // instance listed, and garbage collection tries again.
             let node_name = provider_id.strip_prefix(KWOK_PROVIDER_PREFIX).unwrap_or("");
             let node_deleted = if node_name.is_empty() {
                 false
@@ -231,6 +233,7 @@ impl CloudProvider for KwokCloudProvider {
                     Err(e) => return Err(CloudProviderError::Other(format!("deleting node, {e}"))),
                 }
             };
+            let known = self.instances.remove(provider_id);
             if known || node_deleted {
                 Ok(())
             } else {
@@ -357,5 +360,31 @@ mod tests {
             .await
             .unwrap_err()
             .is_nodeclaim_not_found());
+    }
+
+    /// Found by the race harness (`karpenter/leader-election`): the instance left the registry
+    /// before its Node was deleted, so a Node delete that failed (or was cut short by a lost
+    /// leadership) left a Node no garbage collection would ever look at again.
+    #[tokio::test]
+    async fn a_failed_node_delete_keeps_the_instance_listed() {
+        let server = fake_apiserver::FakeApiServer::new();
+        let kwok = KwokCloudProvider::new(server.client(), Arc::new(SeededIds::new(1)));
+        let created = kwok
+            .create(&nodeclaim(Some(&["c-1x-amd64-linux"])))
+            .await
+            .unwrap();
+        server.add_fault(fake_apiserver::hooks::FaultRule {
+            matcher: fake_apiserver::hooks::RequestMatcher {
+                verb: Some("delete".into()),
+                resource: Some("nodes".into()),
+                ..Default::default()
+            },
+            error: fake_apiserver::ApiError::internal("etcdserver: request timed out"),
+            times: Some(1),
+        });
+        assert!(kwok.delete(&created).await.is_err());
+        assert_eq!(kwok.list().await.unwrap().len(), 1, "still listed");
+        kwok.delete(&created).await.unwrap();
+        assert!(kwok.list().await.unwrap().is_empty());
     }
 }

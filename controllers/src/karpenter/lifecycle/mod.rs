@@ -104,21 +104,29 @@ pub fn error_policy(nodeclaim: Arc<NodeClaim>, error: &Error, ctx: Arc<Context>)
 async fn reconcile_pass(triggered: &NodeClaim, ctx: &Context) -> Result<Pass, Error> {
     let name = triggered.name_any();
     let key = ObjectRef::from_obj(triggered);
-    if let Gate::Wait(wait) = ctx.read_own_writes.gate_with(&name, || {
+    let api: Api<NodeClaim> = Api::all(ctx.client.clone());
+    let gate = ctx.read_own_writes.gate_with(&name, || {
         let latest = ctx.nodeclaims.get(&key);
         latest.as_deref().unwrap_or(triggered).resource_version()
-    }) {
-        tracing::debug!(?wait, "cache has not seen our last write; deferring");
-        return Ok(Pass::Deferred(wait));
-    }
+    });
     // Like controller-runtime, work on the cache's copy as of now (it may be newer than the one
-    // the trigger carried).
-    let latest = ctx.nodeclaims.get(&key);
+    // the trigger carried) — unless the cache is still behind our own last write.
+    let latest: Option<Arc<NodeClaim>> = match gate {
+        Gate::Wait(wait) => {
+            tracing::debug!(?wait, "cache has not seen our last write; deferring");
+            return Ok(Pass::Deferred(wait));
+        }
+        Gate::Proceed => ctx.nodeclaims.get(&key),
+        Gate::ReadLive => match api.get_opt(&name).await {
+            Ok(Some(live)) => Some(Arc::new(live)),
+            Ok(None) => return Ok(Pass::Finished(Outcome::Done)),
+            Err(e) => return Err(Error::api("getting nodeclaim", e)),
+        },
+    };
     let cached: &NodeClaim = latest.as_deref().unwrap_or(triggered);
     if cached.is_deleting() {
         return Ok(Pass::Finished(Outcome::Done));
     }
-    let api: Api<NodeClaim> = Api::all(ctx.client.clone());
     let mut nodeclaim = cached.clone();
 
     // Add the finalizer immediately since we shouldn't launch if we don't yet have the finalizer.

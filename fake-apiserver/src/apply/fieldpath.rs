@@ -1,0 +1,504 @@
+//! Field paths and field sets, as structured-merge-diff's `fieldpath` package models them, and
+//! their `FieldsV1` encoding in `metadata.managedFields`.
+//!
+//! A path is a list of elements: a struct field or map key (`f:name`), an element of a list keyed
+//! by some of its fields (`k:{"name":"x"}`), an element of a set-like list by its value (`v:"a"`),
+//! or a list index (`i:0`, never produced by the server but accepted when read back). A [`Set`] is
+//! a tree: the paths that are members at this level, and a child set per path element below it.
+//! In `FieldsV1`, a member that also has children is written with a `"."` entry in its object.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::validation::{go_format_float, go_quote};
+
+/// One step of a field path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathElement {
+    /// A struct field or a map key: `f:<name>`.
+    Field(String),
+    /// A list element identified by its key fields, sorted by name: `k:{...}`.
+    Key(Vec<(String, Value)>),
+    /// A set element identified by its (scalar) value: `v:<json>`.
+    Value(Value),
+    /// A list element by position: `i:<n>`.
+    Index(usize),
+}
+
+fn variant_rank(pe: &PathElement) -> u8 {
+    match pe {
+        PathElement::Field(_) => 0,
+        PathElement::Key(_) => 1,
+        PathElement::Value(_) => 2,
+        PathElement::Index(_) => 3,
+    }
+}
+
+/// The order structured-merge-diff gives values: null, numbers, strings, booleans, lists, maps.
+pub fn compare_values(a: &Value, b: &Value) -> Ordering {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Null => 0,
+            Value::Number(_) => 1,
+            Value::String(_) => 2,
+            Value::Bool(_) => 3,
+            Value::Array(_) => 4,
+            Value::Object(_) => 5,
+        }
+    }
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => x
+                .as_f64()
+                .unwrap_or_default()
+                .total_cmp(&y.as_f64().unwrap_or_default()),
+        },
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => {
+            for (x, y) in x.iter().zip(y) {
+                let c = compare_values(x, y);
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            for ((kx, vx), (ky, vy)) in x.iter().zip(y) {
+                let c = kx.cmp(ky).then_with(|| compare_values(vx, vy));
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+impl Ord for PathElement {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (PathElement::Field(a), PathElement::Field(b)) => a.cmp(b),
+            (PathElement::Key(a), PathElement::Key(b)) => {
+                for ((na, va), (nb, vb)) in a.iter().zip(b) {
+                    let c = na.cmp(nb).then_with(|| compare_values(va, vb));
+                    if c != Ordering::Equal {
+                        return c;
+                    }
+                }
+                a.len().cmp(&b.len())
+            }
+            (PathElement::Value(a), PathElement::Value(b)) => compare_values(a, b),
+            (PathElement::Index(a), PathElement::Index(b)) => a.cmp(b),
+            _ => variant_rank(self).cmp(&variant_rank(other)),
+        }
+    }
+}
+
+impl PartialOrd for PathElement {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A value as structured-merge-diff prints it in paths (`value.ToString`): strings quoted.
+fn value_to_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_format_float(n.as_f64().unwrap_or_default()),
+        },
+        Value::String(s) => go_quote(s),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(value_to_string).collect();
+            format!("[{}]", parts.join(","))
+        }
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{k}={}", value_to_string(v)))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+    }
+}
+
+impl fmt::Display for PathElement {
+    /// The form conflict messages use: `.name`, `[key="v",...]`, `[=value]`, `[0]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathElement::Field(name) => write!(f, ".{name}"),
+            PathElement::Key(fields) => {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(n, v)| format!("{n}={}", value_to_string(v)))
+                    .collect();
+                write!(f, "[{}]", parts.join(","))
+            }
+            PathElement::Value(v) => write!(f, "[={}]", value_to_string(v)),
+            PathElement::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// Why a `FieldsV1` document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DecodeError(pub String);
+
+impl PathElement {
+    /// The `FieldsV1` key of this element.
+    pub fn encode(&self) -> String {
+        match self {
+            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Key(fields) => {
+                let map: Map<String, Value> = fields.iter().cloned().collect();
+                format!("k:{}", Value::Object(map))
+            }
+            PathElement::Value(v) => format!("v:{v}"),
+            PathElement::Index(i) => format!("i:{i}"),
+        }
+    }
+
+    /// Reads a `FieldsV1` key; `Ok(None)` for an unknown element type (skipped, as the real
+    /// server skips it).
+    pub fn decode(key: &str) -> Result<Option<Self>, DecodeError> {
+        let Some((kind, rest)) = key.split_at_checked(2) else {
+            return Err(DecodeError("key must be 2 characters long:".into()));
+        };
+        if !kind.ends_with(':') {
+            return Err(DecodeError(format!("missing colon: {key}")));
+        }
+        let bad = |e: serde_json::Error| DecodeError(format!("parsing key as path element: {e}"));
+        Ok(Some(match kind {
+            "f:" => PathElement::Field(rest.to_string()),
+            "v:" => PathElement::Value(serde_json::from_str(rest).map_err(bad)?),
+            "k:" => {
+                let map: Map<String, Value> = serde_json::from_str(rest).map_err(bad)?;
+                PathElement::Key(map.into_iter().collect())
+            }
+            "i:" => PathElement::Index(
+                rest.parse()
+                    .map_err(|e| DecodeError(format!("parsing index: {e}")))?,
+            ),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// A field path: the elements from the object's root.
+pub type Path = Vec<PathElement>;
+
+/// Renders a path as conflict messages do, e.g. `.spec.containers[name="app"].image`.
+pub fn path_string(path: &[PathElement]) -> String {
+    path.iter().map(ToString::to_string).collect()
+}
+
+/// A set of field paths, as a tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Set {
+    /// Paths that end at this level.
+    members: BTreeSet<PathElement>,
+    /// Sets below each element (never empty).
+    children: BTreeMap<PathElement, Set>,
+}
+
+impl Set {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the set holds no path.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.children.is_empty()
+    }
+
+    /// Adds a path (the empty path is ignored).
+    pub fn insert(&mut self, path: &[PathElement]) {
+        match path {
+            [] => {}
+            [last] => {
+                self.members.insert(last.clone());
+            }
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+        }
+    }
+
+    /// Whether `path` is a member.
+    pub fn has(&self, path: &[PathElement]) -> bool {
+        match path {
+            [] => false,
+            [last] => self.members.contains(last),
+            [first, rest @ ..] => self.children.get(first).is_some_and(|c| c.has(rest)),
+        }
+    }
+
+    /// Adds `pe` as a member at this level.
+    pub fn insert_member(&mut self, pe: PathElement) {
+        self.members.insert(pe);
+    }
+
+    /// Puts `child` below `pe` (an empty child is not kept).
+    pub fn set_child(&mut self, pe: PathElement, child: Set) {
+        if child.is_empty() {
+            self.children.remove(&pe);
+        } else {
+            self.children.insert(pe, child);
+        }
+    }
+
+    /// The paths below `pe`, relative to it.
+    pub fn with_prefix(&self, pe: &PathElement) -> Option<&Set> {
+        self.children.get(pe)
+    }
+
+    /// The members at this level.
+    pub fn members(&self) -> impl Iterator<Item = &PathElement> {
+        self.members.iter()
+    }
+
+    /// The child sets at this level.
+    pub fn children(&self) -> impl Iterator<Item = (&PathElement, &Set)> {
+        self.children.iter()
+    }
+
+    /// Every path in `self` or `other`.
+    pub fn union(&self, other: &Set) -> Set {
+        let mut out = self.clone();
+        out.union_in_place(other);
+        out
+    }
+
+    fn union_in_place(&mut self, other: &Set) {
+        self.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            self.children
+                .entry(pe.clone())
+                .or_default()
+                .union_in_place(child);
+        }
+    }
+
+    /// The paths in both.
+    pub fn intersection(&self, other: &Set) -> Set {
+        let members = self.members.intersection(&other.members).cloned().collect();
+        let children = self
+            .children
+            .iter()
+            .filter_map(|(pe, child)| {
+                let both = child.intersection(other.children.get(pe)?);
+                (!both.is_empty()).then(|| (pe.clone(), both))
+            })
+            .collect();
+        Set { members, children }
+    }
+
+    /// The paths of `self` that are not in `other` (a parent in `other` removes only itself,
+    /// not its children).
+    pub fn difference(&self, other: &Set) -> Set {
+        let members = self.members.difference(&other.members).cloned().collect();
+        let children = self
+            .children
+            .iter()
+            .filter_map(|(pe, child)| match other.children.get(pe) {
+                Some(o) => {
+                    let d = child.difference(o);
+                    (!d.is_empty()).then(|| (pe.clone(), d))
+                }
+                None => Some((pe.clone(), child.clone())),
+            })
+            .collect();
+        Set { members, children }
+    }
+
+    /// Like [`Set::difference`], but a member of `other` also removes everything below it.
+    pub fn recursive_difference(&self, other: &Set) -> Set {
+        let members = self.members.difference(&other.members).cloned().collect();
+        let children = self
+            .children
+            .iter()
+            .filter(|(pe, _)| !other.members.contains(pe))
+            .filter_map(|(pe, child)| match other.children.get(pe) {
+                Some(o) => {
+                    let d = child.recursive_difference(o);
+                    (!d.is_empty()).then(|| (pe.clone(), d))
+                }
+                None => Some((pe.clone(), child.clone())),
+            })
+            .collect();
+        Set { members, children }
+    }
+
+    /// Every path, in the set's order: this level's members, then each child's paths.
+    pub fn paths(&self) -> Vec<Path> {
+        let mut out = Vec::new();
+        self.collect_paths(&mut Vec::new(), &mut out);
+        out
+    }
+
+    fn collect_paths(&self, prefix: &mut Path, out: &mut Vec<Path>) {
+        for pe in &self.members {
+            let mut p = prefix.clone();
+            p.push(pe.clone());
+            out.push(p);
+        }
+        for (pe, child) in &self.children {
+            prefix.push(pe.clone());
+            child.collect_paths(prefix, out);
+            prefix.pop();
+        }
+    }
+
+    /// The `FieldsV1` object of this set.
+    pub fn to_fields_v1(&self) -> Value {
+        Value::Object(self.emit(false))
+    }
+
+    fn emit(&self, include_self: bool) -> Map<String, Value> {
+        let mut out = Map::new();
+        if include_self && !self.is_empty() {
+            out.insert(".".into(), Value::Object(Map::new()));
+        }
+        for pe in &self.members {
+            if !self.children.contains_key(pe) {
+                out.insert(pe.encode(), Value::Object(Map::new()));
+            }
+        }
+        for (pe, child) in &self.children {
+            let is_member = self.members.contains(pe);
+            out.insert(pe.encode(), Value::Object(child.emit(is_member)));
+        }
+        out
+    }
+
+    /// Reads a `FieldsV1` object.
+    pub fn from_fields_v1(value: &Value) -> Result<Set, DecodeError> {
+        let Value::Object(map) = value else {
+            return Err(DecodeError("FieldsV1 is not a JSON object".into()));
+        };
+        Ok(Self::read(map)?.0.unwrap_or_default())
+    }
+
+    /// Returns the children found in `map` (None when it has no entries) and whether `map`
+    /// marks its own path as a member.
+    fn read(map: &Map<String, Value>) -> Result<(Option<Set>, bool), DecodeError> {
+        let mut children: Option<Set> = None;
+        let mut is_member = false;
+        for (key, value) in map {
+            if key == "." {
+                is_member = true;
+                continue;
+            }
+            let Some(pe) = PathElement::decode(key)? else {
+                continue;
+            };
+            let Value::Object(inner) = value else {
+                return Err(DecodeError(format!(
+                    "parsing key as path element: {key} does not hold an object"
+                )));
+            };
+            let (grandchildren, child_is_member) = Self::read(inner)?;
+            let set = children.get_or_insert_with(Set::default);
+            if child_is_member {
+                set.members.insert(pe.clone());
+            }
+            if let Some(g) = grandchildren {
+                set.children.insert(pe, g);
+            }
+        }
+        if children.is_none() {
+            is_member = true;
+        }
+        Ok((children, is_member))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn f(name: &str) -> PathElement {
+        PathElement::Field(name.into())
+    }
+
+    #[test]
+    fn fields_v1_round_trips_with_self_markers() {
+        let doc = json!({
+            "f:data": {".": {}, "f:a": {}},
+            "f:metadata": {"f:labels": {"f:x": {}}},
+            "f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {".": {}, "f:image": {}, "f:name": {}}}},
+            "f:finalizers": {"v:\"a.io/x\"": {}}
+        });
+        let set = Set::from_fields_v1(&doc).unwrap();
+        assert!(set.has(&[f("data")]));
+        assert!(set.has(&[f("data"), f("a")]));
+        assert!(!set.has(&[f("metadata")]), "no '.' means not a member");
+        assert!(set.has(&[f("metadata"), f("labels"), f("x")]));
+        let app = PathElement::Key(vec![("name".into(), json!("app"))]);
+        assert!(set.has(&[f("spec"), f("containers"), app.clone()]));
+        assert!(set.has(&[f("spec"), f("containers"), app, f("image")]));
+        assert!(set.has(&[f("finalizers"), PathElement::Value(json!("a.io/x"))]));
+        assert_eq!(set.to_fields_v1(), doc);
+    }
+
+    #[test]
+    fn unknown_element_types_are_skipped_and_bad_keys_fail() {
+        let set = Set::from_fields_v1(&json!({"x:y": {}, "f:a": {}})).unwrap();
+        assert_eq!(set.paths(), vec![vec![f("a")]]);
+        assert!(Set::from_fields_v1(&json!({"fa": {}})).is_err());
+        assert!(Set::from_fields_v1(&json!({"k:{": {}})).is_err());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let mut a = Set::new();
+        a.insert(&[f("a"), f("b")]);
+        a.insert(&[f("a"), f("c")]);
+        a.insert(&[f("a")]);
+        let mut b = Set::new();
+        b.insert(&[f("a")]);
+        // Plain difference removes the parent only; recursive difference removes its subtree.
+        let d = a.difference(&b);
+        assert!(!d.has(&[f("a")]) && d.has(&[f("a"), f("b")]));
+        assert!(a.recursive_difference(&b).is_empty());
+        let mut c = Set::new();
+        c.insert(&[f("a"), f("c")]);
+        c.insert(&[f("z")]);
+        let i = a.intersection(&c);
+        assert_eq!(i.paths(), vec![vec![f("a"), f("c")]]);
+        let u = a.union(&c);
+        assert!(u.has(&[f("z")]) && u.has(&[f("a"), f("b")]));
+        assert!(a.difference(&a).is_empty());
+    }
+
+    #[test]
+    fn paths_print_as_conflict_messages_do() {
+        let path = vec![
+            f("spec"),
+            f("ports"),
+            PathElement::Key(vec![
+                ("port".into(), json!(80)),
+                ("protocol".into(), json!("TCP")),
+            ]),
+            f("targetPort"),
+        ];
+        assert_eq!(
+            path_string(&path),
+            ".spec.ports[port=80,protocol=\"TCP\"].targetPort"
+        );
+        assert_eq!(
+            path_string(&[f("finalizers"), PathElement::Value(json!("a"))]),
+            ".finalizers[=\"a\"]"
+        );
+    }
+}

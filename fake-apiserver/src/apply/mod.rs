@@ -1,0 +1,668 @@
+//! Server-side apply and `metadata.managedFields`, as kube-apiserver's field manager
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager`) and structured-merge-diff
+//! (`merge/update.go`) do them.
+//!
+//! - Every write but apply ([`track_update`]) compares the object before and after: the writer's
+//!   entry (operation `Update`) gains what it added or changed, every other manager loses it, and
+//!   everyone loses what was removed. Entries left without fields are dropped.
+//! - An apply ([`apply`]) merges the configuration into the live object along the kind's schema,
+//!   makes the configuration's field set the applier's entry (operation `Apply`), removes what the
+//!   applier applied last time and no longer does (unless someone else owns it), and refuses with
+//!   409 a change to a field another manager owns, unless forced, which takes the field over.
+//!
+//! In both, fields a strategy resets (`status` on the main endpoint of a kind with a status
+//! subresource, `spec` on `/status`) are nobody's, and the server-owned metadata (`name`,
+//! `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, ...)
+//! is never recorded.
+
+pub mod fieldpath;
+pub mod managed;
+pub mod schema;
+pub mod typed;
+
+use serde_json::{Map, Value};
+
+use crate::error::{ApiError, StatusCause};
+use crate::resource::ResourceInfo;
+use fieldpath::{path_string, Path, PathElement, Set};
+use managed::{Entry, Identity, Operation};
+use schema::TypeSchema;
+
+/// The longest field manager name (`FieldManagerMaxLength`).
+pub const FIELD_MANAGER_MAX_LENGTH: usize = 128;
+
+/// Where a write came in and who makes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Writer<'a> {
+    /// The served resource.
+    pub info: &'a ResourceInfo,
+    /// The field manager.
+    pub manager: &'a str,
+    /// `Some("status")` for the status subresource.
+    pub subresource: Option<&'a str>,
+    /// The server's current time (RFC 3339, seconds).
+    pub now: &'a str,
+}
+
+impl Writer<'_> {
+    /// Fields the endpoint's strategy resets, which nobody owns.
+    fn ignored(&self) -> Set {
+        let mut set = Set::new();
+        match self.subresource {
+            Some("status") => set.insert(&[field("spec")]),
+            _ if self.info.has_status => set.insert(&[field("status")]),
+            _ => {}
+        }
+        set
+    }
+
+    fn identity(&self, operation: Operation) -> Identity {
+        Identity::new(
+            self.manager,
+            operation,
+            &self.info.api_version(),
+            self.subresource,
+        )
+    }
+}
+
+fn field(name: &str) -> PathElement {
+    PathElement::Field(name.to_string())
+}
+
+/// The server-owned fields stripped from every manager's set (`stripmeta.go`).
+fn strip_set() -> Set {
+    let mut set = Set::new();
+    set.insert(&[field("apiVersion")]);
+    set.insert(&[field("kind")]);
+    set.insert(&[field("metadata")]);
+    for name in [
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "selfLink",
+        "uid",
+        "clusterName",
+        "generation",
+        "managedFields",
+        "resourceVersion",
+    ] {
+        set.insert(&[field("metadata"), field(name)]);
+    }
+    set
+}
+
+/// The object without `metadata.managedFields` (an absent object is `{}`).
+fn without_managed_fields(object: Option<&Value>) -> Value {
+    let mut v = object.cloned().unwrap_or_else(|| Value::Object(Map::new()));
+    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.remove("managedFields");
+    }
+    v
+}
+
+fn set_managed_fields(object: &mut Value, entries: &[Entry]) {
+    let Some(obj) = object.as_object_mut() else {
+        return;
+    };
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(meta) = meta.as_object_mut() else {
+        return;
+    };
+    if entries.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), managed::encode(entries));
+    }
+}
+
+fn drop_empty(entries: &mut Vec<Entry>) {
+    entries.retain(|e| !e.set.is_empty());
+}
+
+fn strip(entries: &mut Vec<Entry>) {
+    let strip = strip_set();
+    for e in entries.iter_mut() {
+        e.set = e.set.difference(&strip);
+    }
+    drop_empty(entries);
+}
+
+/// A field another manager owns that a write would change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The owner.
+    pub manager: Identity,
+    /// The field.
+    pub path: Path,
+}
+
+/// The 409 an apply gets for conflicts, with the real message and causes.
+pub fn conflict_error(conflicts: &[Conflict]) -> ApiError {
+    let causes: Vec<StatusCause> = conflicts
+        .iter()
+        .map(|c| StatusCause {
+            reason: "FieldManagerConflict".into(),
+            message: format!("conflict with {}", c.manager.describe()),
+            field: path_string(&c.path),
+        })
+        .collect();
+    let message = match conflicts {
+        [only] => format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            only.manager.describe(),
+            path_string(&only.path)
+        ),
+        _ => {
+            let mut managers: Vec<Identity> = Vec::new();
+            for c in conflicts {
+                if !managers.contains(&c.manager) {
+                    managers.push(c.manager.clone());
+                }
+            }
+            managed::sort_identities(&mut managers);
+            let mut lines = Vec::new();
+            for m in &managers {
+                lines.push(format!("conflicts with {}:", m.describe()));
+                for c in conflicts.iter().filter(|c| &c.manager == m) {
+                    lines.push(format!("- {}", path_string(&c.path)));
+                }
+            }
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                lines.join("\n")
+            )
+        }
+    };
+    let mut err = ApiError::new(409, "Conflict", message);
+    err.causes = causes;
+    err
+}
+
+/// structured-merge-diff's `update`: what `live` → `new` takes from the managers other than
+/// `skip`. Conflicts (fields others own that changed) are an error unless `force`; otherwise
+/// they, and every removed field, leave the other managers' sets.
+fn take_over(
+    schema: &TypeSchema,
+    live: &Value,
+    new: &Value,
+    entries: &mut Vec<Entry>,
+    skip: Option<&Identity>,
+    ignored: &Set,
+    force: bool,
+) -> Result<typed::Comparison, Vec<Conflict>> {
+    let mut cmp = typed::compare(schema, schema.root, live, new);
+    cmp.exclude(ignored);
+    let changed = cmp.modified.union(&cmp.added);
+    let mut conflicts = Vec::new();
+    for e in entries.iter().filter(|e| Some(&e.id) != skip) {
+        let owned = e.set.intersection(&changed);
+        for path in owned.paths() {
+            conflicts.push(Conflict {
+                manager: e.id.clone(),
+                path,
+            });
+        }
+    }
+    if !force && !conflicts.is_empty() {
+        let mut sorted = conflicts;
+        sorted.sort_by(|a, b| a.manager.sort_key().cmp(&b.manager.sort_key()));
+        return Err(sorted);
+    }
+    for e in entries.iter_mut().filter(|e| Some(&e.id) != skip) {
+        e.set = e.set.difference(&changed).difference(&cmp.removed);
+    }
+    drop_empty(entries);
+    Ok(cmp)
+}
+
+/// The managed fields the live object starts from for an update: those the client sent (main
+/// endpoint only), else the stored ones. `None` when the object is not tracked (it exists and has
+/// none), as the real server's skip of untracked objects does.
+fn base_entries(writer: &Writer<'_>, live: Option<&Value>, new: &Value) -> Option<Vec<Entry>> {
+    let sent = new.pointer("/metadata/managedFields");
+    if writer.subresource.is_none() {
+        if let Ok(entries) = managed::decode(sent) {
+            if !entries.is_empty() {
+                return Some(entries);
+            }
+        }
+    }
+    let stored = managed::decode(live.and_then(|l| l.pointer("/metadata/managedFields")))
+        .unwrap_or_default();
+    if stored.is_empty() && live.is_some() {
+        return None;
+    }
+    Some(stored)
+}
+
+/// Records a create, update or non-apply patch in `new`'s `managedFields` (`live` is the stored
+/// object, `None` on create).
+pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) {
+    let Some(mut entries) = base_entries(writer, live, new) else {
+        set_managed_fields(new, &[]);
+        return;
+    };
+    let schema = schema::schema_for(writer.info);
+    let before = without_managed_fields(live);
+    let after = without_managed_fields(Some(new));
+    let ignored = writer.ignored();
+    let Ok(cmp) = take_over(&schema, &before, &after, &mut entries, None, &ignored, true) else {
+        return;
+    };
+    let mut current = Entry {
+        id: writer.identity(Operation::Update),
+        api_version: writer.info.api_version(),
+        time: Some(writer.now.to_string()),
+        set: cmp.modified.union(&cmp.added),
+    };
+    strip(&mut entries);
+    current.set = current.set.difference(&strip_set());
+    if !current.set.is_empty() {
+        match entries.iter_mut().find(|e| e.id == current.id) {
+            Some(existing) => {
+                existing.set = existing.set.union(&current.set);
+                existing.time = current.time;
+                existing.api_version = current.api_version;
+            }
+            None => entries.push(current),
+        }
+    }
+    set_managed_fields(new, &entries);
+}
+
+/// What an apply produced.
+#[derive(Debug)]
+pub struct Applied {
+    /// The object to write: the merged object with its new `managedFields` (the live object,
+    /// with new `managedFields`, when the configuration changes nothing else).
+    pub object: Value,
+}
+
+/// Applies `config` for `writer.manager` to `live` (`None`: the object does not exist yet).
+///
+/// The caller has checked the request (manager, kind, no `managedFields` in the configuration);
+/// the result still goes through the kind's create or update rules.
+pub fn apply(
+    writer: &Writer<'_>,
+    live: Option<&Value>,
+    config: &Value,
+    force: bool,
+) -> Result<Applied, ApiError> {
+    let schema = schema::schema_for(writer.info);
+    let errors = typed::validate(&schema, schema.root, config);
+    if !errors.is_empty() {
+        let detail = match errors.as_slice() {
+            [one] => one.clone(),
+            many => format!(
+                "errors:\n{}",
+                many.iter()
+                    .map(|e| format!("  {e}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        };
+        return Err(ApiError::plain_500(format!(
+            "failed to create typed patch object ({}): {detail}",
+            object_gvknn(writer.info, config)
+        )));
+    }
+    let mut entries = managed::decode(live.and_then(|l| l.pointer("/metadata/managedFields")))
+        .map_err(|e| ApiError::plain_500(format!("failed to decode managed fields: {e}")))?;
+    let live_v = without_managed_fields(live);
+    let merged = typed::merge(&schema, schema.root, &live_v, config)
+        .map_err(|e| ApiError::plain_500(format!("failed to merge config: {e}")))?;
+    let id = writer.identity(Operation::Apply);
+    let ignored = writer.ignored();
+    let set = typed::to_field_set(&schema, schema.root, config).recursive_difference(&ignored);
+    let last = entries.iter().find(|e| e.id == id).map(|e| e.set.clone());
+    let applied = Entry {
+        id: id.clone(),
+        api_version: writer.info.api_version(),
+        time: entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.time.clone()),
+        set,
+    };
+    match entries.iter_mut().find(|e| e.id == id) {
+        Some(e) => *e = applied,
+        None => entries.push(applied),
+    }
+    let pruned = match &last {
+        Some(last) if !last.is_empty() => prune(&schema, &merged, &entries, last),
+        _ => merged,
+    };
+    take_over(
+        &schema,
+        &live_v,
+        &pruned,
+        &mut entries,
+        Some(&id),
+        &ignored,
+        force,
+    )
+    .map_err(|conflicts| conflict_error(&conflicts))?;
+    let changed = pruned != live_v;
+    strip(&mut entries);
+    if changed {
+        if let Some(e) = entries.iter_mut().find(|e| e.id == id) {
+            e.time = Some(writer.now.to_string());
+        }
+    }
+    let mut object = if changed { pruned } else { live_v };
+    set_managed_fields(&mut object, &entries);
+    Ok(Applied { object })
+}
+
+/// Removes what the applier owned last time and no longer applies, unless another manager owns
+/// it (structured-merge-diff's `prune`, `addBackOwnedItems`, `addBackDanglingItems`).
+fn prune(schema: &TypeSchema, merged: &Value, entries: &[Entry], last: &Set) -> Value {
+    let root = schema.root;
+    let named = |s: &Set| typed::ensure_named_fields_are_members(schema, root, s);
+    let last_named = named(last);
+    let pruned = typed::remove_items(schema, root, merged, &last_named);
+    // Add back what anyone (the applier's new configuration included) owns.
+    let managed = entries.iter().fold(Set::new(), |acc, e| acc.union(&e.set));
+    let merged_set = named(&typed::to_field_set(schema, root, merged));
+    let pruned_set = named(&typed::to_field_set(schema, root, &pruned));
+    let remove = merged_set.difference(&pruned_set.union(&named(&managed)));
+    let pruned = typed::remove_items(schema, root, merged, &remove);
+    // Only what the applier owned before may go.
+    let pruned_set = named(&typed::to_field_set(schema, root, &pruned));
+    let remove = merged_set.difference(&pruned_set).intersection(&last_named);
+    typed::remove_items(schema, root, merged, &remove)
+}
+
+/// `group/version, Kind=kind namespace/name` of an object, as field manager errors name it.
+fn object_gvknn(info: &ResourceInfo, object: &Value) -> String {
+    let meta = |k: &str| {
+        object
+            .pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    format!(
+        "{}/{}, Kind={} {}/{}",
+        info.group,
+        info.version,
+        info.kind,
+        meta("namespace"),
+        meta("name")
+    )
+}
+
+/// The manager of a write without `fieldManager`: the user agent up to its first `/`, without
+/// unprintable characters, at most [`FIELD_MANAGER_MAX_LENGTH`] bytes.
+pub fn manager_from_user_agent(user_agent: &str) -> String {
+    let prefix = user_agent.split('/').next().unwrap_or_default();
+    let mut out = String::new();
+    for c in prefix.chars().filter(|c| is_printable(*c)) {
+        if out.len() + c.len_utf8() > FIELD_MANAGER_MAX_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Go's `unicode.IsPrint` for the characters that matter here: no control characters, and the
+/// only space allowed is U+0020.
+fn is_printable(c: char) -> bool {
+    !c.is_control() && (c == ' ' || !c.is_whitespace())
+}
+
+/// Checks a `fieldManager` (`ValidateFieldManager`): at most 128 bytes, printable. Returns the
+/// causes of a 422.
+pub fn validate_field_manager(manager: &str) -> Vec<StatusCause> {
+    let mut causes = Vec::new();
+    let quoted = crate::validation::go_quote(manager);
+    if manager.len() > FIELD_MANAGER_MAX_LENGTH {
+        causes.push(StatusCause {
+            reason: "FieldValueTooLong".into(),
+            message: format!("Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"),
+            field: "fieldManager".into(),
+        });
+    }
+    for (i, c) in manager.char_indices() {
+        if !is_printable(c) {
+            causes.push(StatusCause {
+                reason: "FieldValueInvalid".into(),
+                message: format!(
+                    "Invalid value: {quoted}: invalid character U+{:04X} (at position {i})",
+                    c as u32
+                ),
+                field: "fieldManager".into(),
+            });
+        }
+    }
+    causes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+    use serde_json::json;
+
+    fn info(plural: &str) -> ResourceInfo {
+        builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == plural)
+            .unwrap()
+    }
+
+    fn writer<'a>(info: &'a ResourceInfo, manager: &'a str, now: &'a str) -> Writer<'a> {
+        Writer {
+            info,
+            manager,
+            subresource: None,
+            now,
+        }
+    }
+
+    fn entries(object: &Value) -> Vec<(String, String, Value)> {
+        object["metadata"]["managedFields"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| {
+                (
+                    e["manager"].as_str().unwrap().to_string(),
+                    e["operation"].as_str().unwrap().to_string(),
+                    e["fieldsV1"].clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn cm(data: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"}, "data": data})
+    }
+
+    #[test]
+    fn create_and_update_track_what_each_writer_changed() {
+        let cms = info("configmaps");
+        let mut created = cm(json!({"a": "1"}));
+        track_update(&writer(&cms, "kubectl-create", "t1"), None, &mut created);
+        assert_eq!(
+            entries(&created),
+            vec![(
+                "kubectl-create".into(),
+                "Update".into(),
+                json!({"f:data": {".": {}, "f:a": {}}})
+            )]
+        );
+        assert_eq!(created["metadata"]["managedFields"][0]["time"], "t1");
+        // Another manager changes `a` and adds a label: it takes `a` over.
+        let mut labelled = created.clone();
+        labelled["data"]["a"] = json!("2");
+        labelled["metadata"]["labels"] = json!({"x": "y"});
+        labelled["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        track_update(
+            &writer(&cms, "kubectl-edit", "t2"),
+            Some(&created),
+            &mut labelled,
+        );
+        let e = entries(&labelled);
+        assert_eq!(
+            e[0].2,
+            json!({"f:data": {}}),
+            "kubectl-create keeps the map itself"
+        );
+        assert_eq!(
+            e[1].2,
+            json!({"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {".": {}, "f:x": {}}}})
+        );
+        // Removing the label leaves kubectl-label nothing; its entry goes.
+        let mut label = labelled.clone();
+        label["metadata"]["labels"]["z"] = json!("1");
+        track_update(
+            &writer(&cms, "kubectl-label", "t3"),
+            Some(&labelled),
+            &mut label,
+        );
+        assert_eq!(entries(&label).len(), 3);
+        let mut unlabel = label.clone();
+        unlabel["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("z");
+        track_update(
+            &writer(&cms, "kubectl-label", "t4"),
+            Some(&label),
+            &mut unlabel,
+        );
+        assert!(entries(&unlabel)
+            .iter()
+            .all(|(m, _, _)| m != "kubectl-label"));
+    }
+
+    #[test]
+    fn apply_conflicts_force_share_and_prune() {
+        let cms = info("configmaps");
+        let a1 = apply(
+            &writer(&cms, "a", "t1"),
+            None,
+            &cm(json!({"x": "1", "y": "1"})),
+            false,
+        )
+        .unwrap()
+        .object;
+        assert_eq!(a1["data"], json!({"x": "1", "y": "1"}));
+        assert_eq!(
+            entries(&a1),
+            vec![(
+                "a".into(),
+                "Apply".into(),
+                json!({"f:data": {"f:x": {}, "f:y": {}}})
+            )]
+        );
+        // b applies x with another value: conflict.
+        let err = apply(
+            &writer(&cms, "b", "t2"),
+            Some(&a1),
+            &cm(json!({"x": "2"})),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, 409);
+        assert_eq!(
+            err.message,
+            "Apply failed with 1 conflict: conflict with \"a\": .data.x"
+        );
+        assert_eq!(err.causes[0].reason, "FieldManagerConflict");
+        assert_eq!(err.causes[0].field, ".data.x");
+        assert_eq!(err.causes[0].message, "conflict with \"a\"");
+        // The same value is shared.
+        let shared = apply(
+            &writer(&cms, "b", "t2"),
+            Some(&a1),
+            &cm(json!({"x": "1"})),
+            false,
+        )
+        .unwrap()
+        .object;
+        assert_eq!(entries(&shared).len(), 2);
+        // a drops x: b still owns it, so it stays; a drops y: nobody owns it, so it goes.
+        let mut without_data = cm(json!({}));
+        without_data.as_object_mut().unwrap().remove("data");
+        let a2 = apply(
+            &writer(&cms, "a", "t3"),
+            Some(&shared),
+            &without_data,
+            false,
+        )
+        .unwrap()
+        .object;
+        assert_eq!(a2["data"], json!({"x": "1"}));
+        // Force moves ownership.
+        let forced = apply(
+            &writer(&cms, "c", "t4"),
+            Some(&a2),
+            &cm(json!({"x": "9"})),
+            true,
+        )
+        .unwrap()
+        .object;
+        assert_eq!(forced["data"]["x"], "9");
+        let e = entries(&forced);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].0, "c");
+    }
+
+    #[test]
+    fn reapplying_the_same_configuration_changes_nothing() {
+        let deployments = info("deployments");
+        let config = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "d", "namespace": "n", "labels": {"app": "x"}},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}},
+                "template": {"metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}]}]}}}});
+        let w = writer(&deployments, "m", "t1");
+        let first = apply(&w, None, &config, false).unwrap().object;
+        let w2 = writer(&deployments, "m", "t2");
+        let second = apply(&w2, Some(&first), &config, false).unwrap().object;
+        assert_eq!(first, second, "idempotent, time included");
+    }
+
+    #[test]
+    fn multiple_conflicts_are_grouped_by_manager() {
+        let conflicts = vec![
+            Conflict {
+                manager: Identity::new("z", Operation::Update, "v1", None),
+                path: vec![field("data"), field("a")],
+            },
+            Conflict {
+                manager: Identity::new("m", Operation::Apply, "v1", None),
+                path: vec![field("data"), field("b")],
+            },
+        ];
+        let err = conflict_error(&conflicts);
+        assert_eq!(
+            err.message,
+            "Apply failed with 2 conflicts: conflicts with \"m\":\n- .data.b\nconflicts with \"z\" using v1:\n- .data.a"
+        );
+        assert_eq!(err.causes.len(), 2);
+    }
+
+    #[test]
+    fn user_agents_become_managers() {
+        assert_eq!(
+            manager_from_user_agent("kubectl/v1.32.0 (linux/amd64)"),
+            "kubectl"
+        );
+        assert_eq!(manager_from_user_agent("a\u{7}b/1"), "ab");
+        assert_eq!(manager_from_user_agent(&"x".repeat(200)).len(), 128);
+        assert!(validate_field_manager("ok").is_empty());
+        assert_eq!(validate_field_manager(&"x".repeat(129)).len(), 1);
+    }
+}
