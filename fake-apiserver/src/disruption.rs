@@ -26,6 +26,9 @@ use crate::semantics::format_time;
 use crate::server::FakeApiServer;
 use crate::store::{resource_key, Mutation};
 
+/// Looks up a controller's scale: its selector and replicas, `None` when it has no scale.
+type ScaleOf<'a> = dyn Fn(&ControllerRef) -> Result<Option<(String, i64)>, String> + 'a;
+
 /// How long an eviction's entry in `disruptedPods` holds the pod out of the healthy count
 /// (`DeletionTimeout`).
 pub const DELETION_TIMEOUT_SECONDS: i64 = 120;
@@ -196,7 +199,7 @@ fn controller_scale(
 pub(crate) fn desired_status(
     pdb: &Value,
     pods: &[Value],
-    scale_of: &dyn Fn(&ControllerRef) -> Result<Option<(String, i64)>, String>,
+    scale_of: &ScaleOf,
     now: jiff::Timestamp,
 ) -> Value {
     let old = &pdb["status"];
@@ -254,7 +257,7 @@ fn selected_pods<'a>(pdb: &Value, pods: &'a [Value]) -> Result<Vec<&'a Value>, S
 fn expected_and_desired(
     pdb: &Value,
     selected: &[&Value],
-    scale_of: &dyn Fn(&ControllerRef) -> Result<Option<(String, i64)>, String>,
+    scale_of: &ScaleOf,
 ) -> Result<(i64, i64), String> {
     let spec = &pdb["spec"];
     if let Some(max_unavailable) = spec.get("maxUnavailable").filter(|v| !v.is_null()) {
@@ -274,10 +277,7 @@ fn expected_and_desired(
 
 /// The sum of the scales of the selected pods' controllers (`getExpectedScale`); pods without a
 /// controller are left out.
-fn expected_scale(
-    selected: &[&Value],
-    scale_of: &dyn Fn(&ControllerRef) -> Result<Option<(String, i64)>, String>,
-) -> Result<i64, String> {
+fn expected_scale(selected: &[&Value], scale_of: &ScaleOf) -> Result<i64, String> {
     let mut scales: Vec<(String, i64)> = Vec::new();
     for pod in selected {
         let Some(reference) = controller_of(pod) else {
@@ -300,9 +300,10 @@ fn scaled_value(value: &Value, total: i64) -> Result<i64, String> {
         Value::Number(n) => Ok(n.as_i64().unwrap_or(0)),
         Value::String(s) => {
             let Some(digits) = s.strip_suffix('%') else {
-                return Err(format!(
+                return Err(
                     "invalid value for IntOrString: invalid type: string is not a percentage"
-                ));
+                        .to_string(),
+                );
             };
             let percent: i64 = digits
                 .parse()

@@ -971,6 +971,7 @@ fn decode_object(
 ) -> Result<(), ApiError> {
     let warnings = crate::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
+    defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
 }
 
@@ -1060,7 +1061,7 @@ pub(crate) fn create_object(
         match (info.group.as_str(), info.kind.as_str()) {
             ("", "Pod") => defaults::default_pod(&mut candidate, &server.shared.random_suffix(5)),
             ("", "Namespace") => defaults::default_namespace(&mut candidate),
-            _ => {}
+            _ => defaults::on_create(info, &mut candidate),
         }
         kind_rules::on_create(info, &mut candidate)?;
         kind_rules::validate_create(info, &candidate)?;
@@ -1069,6 +1070,10 @@ pub(crate) fn create_object(
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
         }
         finish_builtin_object(info, &mut candidate, &now)?;
+        if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+            // Established only by the controllers after the create (see `after_write`).
+            crd::set_initial_status(&mut candidate);
+        }
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
         let result = commit(
@@ -1228,6 +1233,9 @@ pub(crate) fn after_write(
                 .shared
                 .registry
                 .set_custom(&name, registry::resources_of_crd(object));
+            if event == crate::store::EventType::Added {
+                crd::establish(server, &name);
+            }
         }
         return;
     }

@@ -119,9 +119,10 @@ pub(crate) fn proxy(
                 .cloned()
                 .unwrap_or_default();
             if !port.is_empty()
-                && !ports
-                    .iter()
-                    .any(|p| p["name"].as_str() == Some(port) || p["port"].to_string() == port)
+                && !ports.iter().any(|p| {
+                    p["name"].as_str() == Some(port)
+                        || p["port"].as_i64().map(|n| n.to_string()).as_deref() == Some(port)
+                })
             {
                 return Err(service_unavailable(format!(
                     "no service port {port:?} found for service {name:?}"

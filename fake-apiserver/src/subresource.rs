@@ -92,9 +92,7 @@ mod tests {
     fn names(kind: &str) -> Vec<&'static str> {
         let info = builtin_resources()
             .into_iter()
-            .find(|r| {
-                r.kind == kind && r.group.is_empty() || r.kind == kind && kind == "Deployment"
-            })
+            .find(|r| r.kind == kind && (r.group.is_empty() || kind == "Deployment"))
             .unwrap();
         of(&info).into_iter().map(|s| s.name).collect()
     }

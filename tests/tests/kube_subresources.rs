@@ -80,7 +80,11 @@ fn eviction_is_refused_while_the_budget_allows_no_disruption() {
         .status
         .expect("the disruption controller wrote a status");
     assert_eq!(
-        (status.current_healthy, status.desired_healthy, status.expected_pods),
+        (
+            status.current_healthy,
+            status.desired_healthy,
+            status.expected_pods
+        ),
         (Some(2), Some(2), Some(2))
     );
     assert_eq!(status.disruptions_allowed, Some(0));
@@ -144,7 +148,13 @@ fn a_pod_without_a_budget_is_evicted_with_the_eviction_delete_options() {
     });
     let file = cluster.write_json("eviction.json", &eviction);
     cluster
-        .kubectl(&["create", "--raw", "/api/v1/namespaces/default/pods/p/eviction", "-f", &file])
+        .kubectl(&[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/pods/p/eviction",
+            "-f",
+            &file,
+        ])
         .ok();
     let pod = cluster.must_get("v1", "pods", Some("default"), "p");
     assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 7, "{pod}");
@@ -166,7 +176,10 @@ fn a_pod_without_a_budget_is_evicted_with_the_eviction_delete_options() {
     let missing = cluster
         .block_on(pods.evict("nope", &EvictParams::default()))
         .expect_err("no such pod");
-    assert!(matches!(missing, kube::Error::Api(ref e) if e.code == 404), "{missing:?}");
+    assert!(
+        matches!(missing, kube::Error::Api(ref e) if e.code == 404),
+        "{missing:?}"
+    );
 }
 
 #[test]
@@ -180,18 +193,32 @@ fn kubectl_drain_evicts_what_the_budget_allows() {
     create(&cluster, budget(2));
     // Blocked: kubectl retries the 429 until its timeout.
     cluster
-        .kubectl(&[
-            "drain", "n1", "--force", "--grace-period=0", "--timeout=2s",
-        ])
+        .kubectl(&["drain", "n1", "--force", "--grace-period=0", "--timeout=2s"])
         .fails()
         .stderr_has("Cannot evict pod as it would violate the pod's disruption budget.");
     let node = cluster.must_get("v1", "nodes", None, "n1");
-    assert_eq!(node["spec"]["unschedulable"], true, "drain cordons first: {node}");
+    assert_eq!(
+        node["spec"]["unschedulable"], true,
+        "drain cordons first: {node}"
+    );
 
     cluster
-        .kubectl(&["patch", "pdb", "web", "--type=merge", "-p", r#"{"spec":{"minAvailable":0}}"#])
+        .kubectl(&[
+            "patch",
+            "pdb",
+            "web",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"minAvailable":0}}"#,
+        ])
         .ok();
-    let run = cluster.kubectl(&["drain", "n1", "--force", "--grace-period=0", "--timeout=20s"]);
+    let run = cluster.kubectl(&[
+        "drain",
+        "n1",
+        "--force",
+        "--grace-period=0",
+        "--timeout=20s",
+    ]);
     run.ok();
     let output = format!("{}{}", run.stdout, run.stderr);
     assert!(output.contains("evicting pod default/a"), "{run}");
@@ -222,12 +249,19 @@ fn kubectl_scale_writes_a_deployments_replicas() {
     assert_eq!(deployment["metadata"]["generation"], 2);
 
     let deployments: Api<Deployment> = Api::namespaced(cluster.tcp_client(), "default");
-    let scale = cluster.block_on(deployments.get_scale("web")).expect("scale");
+    let scale = cluster
+        .block_on(deployments.get_scale("web"))
+        .expect("scale");
     assert_eq!(scale.spec.and_then(|s| s.replicas), Some(4));
-    assert_eq!(scale.status.map(|s| s.selector), Some(Some("app=web".into())));
+    assert_eq!(
+        scale.status.map(|s| s.selector),
+        Some(Some("app=web".into()))
+    );
 
     // A stale resourceVersion in the Scale is a precondition that conflicts.
-    let mut stale = cluster.block_on(deployments.get_scale("web")).expect("scale");
+    let mut stale = cluster
+        .block_on(deployments.get_scale("web"))
+        .expect("scale");
     stale.metadata.resource_version = Some("1".into());
     let conflict = cluster
         .block_on(deployments.replace_scale("web", &PostParams::default(), &stale))
@@ -379,10 +413,18 @@ fn a_pod_without_a_node_has_no_logs_and_cannot_be_reached() {
         .fails()
         .stderr_has("pod pending does not have a host assigned");
     cluster
-        .kubectl(&["get", "--raw", "/api/v1/namespaces/default/pods/pending/proxy/"])
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/pending/proxy/",
+        ])
         .fails();
     cluster
-        .kubectl(&["get", "--raw", "/api/v1/namespaces/default/pods/pending/proxy/healthz"])
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/pending/proxy/healthz",
+        ])
         .fails()
         .stderr_has("address not allowed");
 }
