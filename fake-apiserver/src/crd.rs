@@ -53,6 +53,49 @@ pub fn set_established_status(crd: &mut Value, now: &str) {
     crd["status"] = status;
 }
 
+/// The status a CRD is created with, before the naming and establishing controllers ran: no
+/// accepted names, no conditions, the storage version recorded.
+pub fn set_initial_status(crd: &mut Value) {
+    let storage: Vec<Value> = crd["spec"]["versions"]
+        .as_array()
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v["storage"].as_bool() == Some(true))
+                .map(|v| v["name"].clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    crd["status"] = json!({
+        "conditions": null,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": storage,
+    });
+}
+
+/// What the naming and establishing controllers do after a CRD is created: a status write that
+/// accepts its names and marks it Established (a separate write, seen by watchers as MODIFIED).
+pub(crate) fn establish(server: &crate::FakeApiServer, name: &str) {
+    let key = crate::store::resource_key(APIEXTENSIONS_GROUP, "customresourcedefinitions");
+    let now = server.shared.now_string();
+    let result = server.shared.store.mutate(&key, "", name, |current| {
+        let Some(current) = current else {
+            return Err(crate::ApiError::not_found(
+                APIEXTENSIONS_GROUP,
+                "customresourcedefinitions",
+                name,
+            ));
+        };
+        let mut next = current.clone();
+        set_established_status(&mut next, &now);
+        Ok(crate::store::Mutation::Put(next))
+    });
+    if let Err(e) = result {
+        tracing::debug!(name, error = %e, "establishing controller: status write failed");
+    }
+}
+
+const APIEXTENSIONS_GROUP: &str = "apiextensions.k8s.io";
+
 #[cfg(test)]
 mod tests {
     use super::*;

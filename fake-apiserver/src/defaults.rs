@@ -1,7 +1,107 @@
-//! Server-side defaults a real API server fills in on create (for the built-in kinds that have
-//! some that clients rely on): pods, namespaces.
+//! Server-side defaults a real API server fills in (`pkg/apis/<group>/v1/defaults.go` and what
+//! the kinds' create strategies add): pods and namespaces on create here, every other built-in
+//! kind with defaults on each decoded write ([`on_decode`]) in the per-group modules.
 
 use serde_json::{json, Map, Value};
+
+use crate::resource::ResourceInfo;
+
+mod admissionregistration;
+mod apps;
+pub(crate) mod batch;
+mod core;
+mod pod_spec;
+
+/// Applies the kind's defaulting functions to a written object (create, update, patch, apply),
+/// as the real server's decoder does. Kinds without defaults are left as they are.
+pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
+    if info.custom || !object.is_object() {
+        return;
+    }
+    let group = info.group.as_str();
+    let kind = info.kind.as_str();
+    if group == "admissionregistration.k8s.io" {
+        match kind {
+            "MutatingWebhookConfiguration" => admissionregistration::webhooks(object, true),
+            "ValidatingWebhookConfiguration" => admissionregistration::webhooks(object, false),
+            _ => {}
+        }
+        return;
+    }
+    let defaulted_by_spec = matches!(
+        (group, kind),
+        (
+            "apps",
+            "Deployment" | "DaemonSet" | "StatefulSet" | "ReplicaSet"
+        ) | ("batch", "Job" | "CronJob")
+            | ("", "Service" | "ReplicationController" | "PodTemplate")
+    );
+    if !defaulted_by_spec {
+        return;
+    }
+    if group.is_empty() && kind == "PodTemplate" {
+        if let Some(t) = object.get_mut("template") {
+            pod_spec::default_template(t);
+        }
+        return;
+    }
+    if !object["spec"].is_object() {
+        object["spec"] = json!({});
+    }
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let template_labels = match (group, kind) {
+        ("apps", "Deployment") => {
+            apps::deployment(spec);
+            None
+        }
+        ("apps", "DaemonSet") => {
+            apps::daemon_set(spec);
+            None
+        }
+        ("apps", "StatefulSet") => {
+            apps::stateful_set(spec);
+            None
+        }
+        ("apps", "ReplicaSet") => {
+            apps::replica_set(spec);
+            None
+        }
+        ("batch", "Job") => batch::job(spec),
+        ("batch", "CronJob") => {
+            batch::cron_job(spec);
+            None
+        }
+        ("", "Service") => {
+            core::service(spec);
+            None
+        }
+        ("", "ReplicationController") => core::replication_controller(spec),
+        _ => None,
+    };
+    // Jobs and ReplicationControllers without labels take their template's.
+    if let Some(labels) = template_labels {
+        let has_labels = object["metadata"]["labels"]
+            .as_object()
+            .is_some_and(|l| !l.is_empty());
+        if !has_labels && object["metadata"].is_object() {
+            object["metadata"]["labels"] = labels;
+        }
+    }
+}
+
+/// What the kinds' create strategies add beyond defaulting: a Job's generated selector, a
+/// Service's empty load-balancer status.
+pub fn on_create(info: &ResourceInfo, object: &mut Value) {
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("batch", "Job") if !info.custom => batch::generate_selector(object),
+        ("", "Service") if !info.custom => {
+            object["status"] = json!({"loadBalancer": {}});
+        }
+        _ => {}
+    }
+}
 
 /// Fills pod spec and container defaults and the initial status, as the real server's defaulting,
 /// the ServiceAccount and DefaultTolerationSeconds admission plugins and the pod strategy do.
@@ -11,11 +111,6 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     };
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
     if let Some(spec) = spec.as_object_mut() {
-        set_default(spec, "restartPolicy", json!("Always"));
-        set_default(spec, "terminationGracePeriodSeconds", json!(30));
-        set_default(spec, "dnsPolicy", json!("ClusterFirst"));
-        set_default(spec, "securityContext", json!({}));
-        set_default(spec, "schedulerName", json!("default-scheduler"));
         set_default(spec, "enableServiceLinks", json!(true));
         set_default(spec, "priority", json!(0));
         set_default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
@@ -41,7 +136,6 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
         for list in ["containers", "initContainers"] {
             if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
                 for c in containers.iter_mut().filter_map(Value::as_object_mut) {
-                    default_container(c);
                     if automount {
                         let mounts = c.entry("volumeMounts").or_insert_with(|| json!([]));
                         if let Some(mounts) = mounts.as_array_mut() {
@@ -72,6 +166,9 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
             }
         }
     }
+    if let Some(spec) = obj.get_mut("spec") {
+        pod_spec::default_pod_spec(spec);
+    }
     let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
     obj.insert(
         "status".into(),
@@ -82,30 +179,6 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
 fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {
     if map.get(key).is_none_or(Value::is_null) {
         map.insert(key.into(), value);
-    }
-}
-
-fn default_container(c: &mut Map<String, Value>) {
-    let image = c.get("image").and_then(Value::as_str).unwrap_or_default();
-    let policy = if image_has_tag_other_than_latest(image) {
-        "IfNotPresent"
-    } else {
-        "Always"
-    };
-    set_default(c, "imagePullPolicy", json!(policy));
-    set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
-    set_default(c, "terminationMessagePolicy", json!("File"));
-    set_default(c, "resources", json!({}));
-}
-
-fn image_has_tag_other_than_latest(image: &str) -> bool {
-    if image.contains('@') {
-        return true;
-    }
-    let last = image.rsplit('/').next().unwrap_or(image);
-    match last.rsplit_once(':') {
-        Some((_, tag)) => tag != "latest",
-        None => false,
     }
 }
 
@@ -201,6 +274,59 @@ mod tests {
         assert_eq!(qos_class(&b), "Burstable");
     }
 
+    fn info(group: &str, kind: &str) -> ResourceInfo {
+        crate::resource::builtin_resources()
+            .into_iter()
+            .find(|r| r.group == group && r.kind == kind)
+            .expect("a built-in kind")
+    }
+
+    #[test]
+    fn a_set_field_is_kept_and_a_missing_one_defaulted() {
+        let mut d = json!({"metadata": {}, "spec": {"replicas": 3,
+            "strategy": {"type": "Recreate"}}});
+        on_decode(&info("apps", "Deployment"), &mut d);
+        assert_eq!(d["spec"]["replicas"], 3);
+        assert_eq!(d["spec"]["strategy"], json!({"type": "Recreate"}));
+        assert_eq!(d["spec"]["revisionHistoryLimit"], 10);
+    }
+
+    #[test]
+    fn per_index_backoff_and_failure_policies_change_the_job_defaults() {
+        let mut j = json!({"metadata": {}, "spec": {"completions": 4, "backoffLimitPerIndex": 1,
+            "podFailurePolicy": {"rules": [{"action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget"}]}]}}});
+        on_decode(&info("batch", "Job"), &mut j);
+        assert_eq!(j["spec"]["parallelism"], 1);
+        assert_eq!(j["spec"]["backoffLimit"], i64::from(i32::MAX));
+        assert_eq!(j["spec"]["podReplacementPolicy"], "Failed");
+        assert_eq!(
+            j["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["status"],
+            "True"
+        );
+    }
+
+    #[test]
+    fn replication_controllers_take_selector_and_labels_from_the_template() {
+        let mut rc =
+            json!({"metadata": {}, "spec": {"template": {"metadata": {"labels": {"a": "b"}}}}});
+        on_decode(&info("", "ReplicationController"), &mut rc);
+        assert_eq!(rc["spec"]["selector"], json!({"a": "b"}));
+        assert_eq!(rc["metadata"]["labels"], json!({"a": "b"}));
+        assert_eq!(rc["spec"]["replicas"], 1);
+    }
+
+    #[test]
+    fn client_ip_affinity_gets_its_timeout() {
+        let mut s = json!({"metadata": {}, "spec": {"sessionAffinity": "ClientIP", "type": "ExternalName"}});
+        on_decode(&info("", "Service"), &mut s);
+        assert_eq!(
+            s["spec"]["sessionAffinityConfig"],
+            json!({"clientIP": {"timeoutSeconds": 10800}})
+        );
+        assert!(s["spec"].get("ipFamilies").is_none());
+    }
+
     #[test]
     fn garbage_pods_do_not_panic() {
         for mut v in [
@@ -209,6 +335,16 @@ mod tests {
             json!({"spec": {"containers": "x"}}),
         ] {
             default_pod(&mut v, "x");
+            for (group, kind) in [
+                ("apps", "Deployment"),
+                ("batch", "Job"),
+                ("batch", "CronJob"),
+                ("", "Service"),
+                ("apps", "StatefulSet"),
+                ("", "ReplicationController"),
+            ] {
+                on_decode(&info(group, kind), &mut v.clone());
+            }
         }
     }
 }

@@ -32,9 +32,6 @@ pub const KUBERNETES_MINOR: &str = "36";
 /// The `gitVersion` reported by `/version`; the build metadata says what answers.
 pub const GIT_VERSION: &str = "v1.36.2+fake-apiserver";
 
-/// The verbs a `/status` subresource supports.
-const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
-
 /// Built-in groups in kube-apiserver's discovery priority order (highest first). Groups not listed
 /// (CRD groups) come after these, by name.
 const GROUP_PRIORITY: &[&str] = &[
@@ -170,23 +167,21 @@ pub fn api_resource_list(resources: &[ResourceInfo], group: &str, version: &str)
     let mut entries = Vec::new();
     for info in served {
         entries.push(legacy_resource(info));
-        if is_namespaces(info) {
-            entries.push(json!({
-                "name": "namespaces/finalize",
-                "singularName": "",
-                "namespaced": false,
-                "kind": info.kind,
-                "verbs": ["update"],
-            }));
-        }
-        if info.has_status {
-            entries.push(json!({
-                "name": format!("{}/status", info.plural),
-                "singularName": "",
-                "namespaced": info.namespaced,
-                "kind": info.kind,
-                "verbs": STATUS_VERBS,
-            }));
+        for sub in crate::subresource::of(info) {
+            let mut entry = Map::new();
+            entry.insert(
+                "name".into(),
+                json!(format!("{}/{}", info.plural, sub.name)),
+            );
+            entry.insert("singularName".into(), json!(""));
+            entry.insert("namespaced".into(), json!(info.namespaced));
+            if let Some((group, version)) = sub.group_version {
+                entry.insert("group".into(), json!(group));
+                entry.insert("version".into(), json!(version));
+            }
+            entry.insert("kind".into(), json!(sub.kind));
+            entry.insert("verbs".into(), json!(sub.verbs));
+            entries.push(Value::Object(entry));
         }
     }
     Some(json!({
@@ -268,26 +263,23 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
     if !info.categories.is_empty() {
         entry.insert("categories".into(), json!(info.categories));
     }
-    let mut subresources = Vec::new();
-    if is_namespaces(info) {
-        subresources.push(
-            json!({"subresource": "finalize", "responseKind": response_kind, "verbs": ["update"]}),
-        );
-    }
-    if info.has_status {
-        subresources.push(
-            json!({"subresource": "status", "responseKind": response_kind, "verbs": STATUS_VERBS}),
-        );
-    }
+    let subresources: Vec<Value> = crate::subresource::of(info)
+        .into_iter()
+        .map(|sub| {
+            let (group, version) = sub
+                .group_version
+                .unwrap_or((info.group.as_str(), info.version.as_str()));
+            json!({
+                "subresource": sub.name,
+                "responseKind": {"group": group, "version": version, "kind": sub.kind},
+                "verbs": sub.verbs,
+            })
+        })
+        .collect();
     if !subresources.is_empty() {
         entry.insert("subresources".into(), Value::Array(subresources));
     }
     Value::Object(entry)
-}
-
-/// The core namespaces resource, which also serves the `finalize` subresource.
-fn is_namespaces(info: &ResourceInfo) -> bool {
-    info.group.is_empty() && info.plural == "namespaces" && !info.custom
 }
 
 /// One legacy `APIResource` for the resource itself.
@@ -618,14 +610,36 @@ mod tests {
                 "namespaces/finalize",
                 "namespaces/status",
                 "nodes",
+                "nodes/proxy",
                 "nodes/status",
                 "pods",
+                "pods/attach",
+                "pods/binding",
+                "pods/eviction",
+                "pods/exec",
+                "pods/log",
+                "pods/portforward",
+                "pods/proxy",
                 "pods/status",
                 "secrets",
                 "services",
+                "services/proxy",
                 "services/status"
             ]
         );
+        // A subresource whose kind is in another group version names it, as kubectl drain
+        // looks for (`CheckEvictionSupport`); the others do not.
+        let eviction = entries
+            .iter()
+            .find(|r| r["name"] == "pods/eviction")
+            .unwrap();
+        assert_eq!(
+            eviction,
+            &json!({"name": "pods/eviction", "singularName": "", "namespaced": true,
+                    "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]})
+        );
+        let log = entries.iter().find(|r| r["name"] == "pods/log").unwrap();
+        assert!(log.get("group").is_none() && log["kind"] == "Pod");
         let pods = entries.iter().find(|r| r["name"] == "pods").unwrap();
         assert_eq!(
             pods,
@@ -694,11 +708,16 @@ mod tests {
                 "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
                 "shortNames": ["po"],
                 "categories": ["all"],
-                "subresources": [{
-                    "subresource": "status",
-                    "responseKind": {"group": "", "version": "v1", "kind": "Pod"},
-                    "verbs": ["get", "patch", "update"]
-                }]
+                "subresources": [
+                    {"subresource": "attach", "responseKind": {"group": "", "version": "v1", "kind": "PodAttachOptions"}, "verbs": ["create", "get"]},
+                    {"subresource": "binding", "responseKind": {"group": "", "version": "v1", "kind": "Binding"}, "verbs": ["create"]},
+                    {"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}, "verbs": ["create"]},
+                    {"subresource": "exec", "responseKind": {"group": "", "version": "v1", "kind": "PodExecOptions"}, "verbs": ["create", "get"]},
+                    {"subresource": "log", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get"]},
+                    {"subresource": "portforward", "responseKind": {"group": "", "version": "v1", "kind": "PodPortForwardOptions"}, "verbs": ["create", "get"]},
+                    {"subresource": "proxy", "responseKind": {"group": "", "version": "v1", "kind": "PodProxyOptions"}, "verbs": ["create", "delete", "get", "patch", "update"]},
+                    {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]}
+                ]
             })
         );
         let nodes = version["resources"]

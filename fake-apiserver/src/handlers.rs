@@ -68,27 +68,28 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         // plain-text `404 page not found`; clients here always get a Status they can parse.
         return ApiError::no_such_resource().into_response();
     }
-    if let Some(sub) = &rp.subresource {
-        let is_pod = info.group.is_empty() && info.kind == "Pod";
-        let is_namespace = info.group.is_empty() && info.kind == "Namespace";
-        let is_account = info.group.is_empty() && info.kind == "ServiceAccount";
-        if !((sub == "status" && info.has_status)
-            || (sub == "binding" && is_pod)
-            || (sub == "finalize" && is_namespace)
-            || (sub == "token" && is_account))
-        {
-            return ApiError::no_such_resource().into_response();
-        }
-        if sub == "finalize" && parts.method != Method::PUT {
-            // The finalize subresource only serves updates.
-            return ApiError::method_not_allowed(parts.method.as_str()).into_response();
-        }
+    let subresource = match &rp.subresource {
+        Some(name) => match crate::subresource::find(&info, name) {
+            Some(found) => Some(found),
+            None => return ApiError::no_such_resource().into_response(),
+        },
+        None => None,
+    };
+    if rp.subresource.as_deref() == Some("finalize") && parts.method != Method::PUT {
+        // The finalize subresource only serves updates.
+        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
     }
     let query = Query::parse(parts.uri.query());
     let verb = match verb_of(&parts.method, &rp, &query) {
         Ok(v) => v,
         Err(e) => return e.into_response(),
     };
+    if subresource
+        .as_ref()
+        .is_some_and(|s| !s.verbs.contains(&verb))
+    {
+        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
+    }
     let request_info = RequestInfo {
         method: parts.method.to_string(),
         verb: verb.to_string(),
@@ -121,10 +122,16 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         "create" if info.review => call.review(body),
         "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
         _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
+        _ if rp
+            .subresource
+            .as_deref()
+            .is_some_and(|s| s != "status" && s != "finalize") =>
+        {
+            call.subresource(verb, body)
+        }
         "get" => call.get(),
         "list" => call.list(),
         "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
-        "create" if rp.subresource.is_some() => call.bind(body),
         "create" => call.create(body),
         "update" => call.update(body),
         "patch" => call.patch(body),
@@ -177,12 +184,10 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
         ("GET", false) if query.flag("watch") => "watch",
         ("GET", false) => "list",
         ("POST", false) if rp.subresource.is_none() => "create",
-        ("POST", true) if matches!(rp.subresource.as_deref(), Some("binding" | "token")) => {
-            "create"
-        }
+        ("POST", true) if rp.subresource.is_some() => "create",
         ("PUT", true) => "update",
         ("PATCH", true) => "patch",
-        ("DELETE", true) if rp.subresource.is_none() => "delete",
+        ("DELETE", true) if rp.subresource.as_deref() != Some("status") => "delete",
         ("DELETE", false) => "deletecollection",
         (m, _) => return Err(ApiError::method_not_allowed(m)),
     };
@@ -456,6 +461,130 @@ impl Call<'_> {
         Ok(value_response(StatusCode::CREATED, &answered))
     }
 
+    /// A request to a subresource other than `status` (whose verb the subresource allows).
+    fn subresource(&self, verb: &str, body: Bytes) -> Result<Response, ApiError> {
+        match (self.path.subresource.as_deref().unwrap_or_default(), verb) {
+            ("binding", _) => self.bind(body),
+            ("eviction", _) => self.evict(body),
+            ("scale", "get") => self.get_scale(),
+            ("scale", "update") => self.update_scale(body),
+            ("scale", "patch") => self.patch_scale(body),
+            ("log", _) => {
+                crate::pod_connect::log(self.server, self.namespace(), self.name(), self.query)
+            }
+            ("exec" | "attach" | "portforward", _) => crate::pod_connect::connect(
+                self.server,
+                self.path.subresource.as_deref().unwrap_or_default(),
+                self.namespace(),
+                self.name(),
+                self.query,
+            ),
+            ("proxy", _) => crate::pod_connect::proxy(
+                self.server,
+                self.info,
+                self.path.namespace.as_deref(),
+                self.name(),
+            ),
+            _ => Err(ApiError::no_such_resource()),
+        }
+    }
+
+    /// `POST pods/{name}/eviction`.
+    fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
+        let eviction = parse_body(self.headers, &body)?;
+        let status = crate::eviction::evict(
+            self.server,
+            self.info,
+            self.namespace(),
+            self.name(),
+            &eviction,
+            is_dry_run(self.query),
+        )?;
+        Ok(value_response(StatusCode::CREATED, &status))
+    }
+
+    /// The scale subresource's description of this kind (it is served, so it exists).
+    fn scale_spec(&self) -> Result<crate::scale::ScaleSpec, ApiError> {
+        crate::scale::ScaleSpec::of(self.info).ok_or_else(ApiError::no_such_resource)
+    }
+
+    /// `GET .../{name}/scale`.
+    fn get_scale(&self) -> Result<Response, ApiError> {
+        let spec = self.scale_spec()?;
+        let object = self
+            .server
+            .shared
+            .store
+            .get_value(&self.key(), self.namespace(), self.name())
+            .ok_or_else(|| crate::scale::not_found(self.info, self.name()))?;
+        Ok(value_response(StatusCode::OK, &spec.scale_of(&object)?))
+    }
+
+    /// `PUT .../{name}/scale`.
+    fn update_scale(&self, body: Bytes) -> Result<Response, ApiError> {
+        let scale = parse_body(self.headers, &body)?;
+        check_scale_type(&scale)?;
+        self.write_scale(|_| Ok(scale))
+    }
+
+    /// `PATCH .../{name}/scale`: the patch applies to the `Scale`, which is then written.
+    fn patch_scale(&self, body: Bytes) -> Result<Response, ApiError> {
+        let patch_type = crate::patch::check_patch_type(&content_type(self.headers), false)?;
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "server-side apply (application/apply-patch+yaml) is not supported by this fake API server yet; use a merge, JSON or strategic merge patch, or an update",
+            ));
+        }
+        let patch = crate::patch::decode_patch(patch_type, &body)?;
+        self.write_scale(|current| {
+            let mut scale = current.clone();
+            crate::patch::apply_patch(
+                patch_type,
+                &mut scale,
+                &patch,
+                "autoscaling",
+                "Scale",
+                false,
+            )?;
+            check_scale_type(&scale)?;
+            Ok(scale)
+        })
+    }
+
+    /// Writes the replicas of the `Scale` that `new_scale` makes of the current one through the
+    /// object's update rules; answers with the resulting `Scale`.
+    fn write_scale(
+        &self,
+        new_scale: impl FnOnce(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let spec = self.scale_spec()?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let dry_run = is_dry_run(self.query);
+        let outcome = commit(
+            self.server,
+            dry_run,
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current =
+                    current.ok_or_else(|| crate::scale::not_found(self.info, self.name()))?;
+                let scale = new_scale(&spec.scale_of(current)?)?;
+                let object = spec.apply(self.info, current, &scale)?;
+                update_with(&ctx, current, object, UpdateTarget::Main)
+            },
+        )?;
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
+        let scale = spec.scale_of(&outcome.object)?;
+        Ok(self.with_warnings(value_response(StatusCode::OK, &scale)))
+    }
+
     /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
     fn bind(&self, body: Bytes) -> Result<Response, ApiError> {
         let binding = parse_body(self.headers, &body)?;
@@ -713,20 +842,16 @@ impl Call<'_> {
         } else {
             delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
         };
-        if gone && !(self.info.custom || matches!(self.info.kind.as_str(), "Pod" | "Namespace")) {
-            let uid = object["metadata"]["uid"].clone();
-            let mut status = json!({
-                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                "details": {"name": self.name(), "kind": self.info.plural, "uid": uid}
-            });
-            if !self.info.group.is_empty() {
-                status["details"]["group"] = json!(self.info.group);
-            }
-            return Ok(self.with_warnings(value_response(StatusCode::OK, &status)));
+        let code = crate::delete_answer::code(gone, &opts);
+        if gone && !crate::delete_answer::returns_deleted_object(self.info) {
+            let status = crate::delete_answer::body(self.info, object, gone);
+            return Ok(self.with_warnings(value_response(code, &status)));
         }
-        self.object_response(StatusCode::OK, object)
+        self.object_response(code, object)
     }
 
+    /// Deletes every object the list options select; answers the list of them as they were
+    /// listed, before the deletes (as `Store.DeleteCollection` does).
     fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
         let opts = self.delete_options(&body)?;
         let request = ListRequest::parse(self.info, self.query)?;
@@ -735,31 +860,46 @@ impl Call<'_> {
             .shared
             .store
             .snapshot(&self.key(), self.path.namespace.as_deref());
-        let mut deleted = Vec::new();
+        let mut listed = Vec::new();
         for ((ns, name), bytes) in snapshot.items {
-            let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+            let Ok(mut object) = serde_json::from_slice::<Value>(&bytes) else {
                 continue;
             };
             if !request.matches(&object) {
                 continue;
             }
-            match delete_object(self.server, self.info, &ns, &name, &opts) {
-                Ok((mut object, _)) => {
-                    add_type_meta(self.info, &mut object);
-                    deleted.push(object);
+            if !is_dry_run(self.query) {
+                match delete_object(self.server, self.info, &ns, &name, &opts) {
+                    Ok(_) => {}
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
                 }
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
             }
+            add_type_meta(self.info, &mut object);
+            listed.push(object);
         }
         let list = json!({
             "kind": self.info.list_kind(),
             "apiVersion": self.info.api_version(),
-            "metadata": {"resourceVersion": self.server.revision().to_string()},
-            "items": deleted,
+            "metadata": {"resourceVersion": snapshot.revision.to_string()},
+            "items": listed,
         });
         Ok(self.with_warnings(value_response(StatusCode::OK, &list)))
     }
+}
+
+/// A scale subresource takes `autoscaling/v1` `Scale` objects.
+fn check_scale_type(scale: &Value) -> Result<(), ApiError> {
+    let kind = scale["kind"].as_str().unwrap_or_default();
+    let api_version = scale["apiVersion"].as_str().unwrap_or_default();
+    if (kind.is_empty() || kind == "Scale")
+        && (api_version.is_empty() || api_version == "autoscaling/v1")
+    {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Scale in version \"v1\" cannot be handled as a Scale: the body is a {kind} of {api_version}, not an autoscaling/v1 Scale"
+    )))
 }
 
 fn content_type(headers: &HeaderMap) -> String {
@@ -832,7 +972,8 @@ fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), A
     };
     crate::schema::apply_defaults(schema, object);
     crate::schema::prune(schema, object);
-    let causes = crate::schema::validate(schema, object);
+    let mut causes = crate::schema::validate(schema, object);
+    causes.extend(crate::scale::validate_custom_replicas(info, object));
     if causes.is_empty() {
         return Ok(());
     }
@@ -907,6 +1048,7 @@ fn decode_object(
 ) -> Result<(), ApiError> {
     let warnings = crate::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
+    defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
 }
 
@@ -995,7 +1137,7 @@ pub(crate) fn create_object(
         match (info.group.as_str(), info.kind.as_str()) {
             ("", "Pod") => defaults::default_pod(&mut candidate, &server.shared.random_suffix(5)),
             ("", "Namespace") => defaults::default_namespace(&mut candidate),
-            _ => {}
+            _ => defaults::on_create(info, &mut candidate),
         }
         kind_rules::on_create(info, &mut candidate)?;
         crate::rules::validate_create(info, &candidate)?;
@@ -1004,6 +1146,10 @@ pub(crate) fn create_object(
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
+        if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+            // Established only by the controllers after the create (see `after_write`).
+            crd::set_initial_status(&mut candidate);
+        }
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
         let result = commit(
@@ -1147,9 +1293,9 @@ fn delete_crd(
     Ok((marked.into_object(), false))
 }
 
-/// Side effects of a write: CRDs start or stop being served; the controllers
-/// ([`crate::controllers`]) learn of every write.
-fn after_write(
+/// Side effects of a write: CRDs start or stop being served; disruption budgets follow their
+/// pods; the controllers ([`crate::controllers`]) learn of every write.
+pub(crate) fn after_write(
     server: &FakeApiServer,
     info: &ResourceInfo,
     object: &Value,
@@ -1158,8 +1304,13 @@ fn after_write(
     let Some(event) = event else {
         return;
     };
+    let deleted = event == crate::store::EventType::Deleted;
     if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
         crate::auth::aggregation::reconcile(server);
+    }
+    if crate::disruption::concerns(&info.group, &info.kind) {
+        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        crate::disruption::sync_namespace(server, ns);
     }
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         let name = semantics::name_of(object).to_string();
@@ -1170,7 +1321,14 @@ fn after_write(
                 .shared
                 .registry
                 .set_custom(&name, registry::resources_of_crd(object));
+            if event == crate::store::EventType::Added {
+                crd::establish(server, &name);
+            }
         }
+    }
+    if deleted && info.group.is_empty() && info.kind == "Pod" {
+        let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+        server.shared.pod_logs.remove_pod(uid);
     }
     server
         .shared

@@ -14,8 +14,11 @@ fn is(info: &ResourceInfo, group: &str, kind: &str) -> bool {
 
 /// What the kind's admission plugins and create strategy add to a new object.
 pub fn on_create(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
-    if is(info, "batch", "Job") {
-        crate::rules::batch::generate_job_selector(object);
+    if is(info, "policy", "PodDisruptionBudget") {
+        // The strategy starts a budget with an empty status (its counters are not omitted).
+        object["status"] = json!({
+            "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
+        });
     }
     if is(info, "", "Node") {
         // TaintNodesByCondition: a new node is not ready until its kubelet says so.

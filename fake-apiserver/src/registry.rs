@@ -154,6 +154,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                             .unwrap_or_default(),
                         tracks_generation: true,
                         review: false,
+                        scale: crate::resource::ScalePaths::from_crd_version(v),
                         apply_schema: Default::default(),
                     })
                 })

@@ -20,6 +20,8 @@ pub struct ResourcePath {
     pub name: Option<String>,
     /// Subresource, e.g. `status`.
     pub subresource: Option<String>,
+    /// For `.../proxy/...`: the path after `proxy`.
+    pub proxy_path: Option<String>,
 }
 
 impl ResourcePath {
@@ -39,6 +41,25 @@ impl ResourcePath {
             version,
             ..Default::default()
         };
+        // A proxy request carries the path to forward after `proxy`.
+        let proxied = |ns: Option<&str>, plural: &str, name: &str, tail: &[&str]| ResourcePath {
+            group: out.group.clone(),
+            version: out.version.clone(),
+            namespace: ns.map(str::to_string),
+            plural: plural.to_string(),
+            name: Some(name.to_string()),
+            subresource: Some("proxy".into()),
+            proxy_path: Some(tail.join("/")),
+        };
+        match rest {
+            [plural, name, "proxy", tail @ ..] if !tail.is_empty() && *plural != "namespaces" => {
+                return Some(proxied(None, plural, name, tail))
+            }
+            ["namespaces", ns, plural, name, "proxy", tail @ ..] if !tail.is_empty() => {
+                return Some(proxied(Some(ns), plural, name, tail))
+            }
+            _ => {}
+        }
         match rest {
             [plural] => out.plural = plural.to_string(),
             [plural, name] => {

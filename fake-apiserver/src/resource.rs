@@ -38,8 +38,33 @@ pub struct ResourceInfo {
     pub review: bool,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
+    /// For custom resources: the CRD version's `subresources.scale`, if declared.
+    pub scale: Option<ScalePaths>,
     /// For custom resources: the server-side apply schema built from `schema`, once.
     pub apply_schema: crate::apply::schema::SchemaCell,
+}
+
+/// A CRD's `subresources.scale`: where a custom resource keeps its replicas and selector.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScalePaths {
+    /// `specReplicasPath`, e.g. `.spec.replicas`.
+    pub spec_replicas_path: String,
+    /// `statusReplicasPath`, e.g. `.status.replicas`.
+    pub status_replicas_path: String,
+    /// `labelSelectorPath`, if set.
+    pub label_selector_path: Option<String>,
+}
+
+impl ScalePaths {
+    /// Reads `subresources.scale` of a CRD version; `None` when absent or without paths.
+    pub fn from_crd_version(version: &Value) -> Option<Self> {
+        let scale = version.pointer("/subresources/scale")?;
+        Some(ScalePaths {
+            spec_replicas_path: scale["specReplicasPath"].as_str()?.to_string(),
+            status_replicas_path: scale["statusReplicasPath"].as_str()?.to_string(),
+            label_selector_path: scale["labelSelectorPath"].as_str().map(str::to_string),
+        })
+    }
 }
 
 impl ResourceInfo {
@@ -548,6 +573,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     selectable_fields: Vec::new(),
                     tracks_generation,
                     review: false,
+                    scale: None,
                     apply_schema: Default::default(),
                 }
             },

@@ -62,7 +62,7 @@ pub struct DeleteOptions {
     pub precondition_resource_version: Option<String>,
     /// `propagationPolicy`: `Orphan`, `Background` or `Foreground` (see [`crate::gc_policy`]).
     pub propagation_policy: Option<String>,
-    /// The deprecated `orphanDependents`.
+    /// The deprecated `orphanDependents` (see [`crate::gc_policy`]).
     pub orphan_dependents: Option<bool>,
 }
 

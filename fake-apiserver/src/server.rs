@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) controllers: ControllerManager,
     /// Authentication, authorization and admission settings and state.
     pub(crate) auth: crate::auth::AuthState,
+    /// Container log lines written by kubelet stand-ins.
+    pub(crate) pod_logs: crate::pod_logs::PodLogs,
 }
 
 impl Shared {
@@ -208,6 +210,7 @@ impl FakeApiServerBuilder {
             watch_drops,
             controllers: ControllerManager::new(self.controllers),
             auth,
+            pod_logs: Default::default(),
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -467,6 +470,38 @@ impl FakeApiServer {
     /// Ends every open watch that `matcher` matches, as a dropped connection would.
     pub fn drop_watches(&self, matcher: RequestMatcher) {
         let _ = self.shared.watch_drops.send(matcher);
+    }
+
+    /// Appends lines (split at newlines) to the log of a pod's container, as a kubelet stand-in
+    /// running it would; `pods/log` (`kubectl logs`) then shows them. The pod must exist and
+    /// have the container; lines are kept until the pod is deleted.
+    pub fn append_pod_log(
+        &self,
+        namespace: &str,
+        pod: &str,
+        container: &str,
+        text: &str,
+    ) -> Result<(), ApiError> {
+        let object = self
+            .shared
+            .store
+            .get_value("/pods", namespace, pod)
+            .ok_or_else(|| ApiError::not_found("", "pods", pod))?;
+        let known = ["initContainers", "containers", "ephemeralContainers"]
+            .iter()
+            .filter_map(|list| object["spec"][list].as_array())
+            .flatten()
+            .any(|c| c["name"] == container);
+        if !known {
+            return Err(ApiError::bad_request(format!(
+                "container {container} is not valid for pod {pod}"
+            )));
+        }
+        let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+        self.shared
+            .pod_logs
+            .append(uid, container, text, self.shared.now());
+        Ok(())
     }
 
     /// Forgets the event history: watches and continue tokens from before now get 410 Gone.

@@ -158,7 +158,7 @@ fn kube_rs_discovery_agrees_with_kubectl() {
             .iter()
             .map(|(sub, _)| sub.plural.as_str())
             .collect::<Vec<_>>(),
-        ["status"]
+        ["scale", "status"], // as a real server lists them
     );
     let (nodes, caps) = discovery
         .resolve_gvk(&GroupVersionKind::gvk("", "v1", "Node"))

@@ -1,55 +1,13 @@
 //! Rules of `batch` Jobs and CronJobs, from `pkg/apis/batch/validation/validation.go` and
-//! `pkg/registry/batch/job/strategy.go`: the generated selector and labels of a Job, its restart
-//! policy, immutable selector and template; a CronJob's name length, schedule and policies.
+//! `pkg/registry/batch/job/strategy.go`: a Job's restart policy, immutable selector and template;
+//! a CronJob's name length, schedule and policies. (The generated selector and labels of a new
+//! Job are in [`crate::defaults`], with the other create-time changes.)
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
 use super::{same, selector, str_of, Target};
 use crate::validation::Cause;
-
-/// The label a Job's pods carry with the job's name (and its legacy form).
-const JOB_NAME_LABELS: [&str; 2] = ["job-name", "batch.kubernetes.io/job-name"];
-/// The label a Job's pods carry with the job's uid (and its legacy form).
-const CONTROLLER_UID_LABELS: [&str; 2] = ["controller-uid", "batch.kubernetes.io/controller-uid"];
-
-/// The Job strategy's `generateSelector` (`PrepareForCreate`, unless `spec.manualSelector`): the
-/// template gets the job-name and controller-uid labels, the selector the controller-uid.
-pub fn generate_job_selector(job: &mut Value) {
-    if job["spec"]["manualSelector"].as_bool() == Some(true) || !job["spec"].is_object() {
-        return;
-    }
-    let name = str_of(&job["metadata"], "name").to_string();
-    let uid = str_of(&job["metadata"], "uid").to_string();
-    let template = &mut job["spec"]["template"];
-    if !template.is_object() {
-        *template = json!({});
-    }
-    if !template["metadata"].is_object() {
-        template["metadata"] = json!({});
-    }
-    if !template["metadata"]["labels"].is_object() {
-        template["metadata"]["labels"] = json!({});
-    }
-    let labels = &mut template["metadata"]["labels"];
-    for (keys, value) in [(JOB_NAME_LABELS, &name), (CONTROLLER_UID_LABELS, &uid)] {
-        for key in keys {
-            if labels.get(key).is_none() {
-                labels[key] = json!(value);
-            }
-        }
-    }
-    let sel = &mut job["spec"]["selector"];
-    if !sel.is_object() {
-        *sel = json!({});
-    }
-    if !sel["matchLabels"].is_object() {
-        sel["matchLabels"] = json!({});
-    }
-    if sel["matchLabels"].get(CONTROLLER_UID_LABELS[1]).is_none() {
-        sel["matchLabels"][CONTROLLER_UID_LABELS[1]] = json!(uid);
-    }
-}
 
 /// The causes of creating a `batch` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -253,6 +211,7 @@ fn schedule_error(schedule: &str) -> Option<String> {
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::json;
 
     fn texts(causes: Vec<Cause>) -> Vec<String> {
         causes.iter().map(Cause::error_text).collect()
@@ -264,7 +223,7 @@ mod tests {
         if let Some(r) = restart {
             job["spec"]["template"]["spec"]["restartPolicy"] = json!(r);
         }
-        generate_job_selector(&mut job);
+        crate::defaults::batch::generate_selector(&mut job);
         job
     }
 

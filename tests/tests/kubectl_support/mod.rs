@@ -448,6 +448,35 @@ impl Cluster {
             .block_on(future)
     }
 
+    /// A kube client reaching this server over loopback TCP with the generated kubeconfig, as a
+    /// program run against a cluster would.
+    pub fn tcp_client(&self) -> kube::Client {
+        use kube::config::{KubeConfigOptions, Kubeconfig};
+        let kubeconfig = Kubeconfig::from_yaml(&kubeconfig_yaml(&self.url)).expect("kubeconfig");
+        self.block_on(async {
+            let config =
+                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                    .await
+                    .expect("kube-rs accepts the kubeconfig");
+            kube::Client::try_from(config).expect("client")
+        })
+    }
+
+    /// A kube-rs client over loopback that does not retry 429/503/504 answers (kube-rs retries
+    /// them by default, which turns a refused eviction into minutes of backoff).
+    pub fn tcp_client_without_retry(&self) -> kube::Client {
+        use kube::config::{KubeConfigOptions, Kubeconfig};
+        let kubeconfig = Kubeconfig::from_yaml(&kubeconfig_yaml(&self.url)).expect("kubeconfig");
+        self.block_on(async {
+            let mut config =
+                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                    .await
+                    .expect("kube-rs accepts the kubeconfig");
+            config.default_retry = false;
+            kube::Client::try_from(config).expect("client")
+        })
+    }
+
     /// An in-process kube client for this server.
     pub fn client(&self) -> kube::Client {
         let _guard = self.runtime.as_ref().expect("runtime is running").enter();

@@ -1,0 +1,105 @@
+//! Defaults of a pod template's spec (`SetDefaults_PodSpec`, `SetDefaults_Container` and the
+//! defaulters of what a container holds in `core/v1`), shared by every kind that embeds one.
+//! Pods get these plus what admission adds, in [`super::default_pod`].
+
+use serde_json::{json, Map, Value};
+
+use super::set_default;
+
+/// Fills the defaults of a `PodTemplateSpec` (its `spec`), as the generated defaulters of the
+/// workload kinds do for their templates.
+pub fn default_template(template: &mut Value) {
+    if let Some(spec) = template.get_mut("spec") {
+        default_pod_spec(spec);
+    }
+}
+
+/// Fills the defaults of a `PodSpec`.
+pub fn default_pod_spec(spec: &mut Value) {
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
+    set_default(spec, "restartPolicy", json!("Always"));
+    set_default(spec, "terminationGracePeriodSeconds", json!(30));
+    set_default(spec, "dnsPolicy", json!("ClusterFirst"));
+    set_default(spec, "securityContext", json!({}));
+    set_default(spec, "schedulerName", json!("default-scheduler"));
+    for list in ["containers", "initContainers"] {
+        if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            for c in containers.iter_mut().filter_map(Value::as_object_mut) {
+                default_container(c);
+            }
+        }
+    }
+    if let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) {
+        for v in volumes.iter_mut().filter_map(Value::as_object_mut) {
+            default_volume(v);
+        }
+    }
+}
+
+/// `SetDefaults_Container` and what a container holds: pull policy from the image tag,
+/// termination message, empty resources, port protocols, probe timings, env field references.
+pub fn default_container(c: &mut Map<String, Value>) {
+    let image = c.get("image").and_then(Value::as_str).unwrap_or_default();
+    let policy = if image_has_tag_other_than_latest(image) {
+        "IfNotPresent"
+    } else {
+        "Always"
+    };
+    set_default(c, "imagePullPolicy", json!(policy));
+    set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
+    set_default(c, "terminationMessagePolicy", json!("File"));
+    set_default(c, "resources", json!({}));
+    if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
+        for p in ports.iter_mut().filter_map(Value::as_object_mut) {
+            set_default(p, "protocol", json!("TCP"));
+        }
+    }
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(p) = c.get_mut(probe).and_then(Value::as_object_mut) {
+            set_default(p, "timeoutSeconds", json!(1));
+            set_default(p, "periodSeconds", json!(10));
+            set_default(p, "successThreshold", json!(1));
+            set_default(p, "failureThreshold", json!(3));
+            if let Some(get) = p.get_mut("httpGet").and_then(Value::as_object_mut) {
+                set_default(get, "path", json!("/"));
+                set_default(get, "scheme", json!("HTTP"));
+            }
+        }
+    }
+    if let Some(env) = c.get_mut("env").and_then(Value::as_array_mut) {
+        for e in env.iter_mut() {
+            if let Some(field_ref) = e
+                .pointer_mut("/valueFrom/fieldRef")
+                .and_then(Value::as_object_mut)
+            {
+                set_default(field_ref, "apiVersion", json!("v1"));
+            }
+        }
+    }
+}
+
+/// Volume sources with a default file mode (`0644`, written 420) or type.
+fn default_volume(v: &mut Map<String, Value>) {
+    for source in ["secret", "configMap", "downwardAPI", "projected"] {
+        if let Some(s) = v.get_mut(source).and_then(Value::as_object_mut) {
+            set_default(s, "defaultMode", json!(420));
+        }
+    }
+    if let Some(host_path) = v.get_mut("hostPath").and_then(Value::as_object_mut) {
+        set_default(host_path, "type", json!(""));
+    }
+}
+
+/// An image pinned by digest or by a tag other than `latest` is pulled only when missing.
+fn image_has_tag_other_than_latest(image: &str) -> bool {
+    if image.contains('@') {
+        return true;
+    }
+    let last = image.rsplit('/').next().unwrap_or(image);
+    match last.rsplit_once(':') {
+        Some((_, tag)) => tag != "latest",
+        None => false,
+    }
+}
