@@ -24,7 +24,8 @@ impl Process {
     fn start(state: &Path, load: Option<&Path>, envs: &[(&str, &str)]) -> Self {
         let mut command = Command::new(BINARY);
         command
-            .args(["--listen", "127.0.0.1:0", "--state"])
+            // No controllers: the files hold exactly what the tests wrote (no root CA ConfigMaps).
+            .args(["--no-controllers", "--listen", "127.0.0.1:0", "--state"])
             .arg(state)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())

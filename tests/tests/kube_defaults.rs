@@ -148,11 +148,14 @@ fn jobs_and_cron_jobs_are_defaulted_and_jobs_get_a_generated_selector() {
         "Always"
     );
 
+    // (A Job template must say OnFailure or Never: the pod default, Always, is refused.)
+    let mut cron_template = template();
+    cron_template["spec"]["restartPolicy"] = json!("OnFailure");
     let cron = create::<CronJob>(
         &cluster,
         json!({"metadata": {"name": "nightly"},
                "spec": {"schedule": "0 0 * * *",
-                        "jobTemplate": {"spec": {"template": template()}}}}),
+                        "jobTemplate": {"spec": {"template": cron_template}}}}),
     );
     let spec = &cron["spec"];
     assert_eq!(spec["concurrencyPolicy"], "Allow");
