@@ -94,6 +94,14 @@ struct Args {
     /// `NamespaceLifecycle` checks always run).
     #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
     enable_admission_plugins: Vec<String>,
+    /// Fail this share of requests, in parts per thousand, with 429 (Retry-After), 500 or, on
+    /// writes, 409 — a flaky server for fault-tolerance tests (see `fake_apiserver::chaos`).
+    #[arg(long, value_name = "PER_MILLE", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    fault_rate: u32,
+    /// Seed of the generator that picks which requests `--fault-rate` fails.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    fault_seed: u64,
 }
 
 /// How log lines are written (to stderr).
@@ -164,7 +172,16 @@ fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
             other => return Err(RunError::AdmissionPlugin(other.to_string())),
         }
     }
-    Ok(builder.build())
+    let server = builder.build();
+    if args.fault_rate > 0 {
+        server
+            .chaos()
+            .set(Some(fake_apiserver::chaos::ChaosRule::rate(
+                args.fault_seed,
+                args.fault_rate,
+            )));
+    }
+    Ok(server)
 }
 
 fn main() -> ExitCode {
@@ -491,6 +508,32 @@ mod tests {
         let args = Args::parse_from(["fake-apiserver", "--log-format", "json"]);
         assert_eq!(args.log_format, LogFormat::Json);
         assert!(Args::try_parse_from(["fake-apiserver", "--log-format", "xml"]).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_fault_rate_fails_requests_and_none_fails_none() {
+        let all = Args::parse_from(["fake-apiserver", "--fault-rate", "1000"]);
+        let server = server_from(&all).unwrap();
+        let (address, stop, task) = start(all, server.clone()).await;
+        for _ in 0..5 {
+            let response = http_get(address, "/api/v1/namespaces").await;
+            assert!(
+                response.starts_with("HTTP/1.1 429") || response.starts_with("HTTP/1.1 500"),
+                "{response}"
+            );
+        }
+        assert_eq!(server.chaos().counts().failed, 5);
+        stop.send(()).unwrap();
+        task.await.unwrap().unwrap();
+
+        let none = Args::parse_from(["fake-apiserver"]);
+        let server = server_from(&none).unwrap();
+        let (address, stop, task) = start(none, server).await;
+        let response = http_get(address, "/api/v1/namespaces").await;
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        stop.send(()).unwrap();
+        task.await.unwrap().unwrap();
+        assert!(Args::try_parse_from(["fake-apiserver", "--fault-rate", "1001"]).is_err());
     }
 
     #[tokio::test]
