@@ -222,24 +222,11 @@ fn non_empty(s: String, fallback: impl FnOnce() -> String) -> String {
     }
 }
 
-/// The API group of an object, from its `apiVersion`.
-fn group_of(obj: &Value) -> &str {
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match api_version.split_once('/') {
-        Some((group, _)) => group,
-        None => "",
-    }
-}
-
 /// The value of the internal field `field` in the field set the registry's `GetAttrs` builds
-/// for `obj` (`""` for a field the set lacks). Built-in kinds are recognised by the object's
-/// `apiVersion` group and `kind`; anything else reads the dotted path as it is.
-pub fn selectable_value(obj: &Value, field: &str) -> String {
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    match (group_of(obj), kind, field) {
+/// for `obj`, an object of the built-in `group`/`kind` (`""` for a field the set lacks). Other
+/// kinds read the dotted path as it is.
+pub fn selectable_value(group: &str, kind: &str, obj: &Value, field: &str) -> String {
+    match (group, kind, field) {
         // pkg/registry/core/pod/strategy.go ToSelectableFields.
         ("", "Pod", "spec.hostNetwork") => flag(obj, "spec.hostNetwork"),
         ("", "Pod", "status.podIP") => obj
