@@ -34,6 +34,7 @@ mod disruption;
 pub mod encoding;
 pub mod error;
 mod eviction;
+pub mod field_labels;
 pub mod gc_policy;
 pub(crate) mod handlers;
 pub mod hooks;

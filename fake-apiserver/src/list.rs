@@ -70,10 +70,12 @@ impl ListRequest {
         let fields = match query.get("fieldSelector").filter(|s| !s.trim().is_empty()) {
             Some(s) => {
                 let selector = FieldSelector::parse(s).map_err(selector_error)?;
-                if info.custom {
-                    selector.validate_for_custom(info.namespaced, &info.selectable_fields)
+                let selector = if info.custom {
+                    selector
+                        .validate_for_custom(info.namespaced, &info.selectable_fields)
+                        .map(|()| selector)
                 } else {
-                    selector.validate_for(&info.group, &info.kind)
+                    selector.convert_for(&info.group, &info.version, &info.kind)
                 }
                 .map_err(selector_error)?;
                 Some(selector)

@@ -571,6 +571,9 @@ pub struct FieldTerm {
 pub struct FieldSelector {
     /// Terms, sorted as the server sorts them.
     pub terms: Vec<FieldTerm>,
+    /// The built-in `(group, kind)` whose field set the terms read, once converted with
+    /// [`FieldSelector::convert_for`]; `None` reads each field as a plain JSON path.
+    pub target: Option<(String, String)>,
 }
 
 fn split_terms(selector: &str) -> Vec<String> {
@@ -632,62 +635,6 @@ fn unescape_field_value(s: &str) -> Result<String, SelectorError> {
     Ok(out)
 }
 
-/// The fields a built-in kind lets you select on beyond `metadata.name`/`metadata.namespace`,
-/// or `None` when the kind has no conversion registered (only the two metadata fields).
-fn kind_fields(group: &str, kind: &str) -> Option<&'static [&'static str]> {
-    match (group, kind) {
-        ("", "Pod") => Some(&[
-            "metadata.name",
-            "metadata.namespace",
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-            "spec.host",
-        ]),
-        ("", "Node") => Some(&["metadata.name", "spec.unschedulable"]),
-        ("", "Event") => Some(&[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-            "metadata.namespace",
-            "metadata.name",
-        ]),
-        ("", "Namespace") => Some(&["status.phase", "metadata.name"]),
-        ("", "Secret") => Some(&["type", "metadata.namespace", "metadata.name"]),
-        ("", "ReplicationController") => {
-            Some(&["metadata.name", "metadata.namespace", "status.replicas"])
-        }
-        _ => None,
-    }
-}
-
-/// Kinds whose conversion accepts only the metadata fields but names the kind in its error.
-fn meta_only_kind(group: &str, kind: &str) -> bool {
-    group.is_empty()
-        && matches!(
-            kind,
-            "Endpoints"
-                | "ResourceQuota"
-                | "PersistentVolumeClaim"
-                | "Service"
-                | "ServiceAccount"
-                | "ConfigMap"
-        )
-}
-
 impl FieldSelector {
     /// Parses `fields.ParseSelector` syntax: `a=b,c!=d,e==f` with `\,` `\=` `\\` escapes.
     pub fn parse(selector: &str) -> Result<Self, SelectorError> {
@@ -711,36 +658,39 @@ impl FieldSelector {
                 value: unescape_field_value(rhs)?,
             });
         }
-        Ok(FieldSelector { terms })
+        Ok(FieldSelector {
+            terms,
+            target: None,
+        })
     }
 
-    /// Checks the fields against those the server supports for `group`/`kind` (built-in kinds),
-    /// with the server's error message.
-    pub fn validate_for(&self, group: &str, kind: &str) -> Result<(), SelectorError> {
-        for term in &self.terms {
-            let label = term.field.as_str();
-            if let Some(fields) = kind_fields(group, kind) {
-                if !fields.contains(&label) {
-                    return Err(SelectorError::new(format!(
-                        "field label not supported: {label}"
-                    )));
-                }
-            } else if !matches!(label, "metadata.name" | "metadata.namespace") {
-                return Err(SelectorError::new(if meta_only_kind(group, kind) {
-                    format!(
-                        "field label {} not supported for {}",
-                        go_quote(label),
-                        go_quote(kind)
-                    )
-                } else {
-                    format!(
-                        "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                        go_quote(label)
-                    )
-                }));
-            }
-        }
-        Ok(())
+    /// Runs every term through the field label conversion of the built-in `group/version`
+    /// `kind` ([`crate::field_labels::conversion`]): the selector to match with, its labels
+    /// renamed to the internal fields they read, or the conversion's 400 message.
+    pub fn convert_for(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Result<FieldSelector, SelectorError> {
+        let conversion = crate::field_labels::conversion(group, version, kind);
+        let terms = self
+            .terms
+            .iter()
+            .map(|term| {
+                let field = conversion
+                    .convert(&term.field)
+                    .map_err(SelectorError::new)?;
+                Ok(FieldTerm {
+                    field: field.to_string(),
+                    ..term.clone()
+                })
+            })
+            .collect::<Result<Vec<_>, SelectorError>>()?;
+        Ok(FieldSelector {
+            terms,
+            target: Some((group.to_string(), kind.to_string())),
+        })
     }
 
     /// Checks the fields for a custom resource: `metadata.name`, `metadata.namespace` (when
@@ -774,7 +724,12 @@ impl FieldSelector {
     /// Whether an object satisfies every term (missing fields read as the empty string).
     pub fn matches(&self, obj: &Value) -> bool {
         self.terms.iter().all(|t| {
-            let actual = field_value(obj, &t.field);
+            let actual = match &self.target {
+                Some((group, kind)) => {
+                    crate::field_labels::selectable_value(group, kind, obj, &t.field)
+                }
+                None => field_value(obj, &t.field),
+            };
             (actual == t.value) != t.negated
         })
     }
@@ -792,45 +747,17 @@ fn split_term(term: &str) -> Option<(usize, usize, bool)> {
     None
 }
 
-/// The string value of a selectable field of an object, as the server's field sets give it.
+/// The string value of a selectable field of an object, as the server's field sets give it,
+/// for an object that names its own `apiVersion` and `kind`
+/// (see [`crate::field_labels::selectable_value`]).
 pub fn field_value(obj: &Value, field: &str) -> String {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let path: &str = match (kind, field) {
-        ("Pod", "spec.host") => "spec.nodeName",
-        ("Pod", "status.podIP") => {
-            let first = obj
-                .pointer("/status/podIPs/0/ip")
-                .or_else(|| obj.pointer("/status/podIP"));
-            return first
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-        }
-        ("Event", "source") => "source.component",
-        ("Event", "reportingComponent") => "reportingComponent",
-        _ => field,
-    };
-    let mut cur = obj;
-    for part in path.split('.') {
-        match cur.get(part) {
-            Some(next) => cur = next,
-            None => {
-                return match (kind, field) {
-                    ("Pod", "spec.hostNetwork") | ("Node", "spec.unschedulable") => {
-                        "false".to_string()
-                    }
-                    _ => String::new(),
-                }
-            }
-        }
-    }
-    match cur {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let group = api_version.split_once('/').map_or("", |(g, _)| g);
+    crate::field_labels::selectable_value(group, kind, obj, field)
 }
 
 #[cfg(test)]
@@ -956,8 +883,10 @@ mod tests {
     #[case::host_network("spec.hostNetwork=false", true)]
     #[case::legacy_host("spec.host=n1", true)]
     fn field_selector_matches_pods(#[case] sel: &str, #[case] matched: bool) {
-        let s = FieldSelector::parse(sel).unwrap();
-        s.validate_for("", "Pod").unwrap();
+        let s = FieldSelector::parse(sel)
+            .unwrap()
+            .convert_for("", "v1", "Pod")
+            .unwrap();
         assert_eq!(s.matches(&pod("n1", "Running")), matched, "{sel}");
     }
 
@@ -968,60 +897,199 @@ mod tests {
         assert!(s.matches(&unbound));
     }
 
+    /// Every conversion function's refusal, worded as that function words it.
     #[rstest]
     #[case::node_provider(
         "",
         "Node",
-        "spec.providerID=x",
+        "spec.providerID",
         "field label not supported: spec.providerID"
     )]
     #[case::node_namespace(
         "",
         "Node",
-        "metadata.namespace=x",
+        "metadata.namespace",
         "field label not supported: metadata.namespace"
     )]
-    #[case::pod_unknown(
+    #[case::pod_unknown("", "Pod", "spec.priority", "field label not supported: spec.priority")]
+    #[case::pod_host_ip("", "Pod", "status.hostIP", "field label not supported: status.hostIP")]
+    #[case::namespace_ns(
         "",
-        "Pod",
-        "spec.priority=1",
-        "field label not supported: spec.priority"
+        "Namespace",
+        "metadata.namespace",
+        "field label not supported: metadata.namespace"
+    )]
+    #[case::secret_data("", "Secret", "data.a", "field label not supported: data.a")]
+    #[case::service_ports("", "Service", "spec.ports", "field label not supported: spec.ports")]
+    #[case::rc_spec(
+        "",
+        "ReplicationController",
+        "spec.replicas",
+        "field label not supported: spec.replicas"
+    )]
+    #[case::core_event_regarding(
+        "",
+        "Event",
+        "regarding.name",
+        "field label not supported: regarding.name"
+    )]
+    #[case::events_v1_involved(
+        "events.k8s.io",
+        "Event",
+        "involvedObject.name",
+        "field label not supported: involvedObject.name"
+    )]
+    #[case::events_v1_reporting_component(
+        "events.k8s.io",
+        "Event",
+        "reportingComponent",
+        "field label not supported: reportingComponent"
+    )]
+    #[case::job_succeeded(
+        "batch",
+        "Job",
+        "status.succeeded",
+        "field label \"status.succeeded\" not supported for batchv1.Job"
+    )]
+    #[case::csr_namespace(
+        "certificates.k8s.io",
+        "CertificateSigningRequest",
+        "metadata.namespace",
+        "field label not supported: metadata.namespace"
     )]
     #[case::configmap(
         "",
         "ConfigMap",
-        "data.a=1",
-        "field label \"data.a\" not supported for \"ConfigMap\""
+        "data.a",
+        "\"data.a\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
     )]
-    #[case::lease("coordination.k8s.io", "Lease", "spec.holderIdentity=x", "\"spec.holderIdentity\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")]
+    #[case::service_account(
+        "",
+        "ServiceAccount",
+        "secrets",
+        "\"secrets\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+    )]
+    #[case::lease("coordination.k8s.io", "Lease", "spec.holderIdentity", "\"spec.holderIdentity\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")]
+    #[case::replica_set("apps", "ReplicaSet", "status.replicas", "\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")]
+    #[case::stateful_set("apps", "StatefulSet", "status.successful", "\"status.successful\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")]
+    #[case::cron_job("batch", "CronJob", "status.successful", "\"status.successful\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"")]
     fn field_selector_unsupported(
         #[case] group: &str,
         #[case] kind: &str,
-        #[case] sel: &str,
+        #[case] label: &str,
         #[case] message: &str,
     ) {
-        let err = FieldSelector::parse(sel)
+        let err = FieldSelector::parse(&format!("{label}=x"))
             .unwrap()
-            .validate_for(group, kind)
+            .convert_for(group, "v1", kind)
             .unwrap_err();
         assert_eq!(err.to_string(), message);
+        assert_eq!((err.code(), err.reason()), (400, "BadRequest"));
     }
 
+    /// Labels each conversion accepts, and the internal field each one reads.
     #[rstest]
-    #[case::secret("", "Secret", "type=Opaque")]
-    #[case::ns("", "Namespace", "status.phase=Active")]
-    #[case::node("", "Node", "spec.unschedulable=true")]
-    #[case::event(
-        "",
+    #[case::secret("", "Secret", "type", "type")]
+    #[case::ns("", "Namespace", "status.phase", "status.phase")]
+    #[case::node("", "Node", "spec.unschedulable", "spec.unschedulable")]
+    #[case::pod_host("", "Pod", "spec.host", "spec.nodeName")]
+    #[case::pod_ips("", "Pod", "status.podIPs", "status.podIPs")]
+    #[case::pod_host_network("", "Pod", "spec.hostNetwork", "spec.hostNetwork")]
+    #[case::service_type("", "Service", "spec.type", "spec.type")]
+    #[case::service_ip("", "Service", "spec.clusterIP", "spec.clusterIP")]
+    #[case::rc("", "ReplicationController", "status.replicas", "status.replicas")]
+    #[case::event_source("", "Event", "source", "source")]
+    #[case::event_reporting("", "Event", "reportingComponent", "reportingComponent")]
+    #[case::event_involved("", "Event", "involvedObject.uid", "involvedObject.uid")]
+    #[case::events_v1_regarding("events.k8s.io", "Event", "regarding.name", "involvedObject.name")]
+    #[case::events_v1_reporting(
+        "events.k8s.io",
         "Event",
-        "involvedObject.name=x,reason=Y,source=kubelet,type=Normal"
+        "reportingController",
+        "reportingComponent"
     )]
-    #[case::deploy("apps", "Deployment", "metadata.name=a,metadata.namespace=b")]
-    fn field_selector_supported(#[case] group: &str, #[case] kind: &str, #[case] sel: &str) {
-        FieldSelector::parse(sel)
+    #[case::events_v1_type("events.k8s.io", "Event", "type", "type")]
+    #[case::job("batch", "Job", "status.successful", "status.successful")]
+    #[case::csr(
+        "certificates.k8s.io",
+        "CertificateSigningRequest",
+        "spec.signerName",
+        "spec.signerName"
+    )]
+    #[case::deploy_name("apps", "Deployment", "metadata.name", "metadata.name")]
+    #[case::cm_namespace("", "ConfigMap", "metadata.namespace", "metadata.namespace")]
+    #[case::cluster_scoped_namespace(
+        "",
+        "PersistentVolume",
+        "metadata.namespace",
+        "metadata.namespace"
+    )]
+    fn field_selector_supported(
+        #[case] group: &str,
+        #[case] kind: &str,
+        #[case] label: &str,
+        #[case] internal: &str,
+    ) {
+        let s = FieldSelector::parse(&format!("{label}=x"))
             .unwrap()
-            .validate_for(group, kind)
+            .convert_for(group, "v1", kind)
             .unwrap();
+        assert_eq!(s.terms[0].field, internal);
+        assert_eq!(s.terms[0].value, "x");
+    }
+
+    /// Without a conversion, the object's own apiVersion and kind pick the field set: a custom
+    /// kind named `Job` reads its fields as plain paths.
+    #[test]
+    fn field_value_reads_the_objects_own_kind() {
+        let custom =
+            json!({"apiVersion": "example.com/v1", "kind": "Job", "status": {"successful": "yes"}});
+        assert_eq!(field_value(&custom, "status.successful"), "yes");
+        let job = json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"succeeded": 2}});
+        assert_eq!(field_value(&job, "status.successful"), "2");
+    }
+
+    /// An API version without a conversion of its own gets the default one.
+    #[test]
+    fn field_selector_other_versions_use_the_default() {
+        let err = FieldSelector::parse("spec.nodeName=a")
+            .unwrap()
+            .convert_for("", "v2", "Pod")
+            .unwrap_err();
+        assert!(err.message.contains("is not a known field selector"));
+    }
+
+    /// What a selector matches: the values each registry's `GetAttrs` puts in the field set.
+    #[rstest]
+    #[case::job_successful(json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"succeeded": 1}}), "batch", "Job", "status.successful=1", true)]
+    #[case::job_successful_other(json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"succeeded": 2}}), "batch", "Job", "status.successful=1", false)]
+    #[case::job_unset_is_zero(json!({"apiVersion": "batch/v1", "kind": "Job", "status": {}}), "batch", "Job", "status.successful=0", true)]
+    #[case::job_not_zero(json!({"apiVersion": "batch/v1", "kind": "Job"}), "batch", "Job", "status.successful!=0", false)]
+    #[case::rc_unset_is_zero(json!({"apiVersion": "v1", "kind": "ReplicationController"}), "", "ReplicationController", "status.replicas=0", true)]
+    #[case::rc_replicas(json!({"apiVersion": "v1", "kind": "ReplicationController", "status": {"replicas": 3}}), "", "ReplicationController", "status.replicas=3", true)]
+    #[case::service_type(json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "NodePort", "clusterIP": "10.0.0.5"}}), "", "Service", "spec.type=NodePort,spec.clusterIP=10.0.0.5", true)]
+    #[case::service_headless(json!({"apiVersion": "v1", "kind": "Service", "spec": {"type": "ClusterIP", "clusterIP": "None"}}), "", "Service", "spec.clusterIP!=None", false)]
+    #[case::pod_ips_read_empty(json!({"apiVersion": "v1", "kind": "Pod", "status": {"podIPs": [{"ip": "10.0.0.1"}]}}), "", "Pod", "status.podIPs=10.0.0.1", false)]
+    #[case::pod_ips_empty_matches(json!({"apiVersion": "v1", "kind": "Pod", "status": {"podIPs": [{"ip": "10.0.0.1"}]}}), "", "Pod", "status.podIPs=", true)]
+    #[case::pod_host_network(json!({"apiVersion": "v1", "kind": "Pod", "spec": {"hostNetwork": true}}), "", "Pod", "spec.hostNetwork=true", true)]
+    #[case::node_schedulable(json!({"apiVersion": "v1", "kind": "Node", "spec": {}}), "", "Node", "spec.unschedulable=false", true)]
+    #[case::event_source(json!({"apiVersion": "v1", "kind": "Event", "source": {"component": "kubelet"}}), "", "Event", "source=kubelet", true)]
+    #[case::event_source_falls_back(json!({"apiVersion": "v1", "kind": "Event", "reportingComponent": "ctrl"}), "", "Event", "source=ctrl,reportingComponent=ctrl", true)]
+    #[case::events_v1_regarding(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "regarding": {"kind": "Pod", "name": "p"}}), "events.k8s.io", "Event", "regarding.kind=Pod,regarding.name=p", true)]
+    #[case::events_v1_reporting(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "reportingController": "ctrl"}), "events.k8s.io", "Event", "reportingController=ctrl,source=ctrl", true)]
+    #[case::events_v1_deprecated_source(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "reportingController": "ctrl", "deprecatedSource": {"component": "kubelet"}}), "events.k8s.io", "Event", "source=kubelet", true)]
+    fn field_selector_values(
+        #[case] object: Value,
+        #[case] group: &str,
+        #[case] kind: &str,
+        #[case] sel: &str,
+        #[case] matched: bool,
+    ) {
+        let s = FieldSelector::parse(sel)
+            .unwrap()
+            .convert_for(group, "v1", kind)
+            .unwrap();
+        assert_eq!(s.matches(&object), matched, "{sel} on {object}");
     }
 
     #[test]
@@ -1078,7 +1146,7 @@ mod tests {
         ] {
             let _ = LabelSelector::parse(s);
             if let Ok(f) = FieldSelector::parse(s) {
-                let _ = f.validate_for("", "Pod");
+                let _ = f.convert_for("", "v1", "Pod");
                 let _ = f.matches(&json!(null));
             }
         }
