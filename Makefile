@@ -30,9 +30,9 @@ fmt:
 crds: ## Print every CRD as YAML
 	cargo run -p controllers --bin controllers -- crds
 
-conformance: ## Compare the fake API server with a real v1.36 server (needs ../shared/conformance)
+conformance: ## Compare the fake API server with a real v1.36 kube-apiserver (recorded without controller-manager, so run bare; needs ../shared/conformance)
 	cargo build -p fake-apiserver --bin fake-apiserver
-	./target/debug/fake-apiserver --listen 127.0.0.1:18443 & pid=$$!; sleep 1; \
+	./target/debug/fake-apiserver --no-controllers --listen 127.0.0.1:18443 & pid=$$!; sleep 1; \
 	(cd ../shared/conformance && python3 run.py --server http://127.0.0.1:18443 --out /tmp/fake-apiserver-conformance.json \
 	  && { python3 compare.py golden-k8s-1.36.json /tmp/fake-apiserver-conformance.json --quiet || true; }); \
 	status=$$?; kill $$pid; exit $$status
