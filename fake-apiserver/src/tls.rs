@@ -128,3 +128,39 @@ impl FakeApiServer {
             .await
     }
 }
+
+/// Makes a self-signed certificate for `127.0.0.1` and `localhost` (one day, P-256) with the
+/// `openssl` command in `dir`, for `--tls-cert-file` / [`TlsConfig::from_pem_files`] in tests and
+/// local runs; returns the certificate and key files. An error carries openssl's own message.
+pub fn self_signed_loopback_certificate(dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+    let output = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=fake-apiserver",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdin(std::process::Stdio::null())
+        .output()?;
+    if !output.status.success() {
+        return Err(std::io::Error::other(format!(
+            "openssl failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    Ok((cert, key))
+}

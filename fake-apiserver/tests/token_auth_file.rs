@@ -31,36 +31,7 @@ impl Drop for Server {
 }
 
 fn self_signed_certificate(dir: &Path) -> (PathBuf, PathBuf) {
-    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
-    let output = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=fake-apiserver",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run openssl");
-    assert!(
-        output.status.success(),
-        "openssl: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (cert, key)
+    fake_apiserver::tls::self_signed_loopback_certificate(dir).expect("a self-signed certificate")
 }
 
 /// Starts the binary with `tokens` as its token file; waits for its ready line.

@@ -206,39 +206,9 @@ fn read_all(mut source: impl Read + Send + 'static) -> std::thread::JoinHandle<S
     })
 }
 
-/// Makes a self-signed certificate for `127.0.0.1` and `localhost` with `openssl` in `dir`;
-/// returns the certificate and key files.
+/// A self-signed loopback certificate and key in `dir` (made with `openssl`).
 pub fn self_signed_certificate(dir: &std::path::Path) -> (PathBuf, PathBuf) {
-    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
-    let output = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=fake-apiserver",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run openssl");
-    assert!(
-        output.status.success(),
-        "openssl failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (cert, key)
+    fake_apiserver::tls::self_signed_loopback_certificate(dir).expect("a self-signed certificate")
 }
 
 impl Cluster {
