@@ -121,9 +121,11 @@ impl Chaos {
     /// Counts `request`, holds it while paused, then decides whether it fails.
     pub(crate) async fn admit(&self, request: &RequestInfo) -> Result<(), ApiError> {
         self.requests.fetch_add(1, Ordering::SeqCst);
-        let mut paused = self.paused.subscribe();
-        // Only an error (the sender is dropped with the server) ends the wait early.
-        let _ = paused.wait_for(|held| !*held).await;
+        if self.is_paused() {
+            let mut paused = self.paused.subscribe();
+            // Only an error (the sender is dropped with the server) ends the wait early.
+            let _ = paused.wait_for(|held| !*held).await;
+        }
         let error = self.failure_for(request);
         if error.is_some() {
             self.failed.fetch_add(1, Ordering::SeqCst);
