@@ -19,10 +19,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
-use crate::request::Query;
+use crate::http::request::Query;
 use crate::resource::ResourceInfo;
-use crate::server::FakeApiServer;
 
 /// `GET pods/{name}/log`.
 pub(crate) fn log(
@@ -409,7 +409,7 @@ impl LogOptions {
     }
 
     /// The lines the options select, as the kubelet writes them.
-    fn render(&self, lines: &[crate::pod_logs::LogLine], now: jiff::Timestamp) -> String {
+    fn render(&self, lines: &[crate::store::pod_logs::LogLine], now: jiff::Timestamp) -> String {
         let since = self.since_time.or_else(|| {
             self.since_seconds
                 .and_then(|s| now.checked_sub(jiff::SignedDuration::from_secs(s)).ok())
@@ -507,15 +507,15 @@ mod tests {
         let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         let t1: jiff::Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
         let lines = vec![
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t0,
                 text: "one".into(),
             },
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t1,
                 text: "two".into(),
             },
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t1,
                 text: "three".into(),
             },
