@@ -2,7 +2,7 @@
 //! the controllers and the auth state) and the [`FakeApiServer`] handle that carries it.
 //!
 //! The handle's methods are spread over the layers that implement them (the builder, the router
-//! and the public accessors are in [`crate::http::server`]); this module only defines the types,
+//! and the public accessors are in `crate::http::server`); this module only defines the types,
 //! so that the registry, the controllers and auth can take a `&FakeApiServer` or a `&Shared`
 //! without importing the HTTP layer.
 

@@ -16,7 +16,7 @@
 //! The source tree follows a request through the server; each layer imports only the layers
 //! below it (`tests/layers.rs` checks this):
 //!
-//! - [`http`] — the router ([`http::server`]), request parsing and dispatch
+//! - [`http`] — the router (`http::server`), request parsing and dispatch
 //!   ([`http::request`], `http::handlers`), list and watch, discovery, the OpenAPI routes,
 //!   Tables and encodings, `pods/log`/`exec`/`attach`/`portforward`, `pods/eviction`.
 //! - [`registry`] — the served kinds ([`registry::Registry`]) and what a write means: the

@@ -1,5 +1,5 @@
-//! The server handle: shared state, the builder, the axum router, the in-process client and the
-//! TCP listener.
+//! The server handle's builder and methods (its state is in [`crate::context`]), the axum
+//! router, the in-process client and the TCP listener.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};

@@ -3,7 +3,7 @@
 //! Also the registry layer (see the crate documentation): what a write does to an object and to
 //! others, below the HTTP layer and above the rules and the store — the write lifecycle in
 //! [`semantics`], per-kind mutations ([`kind_rules`]), deletes ([`delete_answer`], [`gc_policy`]),
-//! subresources ([`subresource`], [`scale`]), PodDisruptionBudgets ([`disruption`]), CRDs
+//! subresources ([`subresource`], [`scale`]), PodDisruptionBudgets (`disruption`), CRDs
 //! ([`crd`]) and the saved state file ([`state`]).
 
 pub mod crd;

@@ -6,7 +6,7 @@
 //! that read-check-write is atomic, as an etcd transaction is for a real server.
 //!
 //! The bottom layer of the server (see the crate documentation): it and its submodules (the
-//! container log lines in [`pod_logs`], the fast JSON equality in [`value_eq`]) import nothing
+//! container log lines in [`pod_logs`], the fast JSON equality in `value_eq`) import nothing
 //! from the rules, the registry or the HTTP layer.
 
 use std::collections::{BTreeMap, VecDeque};
