@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) auth: crate::auth::AuthState,
     /// Container log lines written by kubelet stand-ins.
     pub(crate) pod_logs: crate::pod_logs::PodLogs,
+    /// Admission webhook settings.
+    pub(crate) admission: crate::admission::AdmissionConfig,
 }
 
 impl Shared {
@@ -92,6 +94,7 @@ pub struct FakeApiServerBuilder {
     clock: Option<ClockFn>,
     controllers: ControllerConfig,
     auth: crate::auth::AuthConfig,
+    pub(crate) admission: crate::admission::AdmissionConfig,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -103,6 +106,7 @@ impl Default for FakeApiServerBuilder {
             clock: None,
             controllers: ControllerConfig::all(),
             auth: crate::auth::AuthConfig::default(),
+            admission: Default::default(),
         }
     }
 }
@@ -211,6 +215,7 @@ impl FakeApiServerBuilder {
             controllers: ControllerManager::new(self.controllers),
             auth,
             pod_logs: Default::default(),
+            admission: self.admission,
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

@@ -1,0 +1,365 @@
+//! Admission webhooks against a real HTTPS webhook server on loopback (axum over the crate's
+//! TLS listener, a self-signed certificate given as the configuration's `caBundle`), registered
+//! and exercised through `kube::Api` as a user would.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine;
+use fake_apiserver::FakeApiServer;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{json, Value};
+
+/// What a webhook answers for a request (`response` without `uid`); may sleep first.
+type Behaviour = Arc<dyn Fn(&str, &Value) -> Answer + Send + Sync>;
+
+/// A webhook's answer.
+struct Answer {
+    response: Value,
+    delay: Duration,
+}
+
+fn allow() -> Answer {
+    Answer {
+        response: json!({"allowed": true}),
+        delay: Duration::ZERO,
+    }
+}
+
+fn deny(status: Value) -> Answer {
+    Answer {
+        response: json!({"allowed": false, "status": status}),
+        delay: Duration::ZERO,
+    }
+}
+
+fn patch(ops: Value) -> Answer {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(ops.to_string());
+    Answer {
+        response: json!({"allowed": true, "patchType": "JSONPatch", "patch": encoded}),
+        delay: Duration::ZERO,
+    }
+}
+
+/// A webhook server on a loopback port: every path answers through the behaviour; every
+/// `AdmissionReview.request` it gets is kept with its path.
+struct WebhookServer {
+    base: String,
+    ca_bundle: String,
+    seen: Arc<Mutex<Vec<(String, Value)>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl WebhookServer {
+    async fn start(extra_names: &[&str], behaviour: Behaviour) -> Self {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let (cert, key) = fake_apiserver::tls::self_signed_certificate(dir.path(), extra_names)
+            .expect("a self-signed certificate");
+        let pem = std::fs::read(&cert).expect("read the certificate");
+        let tls = fake_apiserver::tls::TlsConfig::from_pem_files(&cert, &key).expect("TLS config");
+        let seen: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+        let recorded = seen.clone();
+        let router =
+            axum::Router::new().fallback(move |uri: axum::http::Uri, body: axum::body::Bytes| {
+                let recorded = recorded.clone();
+                let behaviour = behaviour.clone();
+                async move {
+                    let review: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let request = review["request"].clone();
+                    let path = uri.path().to_string();
+                    recorded
+                        .lock()
+                        .unwrap()
+                        .push((path.clone(), request.clone()));
+                    let answer = behaviour(&path, &request);
+                    tokio::time::sleep(answer.delay).await;
+                    let mut response = answer.response;
+                    response["uid"] = request["uid"].clone();
+                    axum::Json(json!({
+                        "apiVersion": "admission.k8s.io/v1",
+                        "kind": "AdmissionReview",
+                        "response": response,
+                    }))
+                }
+            });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("https://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(fake_apiserver::tls::serve_router_tls(
+            router,
+            listener,
+            tls,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        WebhookServer {
+            base,
+            ca_bundle: base64::engine::general_purpose::STANDARD.encode(pem),
+            seen,
+            stop: Some(stop),
+            _dir: dir,
+        }
+    }
+
+    /// A `clientConfig` with this server's URL and path.
+    fn client_config(&self, path: &str) -> Value {
+        json!({"url": format!("{}{path}", self.base), "caBundle": self.ca_bundle})
+    }
+
+    /// The requests that reached `path`.
+    fn requests(&self, path: &str) -> Vec<Value> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, r)| r.clone())
+            .collect()
+    }
+}
+
+impl Drop for WebhookServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A webhook entry for configmaps (`operations`), with `extra` fields merged in.
+fn hook(name: &str, client_config: Value, operations: &[&str], extra: Value) -> Value {
+    let mut hook = json!({
+        "name": name,
+        "clientConfig": client_config,
+        "rules": [{"operations": operations, "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+    });
+    if let (Some(h), Some(e)) = (hook.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            h.insert(k.clone(), v.clone());
+        }
+    }
+    hook
+}
+
+async fn validating(client: &kube::Client, name: &str, hooks: Vec<Value>) {
+    let config: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": hooks,
+    }))
+    .expect("a configuration");
+    Api::<ValidatingWebhookConfiguration>::all(client.clone())
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("the configuration is created");
+}
+
+async fn mutating(client: &kube::Client, name: &str, hooks: Vec<Value>) {
+    let config: MutatingWebhookConfiguration = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": hooks,
+    }))
+    .expect("a configuration");
+    Api::<MutatingWebhookConfiguration>::all(client.clone())
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("the configuration is created");
+}
+
+fn configmap(name: &str, labels: Value) -> ConfigMap {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels},
+        "data": {"a": "1"}
+    }))
+    .unwrap()
+}
+
+fn api_error(err: kube::Error) -> (u16, String, String) {
+    match err {
+        kube::Error::Api(s) => (s.code, s.reason, s.message),
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn validating_webhook_denies_with_its_status_and_sees_the_request() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, request: &Value| {
+            if request["object"]["metadata"]["name"] == "bad" {
+                deny(json!({"code": 403, "reason": "Forbidden", "message": "bad is not a name for a configmap"}))
+            } else {
+                allow()
+            }
+        }),
+    )
+    .await;
+    let server = FakeApiServer::builder().seed(3).build();
+    let client = server.client();
+    validating(
+        &client,
+        "names",
+        vec![hook(
+            "names.example.com",
+            hooks.client_config("/validate"),
+            &["CREATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let refused = api
+        .create(&PostParams::default(), &configmap("bad", json!({})))
+        .await
+        .expect_err("the webhook denies it");
+    assert_eq!(
+        api_error(refused),
+        (
+            403,
+            "Forbidden".to_string(),
+            "admission webhook \"names.example.com\" denied the request: bad is not a name for a configmap".to_string()
+        )
+    );
+    assert!(
+        server
+            .get_object("v1", "configmaps", Some("default"), "bad")
+            .is_none(),
+        "nothing was stored"
+    );
+    api.create(
+        &PostParams {
+            field_manager: Some("tester".into()),
+            ..Default::default()
+        },
+        &configmap("good", json!({})),
+    )
+    .await
+    .expect("the webhook allows it");
+
+    let seen = hooks.requests("/validate");
+    assert_eq!(seen.len(), 2);
+    let request = &seen[1];
+    assert!(!request["uid"].as_str().unwrap_or_default().is_empty());
+    assert_eq!(
+        request["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "", "version": "v1", "resource": "configmaps"})
+    );
+    assert_eq!(request["operation"], "CREATE");
+    assert_eq!(request["name"], "good");
+    assert_eq!(request["namespace"], "default");
+    assert_eq!(request["userInfo"]["username"], "system:admin");
+    assert_eq!(request["object"]["kind"], "ConfigMap");
+    assert_eq!(request["object"]["metadata"]["name"], "good");
+    assert!(
+        request["object"]["metadata"]["uid"].is_string(),
+        "validation sees the final object"
+    );
+    assert_eq!(request["oldObject"], Value::Null);
+    assert_eq!(request["dryRun"], false);
+    assert_eq!(
+        request["options"],
+        json!({"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "fieldManager": "tester"})
+    );
+}
+
+#[tokio::test]
+async fn mutating_patch_is_stored_and_validating_webhooks_see_it() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|path: &str, request: &Value| match path {
+            "/mutate" => patch(json!([
+                {"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}},
+                {"op": "add", "path": "/data/added", "value": format!("by {}", request["operation"].as_str().unwrap_or_default())},
+            ])),
+            _ => allow(),
+        }),
+    )
+    .await;
+    let server = FakeApiServer::builder().seed(4).build();
+    let client = server.client();
+    mutating(
+        &client,
+        "labeller",
+        vec![hook(
+            "labeller.example.com",
+            hooks.client_config("/mutate"),
+            &["CREATE", "UPDATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    validating(
+        &client,
+        "observer",
+        vec![hook(
+            "observer.example.com",
+            hooks.client_config("/validate"),
+            &["CREATE", "UPDATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let created = api
+        .create(&PostParams::default(), &configmap("cm", json!(null)))
+        .await
+        .expect("created");
+    assert_eq!(
+        created
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .get("mutated")
+            .map(String::as_str),
+        Some("yes")
+    );
+    let stored = server
+        .get_object("v1", "configmaps", Some("default"), "cm")
+        .expect("stored");
+    assert_eq!(stored["data"]["added"], "by CREATE");
+    let validated = hooks.requests("/validate");
+    assert_eq!(
+        validated[0]["object"]["metadata"]["labels"]["mutated"],
+        "yes"
+    );
+
+    // An update: the webhook gets the stored object as oldObject and patches the new one.
+    let patched = api
+        .patch(
+            "cm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "2"}})),
+        )
+        .await
+        .expect("patched");
+    assert_eq!(
+        patched
+            .data
+            .unwrap_or_default()
+            .get("added")
+            .map(String::as_str),
+        Some("by UPDATE")
+    );
+    let updates = hooks.requests("/mutate");
+    let update = updates.last().expect("the mutating webhook was called");
+    assert_eq!(update["operation"], "UPDATE");
+    assert_eq!(update["oldObject"]["data"]["added"], "by CREATE");
+    assert_eq!(update["object"]["data"]["a"], "2");
+    assert_eq!(update["options"]["kind"], "UpdateOptions");
+}
