@@ -10,8 +10,8 @@ use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
 
 /// What a webhook answers for a request (`response` without `uid`); may sleep first.
@@ -362,4 +362,373 @@ async fn mutating_patch_is_stored_and_validating_webhooks_see_it() {
     assert_eq!(update["oldObject"]["data"]["added"], "by CREATE");
     assert_eq!(update["object"]["data"]["a"], "2");
     assert_eq!(update["options"]["kind"], "UpdateOptions");
+}
+
+/// A port nothing listens on.
+async fn closed_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[tokio::test]
+async fn failure_policy_decides_for_a_webhook_that_is_down() {
+    let port = closed_port().await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    let down = |name: &str, policy: &str, ops: &[&str]| {
+        hook(
+            name,
+            json!({"url": format!("https://127.0.0.1:{port}/check")}),
+            ops,
+            json!({"failurePolicy": policy}),
+        )
+    };
+    validating(
+        &client,
+        "down",
+        vec![
+            down("ignored.example.com", "Ignore", &["CREATE"]),
+            down("required.example.com", "Fail", &["UPDATE"]),
+        ],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &configmap("cm", json!({})))
+        .await
+        .expect("an ignored failure lets the create through");
+    let (code, reason, message) = api_error(
+        api.patch(
+            "cm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "2"}})),
+        )
+        .await
+        .expect_err("a failing webhook under Fail refuses the update"),
+    );
+    assert_eq!((code, reason.as_str()), (500, "InternalError"));
+    assert_eq!(
+        message,
+        format!(
+            "Internal error occurred: failed calling webhook \"required.example.com\": failed to call webhook: Post \"https://127.0.0.1:{port}/check?timeout=10s\": dial tcp 127.0.0.1:{port}: connect: connection refused"
+        )
+    );
+    let stored = server
+        .get_object("v1", "configmaps", Some("default"), "cm")
+        .unwrap();
+    assert_eq!(
+        stored["data"]["a"], "1",
+        "the refused update changed nothing"
+    );
+}
+
+#[tokio::test]
+async fn webhooks_whose_selectors_or_rules_do_not_match_are_not_called() {
+    let hooks = WebhookServer::start(&[], Arc::new(|_, _: &Value| allow())).await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for (name, labels) in [("watched", json!({"webhooks": "on"})), ("quiet", json!({}))] {
+        let ns: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
+    validating(
+        &client,
+        "selective",
+        vec![
+            hook(
+                "by-namespace.example.com",
+                hooks.client_config("/namespace"),
+                &["CREATE"],
+                json!({"namespaceSelector": {"matchLabels": {"webhooks": "on"}}}),
+            ),
+            hook(
+                "by-object.example.com",
+                hooks.client_config("/object"),
+                &["CREATE", "UPDATE", "DELETE"],
+                json!({"objectSelector": {"matchExpressions": [{"key": "checked", "operator": "Exists"}]}}),
+            ),
+            hook(
+                "deletes-only.example.com",
+                hooks.client_config("/deletes"),
+                &["DELETE"],
+                json!({}),
+            ),
+            json!({
+                "name": "secrets-only.example.com",
+                "clientConfig": hooks.client_config("/secrets"),
+                "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["secrets"]}],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            }),
+        ],
+    )
+    .await;
+    let quiet: Api<ConfigMap> = Api::namespaced(client.clone(), "quiet");
+    let watched: Api<ConfigMap> = Api::namespaced(client.clone(), "watched");
+    quiet
+        .create(&PostParams::default(), &configmap("plain", json!({})))
+        .await
+        .unwrap();
+    watched
+        .create(&PostParams::default(), &configmap("plain", json!({})))
+        .await
+        .unwrap();
+    quiet
+        .create(
+            &PostParams::default(),
+            &configmap("labelled", json!({"checked": "yes"})),
+        )
+        .await
+        .unwrap();
+    // The label goes: the old object still matches the object selector.
+    quiet
+        .patch(
+            "labelled",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"checked": null}}})),
+        )
+        .await
+        .unwrap();
+    quiet
+        .delete("plain", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let names = |path: &str| -> Vec<String> {
+        hooks
+            .requests(path)
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}/{}",
+                    r["operation"].as_str().unwrap(),
+                    r["namespace"].as_str().unwrap(),
+                    r["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names("/namespace"), vec!["CREATE watched/plain"]);
+    assert_eq!(
+        names("/object"),
+        vec!["CREATE quiet/labelled", "UPDATE quiet/labelled"]
+    );
+    assert_eq!(names("/deletes"), vec!["DELETE quiet/plain"]);
+    assert_eq!(names("/secrets"), Vec::<String>::new());
+    let delete = &hooks.requests("/deletes")[0];
+    assert_eq!(delete["object"], Value::Null);
+    assert_eq!(delete["oldObject"]["metadata"]["name"], "plain");
+    assert_eq!(delete["options"]["kind"], "DeleteOptions");
+}
+
+#[tokio::test]
+async fn reinvocation_calls_an_earlier_webhook_again_after_a_later_change() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|path: &str, request: &Value| {
+            let labels = &request["object"]["metadata"]["labels"];
+            match path {
+                // Records how many labels it saw; asks to be reinvoked.
+                "/first" => patch(json!([
+                    {"op": "add", "path": "/metadata/labels/first-saw", "value": labels.as_object().map_or(0, |l| l.len()).to_string()}
+                ])),
+                "/second" => patch(json!([{"op": "add", "path": "/metadata/labels/second", "value": "yes"}])),
+                _ => allow(),
+            }
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    // Configurations are called in name order: "a-first" before "b-second".
+    mutating(
+        &client,
+        "a-first",
+        vec![hook(
+            "first.example.com",
+            hooks.client_config("/first"),
+            &["CREATE"],
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        )],
+    )
+    .await;
+    mutating(
+        &client,
+        "b-second",
+        vec![hook(
+            "second.example.com",
+            hooks.client_config("/second"),
+            &["CREATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let created = api
+        .create(
+            &PostParams::default(),
+            &configmap("cm", json!({"app": "x"})),
+        )
+        .await
+        .unwrap();
+    let labels = created.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("second").map(String::as_str), Some("yes"));
+    // First call: app only (1 label); reinvoked after "second" was added: app, first-saw, second.
+    assert_eq!(labels.get("first-saw").map(String::as_str), Some("3"));
+    assert_eq!(hooks.requests("/first").len(), 2);
+    assert_eq!(hooks.requests("/second").len(), 1);
+}
+
+#[tokio::test]
+async fn warnings_arrive_as_warning_headers() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, _: &Value| Answer {
+            response: json!({"allowed": true, "warnings": ["configmap \"cm\" is \"deprecated\""]}),
+            delay: Duration::ZERO,
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "warner",
+        vec![hook(
+            "warner.example.com",
+            hooks.client_config("/warn"),
+            &["CREATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let body = serde_json::to_vec(&configmap("cm", json!({}))).unwrap();
+    let request = http::Request::post("/api/v1/namespaces/default/configmaps")
+        .header("content-type", "application/json")
+        .body(body)
+        .unwrap();
+    let response = client.send(request.map(Into::into)).await.unwrap();
+    assert_eq!(response.status(), 201);
+    let warnings: Vec<_> = response
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        warnings,
+        vec![r#"299 - "configmap \"cm\" is \"deprecated\"""#.to_string()]
+    );
+}
+
+#[tokio::test]
+async fn a_slow_webhook_times_out_per_its_timeout_seconds() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, _: &Value| Answer {
+            response: json!({"allowed": true}),
+            delay: Duration::from_secs(3),
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "slow",
+        vec![
+            hook(
+                "slow-ignored.example.com",
+                hooks.client_config("/ignored"),
+                &["CREATE"],
+                json!({"timeoutSeconds": 1, "failurePolicy": "Ignore"}),
+            ),
+            hook(
+                "slow-required.example.com",
+                hooks.client_config("/required"),
+                &["UPDATE"],
+                json!({"timeoutSeconds": 1}),
+            ),
+        ],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let started = std::time::Instant::now();
+    api.create(&PostParams::default(), &configmap("cm", json!({})))
+        .await
+        .expect("a timeout under Ignore lets the create through");
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "the call was cut at 1s"
+    );
+    let (code, _, message) = api_error(
+        api.patch(
+            "cm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "2"}})),
+        )
+        .await
+        .expect_err("a timeout under Fail refuses"),
+    );
+    assert_eq!(code, 500);
+    assert_eq!(
+        message,
+        format!(
+            "Internal error occurred: failed calling webhook \"slow-required.example.com\": failed to call webhook: Post \"{}/required?timeout=1s\": context deadline exceeded",
+            hooks.base
+        )
+    );
+}
+
+#[tokio::test]
+async fn service_webhooks_are_reached_through_the_resolver() {
+    let hooks = WebhookServer::start(
+        &["hooks.webhooks.svc"],
+        Arc::new(|_, _: &Value| {
+            deny(json!({"code": 422, "reason": "Invalid", "message": "not today"}))
+        }),
+    )
+    .await;
+    let address = hooks.base.clone();
+    let server = FakeApiServer::builder()
+        .webhook_service_resolver(move |service| {
+            (service.namespace == "webhooks" && service.name == "hooks" && service.port == 8443)
+                .then(|| address.clone())
+        })
+        .build();
+    let client = server.client();
+    validating(
+        &client,
+        "by-service",
+        vec![hook(
+            "service.example.com",
+            json!({"service": {"namespace": "webhooks", "name": "hooks", "port": 8443, "path": "/svc"}, "caBundle": hooks.ca_bundle}),
+            &["CREATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let (code, reason, message) = api_error(
+        api.create(&PostParams::default(), &configmap("cm", json!({})))
+            .await
+            .expect_err("denied"),
+    );
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            422,
+            "Invalid",
+            "admission webhook \"service.example.com\" denied the request: not today"
+        )
+    );
+    assert_eq!(
+        hooks.requests("/svc").len(),
+        1,
+        "the request went to the service's path"
+    );
 }
