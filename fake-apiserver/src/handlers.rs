@@ -112,15 +112,8 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
     }
     let user = crate::auth::request_user(&parts.extensions);
-    let admission = crate::admission::Request::new(
-        info.clone(),
-        verb,
-        &rp,
-        &query,
-        &content_type(&parts.headers),
-        user.clone(),
-        &body,
-    );
+    let admission =
+        crate::admission::Request::of_write(&info, verb, &rp, &query, &parts.headers, &user, &body);
     // Served once, or again after each round of admission webhook calls (see `admission`).
     let serve = || {
         let call = Call {

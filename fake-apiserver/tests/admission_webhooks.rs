@@ -732,3 +732,167 @@ async fn service_webhooks_are_reached_through_the_resolver() {
         "the request went to the service's path"
     );
 }
+
+#[tokio::test]
+async fn dry_runs_call_only_webhooks_without_side_effects() {
+    let hooks = WebhookServer::start(&[], Arc::new(|_, _: &Value| allow())).await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "effects",
+        vec![hook(
+            "effects.example.com",
+            hooks.client_config("/effects"),
+            &["CREATE"],
+            json!({"sideEffects": "NoneOnDryRun"}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    api.create(&dry, &configmap("cm", json!({})))
+        .await
+        .expect("a dry run goes through a webhook without side effects on dry runs");
+    let seen = hooks.requests("/effects");
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0]["dryRun"], true);
+    assert_eq!(seen[0]["options"]["dryRun"], json!(["All"]));
+    assert!(server
+        .get_object("v1", "configmaps", Some("default"), "cm")
+        .is_none());
+
+    // A configuration kept from before v1 (v1 refuses `Some` on create) with side effects.
+    let mut state = server.export_state();
+    for item in state["objects"].as_array_mut().unwrap() {
+        if item["object"]["metadata"]["name"] == "effects" {
+            item["object"]["webhooks"][0]["sideEffects"] = json!("Some");
+        }
+    }
+    server
+        .import_state(state)
+        .expect("state with the old configuration");
+    let (code, reason, message) = api_error(
+        api.create(&dry, &configmap("cm", json!({})))
+            .await
+            .expect_err("a webhook with side effects refuses dry runs"),
+    );
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            400,
+            "BadRequest",
+            "admission webhook \"effects.example.com\" does not support dry run"
+        )
+    );
+    assert_eq!(hooks.requests("/effects").len(), 1, "it was not called");
+    api.create(&PostParams::default(), &configmap("cm", json!({})))
+        .await
+        .expect("a real create calls it");
+    assert_eq!(hooks.requests("/effects").len(), 2);
+}
+
+#[tokio::test]
+async fn configurations_are_validated_as_the_real_server_does() {
+    let server = FakeApiServer::new();
+    let client = server.client();
+    let config: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "bad"},
+        "webhooks": [{
+            "name": "short",
+            "clientConfig": {"url": "http://hooks.example.com/x"},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+            "sideEffects": "Some",
+            "admissionReviewVersions": ["v1"],
+        }],
+    }))
+    .unwrap();
+    let (code, reason, message) = api_error(
+        Api::<ValidatingWebhookConfiguration>::all(client)
+            .create(&PostParams::default(), &config)
+            .await
+            .expect_err("invalid"),
+    );
+    assert_eq!((code, reason.as_str()), (422, "Invalid"));
+    assert_eq!(
+        message,
+        "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is invalid: [webhooks[0].name: Invalid value: \"short\": should be a domain with at least three segments separated by dots, webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\", webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]]"
+    );
+}
+
+/// The real `kubectl` against a server on loopback: `kubectl apply` of an object a webhook
+/// refuses prints the webhook's message as a real cluster's kubectl does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_apply_shows_the_webhook_denial() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, _: &Value| {
+            deny(json!({"code": 403, "reason": "Forbidden", "message": "configmaps need an owner label"}))
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    validating(
+        &server.client(),
+        "owners",
+        vec![hook(
+            "owners.example.com",
+            hooks.client_config("/owners"),
+            &["CREATE", "UPDATE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.clone().serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        fake_apiserver::kubeconfig::kubeconfig_yaml(&url),
+    )
+    .unwrap();
+    let manifest = dir.path().join("cm.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unowned\n  namespace: default\ndata:\n  a: \"1\"\n",
+    )
+    .unwrap();
+    let mut command = std::process::Command::new("kubectl");
+    command
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("apply")
+        .arg("-f")
+        .arg(&manifest)
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null());
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || command.output()),
+    )
+    .await
+    .expect("kubectl finished in time")
+    .unwrap()
+    .expect("kubectl runs");
+    let _ = stop.send(());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "Error from server (Forbidden): error when creating \"{}\": admission webhook \"owners.example.com\" denied the request: configmaps need an owner label",
+            manifest.display()
+        )
+    );
+    assert!(server
+        .get_object("v1", "configmaps", Some("default"), "unowned")
+        .is_none());
+}

@@ -29,6 +29,7 @@ mod config;
 mod dispatch;
 mod matching;
 mod review;
+pub mod validation;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -109,49 +110,45 @@ pub(crate) struct Request {
 }
 
 impl Request {
-    /// A request for `verb` on `info` at `path`; `body` is read for delete options only.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        info: Arc<ResourceInfo>,
+    /// The request for `verb` on `info` at `path` when it is a write admission webhooks see
+    /// (`None` for reads and for the subresources they are not called for here); `body` is
+    /// kept for delete options only.
+    pub(crate) fn of_write(
+        info: &Arc<ResourceInfo>,
         verb: &str,
         path: &crate::request::ResourcePath,
         query: &Query,
-        content_type: &str,
-        user: UserInfo,
+        headers: &http::HeaderMap,
+        user: &UserInfo,
         body: &Bytes,
-    ) -> Self {
+    ) -> Option<Self> {
+        let subresource = path.subresource.as_deref().unwrap_or_default();
+        let write = matches!(
+            verb,
+            "create" | "update" | "patch" | "delete" | "deletecollection"
+        ) && matches!(subresource, "" | "status" | "finalize")
+            && !info.review
+            && !config::is_exempt(&info.group, &info.kind);
+        if !write {
+            return None;
+        }
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
         let delete = matches!(verb, "delete" | "deletecollection");
-        Self {
-            info,
+        Some(Self {
+            info: info.clone(),
             verb: verb.to_string(),
             apply: content_type.starts_with("application/apply-patch"),
-            subresource: path.subresource.clone().unwrap_or_default(),
+            subresource: subresource.to_string(),
             namespace: path.namespace.clone(),
             name: path.name.clone(),
-            user,
+            user: user.clone(),
             query: query.clone(),
             dry_run: query.get("dryRun") == Some("All"),
             delete_body: if delete { body.clone() } else { Bytes::new() },
-        }
-    }
-
-    fn is_write(&self) -> bool {
-        matches!(
-            self.verb.as_str(),
-            "create" | "update" | "patch" | "delete" | "deletecollection"
-        ) && !matches!(
-            self.subresource.as_str(),
-            "scale"
-                | "binding"
-                | "eviction"
-                | "token"
-                | "log"
-                | "exec"
-                | "attach"
-                | "portforward"
-                | "proxy"
-        ) && !self.info.review
-            && !config::is_exempt(&self.info.group, &self.info.kind)
+        })
     }
 
     /// `CreateOptions` or `UpdateOptions` as the webhook sees them.
@@ -484,12 +481,12 @@ pub(crate) fn delete(info: &ResourceInfo, old: &Value) -> Result<(), ApiError> {
 /// the webhooks gave, for `Warning` headers.
 pub(crate) async fn admit(
     server: &FakeApiServer,
-    request: Request,
+    request: Option<Request>,
     mut run: impl FnMut() -> Result<Response, ApiError>,
 ) -> (Result<Response, ApiError>, Vec<String>) {
-    if !request.is_write() {
+    let Some(request) = request else {
         return (run(), Vec::new());
-    }
+    };
     let webhooks = config::Webhooks::load(&server.shared);
     if webhooks.is_empty() {
         return (run(), Vec::new());
