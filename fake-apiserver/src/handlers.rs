@@ -1280,9 +1280,10 @@ fn delete_crd(
 ) -> Result<(Value, bool), ApiError> {
     let key = resource_key(&info.group, &info.plural);
     let marked = server.shared.store.mutate(&key, "", name, |current| {
-        let mut current = current
-            .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?
-            .clone();
+        let current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        crate::admission::delete(info, current)?;
+        let mut current = current.clone();
         if current["metadata"].get("deletionTimestamp").is_none() {
             current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
@@ -1320,6 +1321,8 @@ pub(crate) fn after_write(
     let Some(event) = event else {
         return;
     };
+    // What the server writes in reaction is not the request's write: no admission webhooks.
+    let _unadmitted = crate::admission::Unadmitted::enter();
     let deleted = event == crate::store::EventType::Deleted;
     if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
         crate::auth::aggregation::reconcile(server);

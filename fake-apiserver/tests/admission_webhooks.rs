@@ -896,3 +896,51 @@ async fn kubectl_apply_shows_the_webhook_denial() {
         .get_object("v1", "configmaps", Some("default"), "unowned")
         .is_none());
 }
+
+/// A namespace with content deleted under a webhook on namespaces: the webhook sees the
+/// user's CREATE and DELETE (not the namespace controller's own writes), and the deletion is
+/// answered.
+#[tokio::test]
+async fn deleting_a_namespace_calls_its_webhook_once() {
+    let hooks = WebhookServer::start(&[], Arc::new(|_, _: &Value| allow())).await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "namespaces",
+        vec![json!({
+            "name": "namespaces.example.com",
+            "clientConfig": hooks.client_config("/ns"),
+            "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["namespaces", "namespaces/finalize"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })],
+    )
+    .await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "team"}})).unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), "team")
+        .create(&PostParams::default(), &configmap("cm", json!({})))
+        .await
+        .unwrap();
+    namespaces
+        .delete("team", &DeleteParams::default())
+        .await
+        .expect("the namespace deletion is answered");
+    let operations: Vec<String> = hooks
+        .requests("/ns")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["operation"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(operations, vec!["CREATE team", "DELETE team"]);
+}

@@ -238,6 +238,8 @@ struct Pending {
 
 /// One request's admission state, shared by the hooks and [`admit`].
 struct Scope {
+    /// Set while the server makes writes of its own during the request (see [`Unadmitted`]).
+    suspended: usize,
     request: Request,
     webhooks: Arc<config::Webhooks>,
     equivalents: Vec<(String, String)>,
@@ -271,6 +273,9 @@ impl Scope {
     /// Whether a hook for `info` with this old object belongs to the request (and not to a
     /// write an in-process controller makes while the request runs).
     fn concerns(&self, info: &ResourceInfo, operation: &str, old: Option<&Value>) -> bool {
+        if self.suspended > 0 {
+            return false;
+        }
         let r = &self.request;
         if info.group != r.info.group || info.plural != r.info.plural {
             return false;
@@ -501,6 +506,7 @@ pub(crate) async fn admit(
         .map(|r| (r.version, r.kind))
         .collect();
     let scope = Arc::new(Mutex::new(Scope {
+        suspended: 0,
         request,
         webhooks: Arc::new(webhooks),
         equivalents,
@@ -515,6 +521,12 @@ pub(crate) async fn admit(
         let Some(pending) = pending else {
             return (result, warnings);
         };
+        if result.is_ok() {
+            // A hook failed inside something that did not fail the request: never run a
+            // request that already succeeded again.
+            tracing::warn!(?pending.key, "admission point left pending by a successful request");
+            return (result, warnings);
+        }
         let outcome = call_webhooks(server, &scope, &pending, &mut warnings).await;
         lock(&scope).outcomes.insert(pending.key, outcome);
     }
@@ -619,6 +631,34 @@ async fn prefetch_collection(
     }
 }
 
+/// While alive, the writes the server makes on its own during a request (the in-process
+/// controllers reacting to the request's write, CRDs being established) skip admission, as
+/// they are not the request's: on a real cluster they are other clients' requests.
+#[must_use]
+pub(crate) struct Unadmitted(());
+
+impl Unadmitted {
+    /// Suspends admission for the current request until the guard is dropped.
+    pub(crate) fn enter() -> Self {
+        with_scope(|scope| {
+            if let Some(scope) = scope {
+                scope.suspended += 1;
+            }
+        });
+        Unadmitted(())
+    }
+}
+
+impl Drop for Unadmitted {
+    fn drop(&mut self) {
+        with_scope(|scope| {
+            if let Some(scope) = scope {
+                scope.suspended = scope.suspended.saturating_sub(1);
+            }
+        });
+    }
+}
+
 /// A `Warning` header value for `text` (`299 - "text"`, quotes and backslashes escaped).
 pub(crate) fn warning_header(text: &str) -> Option<HeaderValue> {
     let escaped = text.replace('\\', "\\\\").replace('"', "\\\"");
@@ -647,5 +687,107 @@ impl crate::FakeApiServerBuilder {
     ) -> Self {
         self.admission.service_resolver = Some(Arc::new(resolver));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(verb: &str) -> Scope {
+        let info = Arc::new(ResourceInfo {
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+            ..Default::default()
+        });
+        let hook = config::Webhook {
+            configuration: "c".into(),
+            index: 0,
+            spec: json!({"name": "h.example.com", "rules": [{"operations": ["*"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]}),
+        };
+        Scope {
+            suspended: 0,
+            request: Request {
+                info,
+                verb: verb.into(),
+                apply: false,
+                subresource: String::new(),
+                namespace: Some("default".into()),
+                name: Some("cm".into()),
+                user: UserInfo::admin(),
+                query: Query::default(),
+                dry_run: false,
+                delete_body: Bytes::new(),
+            },
+            webhooks: Arc::new(config::Webhooks {
+                mutating: Vec::new(),
+                validating: vec![hook],
+            }),
+            equivalents: Vec::new(),
+            outcomes: HashMap::new(),
+            pending: None,
+        }
+    }
+
+    fn stored(name: &str) -> Value {
+        json!({"metadata": {"name": name, "namespace": "default", "uid": "u", "resourceVersion": "7"}})
+    }
+
+    #[test]
+    fn an_admission_point_waits_for_its_webhooks_then_uses_their_outcome() {
+        let mut s = scope("delete");
+        let info = s.request.info.clone();
+        let old = stored("cm");
+        let first = s.decide(Phase::Delete, &info, "DELETE", Some(&old), None);
+        assert!(matches!(first, Some(Err(_))), "pending: {first:?}");
+        let pending = s.pending.take().expect("recorded");
+        assert_eq!(pending.attributes.operation, "DELETE");
+        assert_eq!(pending.attributes.name, "cm");
+        assert_eq!(pending.attributes.namespace, "default");
+        assert_eq!(pending.attributes.options["kind"], "DeleteOptions");
+        s.outcomes
+            .insert(pending.key, Outcome::Refused(ApiError::bad_request("no")));
+        let again = s.decide(Phase::Delete, &info, "DELETE", Some(&old), None);
+        assert_eq!(
+            again.and_then(Result::err).map(|e| e.message),
+            Some("no".into())
+        );
+        // The stored object changed since: the webhooks are asked again.
+        let mut newer = old.clone();
+        newer["metadata"]["resourceVersion"] = json!("8");
+        assert!(matches!(
+            s.decide(Phase::Delete, &info, "DELETE", Some(&newer), None),
+            Some(Err(_))
+        ));
+        assert!(s.pending.is_some());
+    }
+
+    #[test]
+    fn writes_that_are_not_the_requests_are_not_admitted() {
+        let mut s = scope("delete");
+        let info = s.request.info.clone();
+        // Another object of the kind (a controller deleting a dependent).
+        assert!(s
+            .decide(Phase::Delete, &info, "DELETE", Some(&stored("other")), None)
+            .is_none());
+        // An update while the request is a delete.
+        let object = stored("cm");
+        assert!(s
+            .decide(
+                Phase::Mutating,
+                &info,
+                "UPDATE",
+                Some(&stored("cm")),
+                Some(&object)
+            )
+            .is_none());
+        // The request's own object while the server writes on its own.
+        s.suspended = 1;
+        assert!(s
+            .decide(Phase::Delete, &info, "DELETE", Some(&stored("cm")), None)
+            .is_none());
+        assert!(s.pending.is_none());
     }
 }
