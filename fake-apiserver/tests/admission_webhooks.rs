@@ -79,7 +79,9 @@ impl WebhookServer {
                     let answer = behaviour(&path, &request);
                     tokio::time::sleep(answer.delay).await;
                     let mut response = answer.response;
-                    response["uid"] = request["uid"].clone();
+                    if response.get("uid").is_none() {
+                        response["uid"] = request["uid"].clone();
+                    }
                     axum::Json(json!({
                         "apiVersion": "admission.k8s.io/v1",
                         "kind": "AdmissionReview",
@@ -943,4 +945,142 @@ async fn deleting_a_namespace_calls_its_webhook_once() {
         })
         .collect();
     assert_eq!(operations, vec!["CREATE team", "DELETE team"]);
+}
+
+#[tokio::test]
+async fn bad_answers_are_call_failures_and_deletes_cannot_be_patched() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|path: &str, _: &Value| match path {
+            // Answers for another request.
+            "/wrong-uid" => Answer {
+                response: json!({"allowed": true, "uid": "not-the-request"}),
+                delay: Duration::ZERO,
+            },
+            _ => patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}])),
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    mutating(
+        &client,
+        "odd",
+        vec![
+            hook(
+                "patches-deletes.example.com",
+                hooks.client_config("/patch"),
+                &["DELETE"],
+                json!({}),
+            ),
+            hook(
+                "wrong-uid.example.com",
+                hooks.client_config("/wrong-uid"),
+                &["UPDATE"],
+                json!({}),
+            ),
+        ],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &configmap("cm", json!({})))
+        .await
+        .unwrap();
+    let (code, _, message) = api_error(
+        api.patch(
+            "cm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "2"}})),
+        )
+        .await
+        .expect_err("an answer for another uid is a failed call"),
+    );
+    assert_eq!(code, 500);
+    assert!(
+        message.starts_with("Internal error occurred: failed calling webhook \"wrong-uid.example.com\": received invalid webhook response: expected response.uid="),
+        "{message}"
+    );
+    let (code, _, message) = api_error(
+        api.delete("cm", &DeleteParams::default())
+            .await
+            .expect_err("a patch on a delete is refused"),
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (500, "Internal error occurred: admission webhook \"patches-deletes.example.com\" attempted to modify the object, which is not supported for this operation")
+    );
+    assert!(server
+        .get_object("v1", "configmaps", Some("default"), "cm")
+        .is_some());
+}
+
+#[tokio::test]
+async fn delete_collection_asks_about_every_object_and_stops_at_a_denial() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, request: &Value| {
+            if request["oldObject"]["metadata"]["name"] == "keep" {
+                deny(json!({"code": 403, "reason": "Forbidden", "message": "keep stays"}))
+            } else {
+                allow()
+            }
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "keeper",
+        vec![hook(
+            "keeper.example.com",
+            hooks.client_config("/keep"),
+            &["DELETE"],
+            json!({}),
+        )],
+    )
+    .await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    for name in ["a", "b", "keep"] {
+        api.create(
+            &PostParams::default(),
+            &configmap(name, json!({"set": "x"})),
+        )
+        .await
+        .unwrap();
+    }
+    let (code, _, message) = api_error(
+        api.delete_collection(
+            &DeleteParams::default(),
+            &kube::api::ListParams::default().labels("set=x"),
+        )
+        .await
+        .expect_err("one object may not go"),
+    );
+    assert_eq!(
+        (code, message.as_str()),
+        (
+            403,
+            "admission webhook \"keeper.example.com\" denied the request: keep stays"
+        )
+    );
+    let asked: Vec<String> = hooks
+        .requests("/keep")
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        asked,
+        vec!["a", "b", "keep"],
+        "each object was asked about once"
+    );
+    for (name, present) in [("a", false), ("b", false), ("keep", true)] {
+        assert_eq!(
+            server
+                .get_object("v1", "configmaps", Some("default"), name)
+                .is_some(),
+            present,
+            "{name}"
+        );
+    }
 }
