@@ -501,7 +501,8 @@ impl Call<'_> {
 
     /// `POST pods/{name}/eviction`.
     fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
-        let eviction = parse_body(self.headers, &body)?;
+        let mut eviction = parse_body(self.headers, &body)?;
+        crate::admission::create_subresource(self.info, &mut eviction)?;
         let status = crate::eviction::evict(
             self.server,
             self.info,

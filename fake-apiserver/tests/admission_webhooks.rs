@@ -1084,3 +1084,68 @@ async fn delete_collection_asks_about_every_object_and_stops_at_a_denial() {
         );
     }
 }
+
+#[tokio::test]
+async fn evictions_go_through_webhooks_as_eviction_objects() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|_, _: &Value| {
+            deny(json!({"code": 429, "reason": "TooManyRequests", "message": "not during business hours"}))
+        }),
+    )
+    .await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "evictions",
+        vec![json!({
+            "name": "evictions.example.com",
+            "clientConfig": hooks.client_config("/evict"),
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })],
+    )
+    .await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client, "default");
+    let pod = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod)
+        .await
+        .expect("pod creates are not this webhook's");
+    let (code, reason, message) = api_error(
+        pods.evict("web", &kube::api::EvictParams::default())
+            .await
+            .expect_err("the webhook refuses the eviction"),
+    );
+    assert_eq!(
+        (code, reason.as_str(), message.as_str()),
+        (
+            429,
+            "TooManyRequests",
+            "admission webhook \"evictions.example.com\" denied the request: not during business hours"
+        )
+    );
+    assert!(server
+        .get_object("v1", "pods", Some("default"), "web")
+        .is_some());
+    let seen = hooks.requests("/evict");
+    assert_eq!(seen.len(), 1, "pod creation did not call it");
+    let request = &seen[0];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "policy", "version": "v1", "kind": "Eviction"})
+    );
+    assert_eq!(
+        request["resource"],
+        json!({"group": "", "version": "v1", "resource": "pods"})
+    );
+    assert_eq!(request["subResource"], "eviction");
+    assert_eq!(request["operation"], "CREATE");
+    assert_eq!(request["name"], "web");
+    assert_eq!(request["object"]["kind"], "Eviction");
+}

@@ -230,6 +230,14 @@ async fn call_mutating(
     let mut patched = object.clone();
     crate::patch::json_patch(&mut patched, &patch)
         .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
+    let own_kind = a.kind.group == a.info.group && a.kind.kind == a.info.kind;
+    if !own_kind {
+        // A subresource's own object (an Eviction) keeps its kind.
+        patched = super::with_kind(&patched, &a.kind);
+        let changed = !crate::value_eq::equal(object, &patched);
+        *object = patched;
+        return Ok(changed);
+    }
     // Decoded back into the kind (unknown fields dropped), compared, then defaulted, as the
     // real dispatcher does with the patched JSON.
     crate::encoding::add_type_meta(&a.info, &mut patched);

@@ -24,8 +24,30 @@ pub(crate) struct Invocation {
     pub resource: String,
     /// Subresource, empty for the main resource.
     pub subresource: String,
-    /// Kind in that version.
+    /// The kind of the object the webhook gets.
+    pub kind: Gvk,
+}
+
+/// A group, version and kind.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Gvk {
+    /// API group, empty for the core group.
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
     pub kind: String,
+}
+
+impl Gvk {
+    /// `apiVersion` of objects of this kind.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
 }
 
 /// What a rule is matched against: the request's operation and resource.
@@ -80,7 +102,7 @@ pub(crate) fn rule_matches(rule: &Value, t: &RuleTarget<'_>) -> bool {
 pub(crate) fn invocation(
     hook: &Webhook,
     t: &RuleTarget<'_>,
-    kind: &str,
+    kind: &Gvk,
     equivalents: &[(String, String)],
 ) -> Option<Invocation> {
     let rules = hook.spec["rules"].as_array()?;
@@ -90,14 +112,14 @@ pub(crate) fn invocation(
             version: t.version.to_string(),
             resource: t.resource.to_string(),
             subresource: t.subresource.to_string(),
-            kind: kind.to_string(),
+            kind: kind.clone(),
         });
     }
     if hook.spec["matchPolicy"] == "Exact" {
         return None;
     }
     for rule in rules {
-        for (version, kind) in equivalents {
+        for (version, equivalent_kind) in equivalents {
             let other = RuleTarget { version, ..*t };
             if rule_matches(rule, &other) {
                 return Some(Invocation {
@@ -105,7 +127,11 @@ pub(crate) fn invocation(
                     version: version.clone(),
                     resource: t.resource.to_string(),
                     subresource: t.subresource.to_string(),
-                    kind: kind.clone(),
+                    kind: Gvk {
+                        group: t.group.to_string(),
+                        version: version.clone(),
+                        kind: equivalent_kind.clone(),
+                    },
                 });
             }
         }
@@ -167,7 +193,7 @@ pub(crate) fn should_call(
     if matches!(object, Ok(false)) {
         return Ok(None);
     }
-    let Some(invocation) = invocation(hook, &a.rule_target(), &a.info.kind, equivalents) else {
+    let Some(invocation) = invocation(hook, &a.rule_target(), &a.kind, equivalents) else {
         return Ok(None);
     };
     namespace?;

@@ -20,9 +20,13 @@
 //! the object changed since calls the webhooks again, as the real server's optimistic update
 //! loop does. A request with no configured webhooks runs once, with no scope.
 //!
-//! Not covered: the `scale`, `binding` and `eviction` subresources (their own objects), writes
-//! the in-process controllers make, and `matchConditions` (see
-//! [`matching`]'s `match_conditions`: webhooks with conditions are called as if they held).
+//! `pods/eviction` calls both kinds of webhooks with the `Eviction` (kind `policy/v1`
+//! Eviction, resource `pods`, subresource `eviction`) before the eviction is decided.
+//!
+//! Not covered: the `scale` and `binding` subresources (their own objects), writes the
+//! in-process controllers make (on a cluster those are other clients' requests), and
+//! `matchConditions` (see [`matching`]'s `match_conditions`: webhooks with conditions are
+//! called as if they held).
 
 mod client;
 mod config;
@@ -57,8 +61,10 @@ const MAX_RUNS: usize = 16;
 pub(crate) struct Attributes {
     /// `CREATE`, `UPDATE` or `DELETE`.
     pub operation: &'static str,
-    /// The requested resource and kind.
+    /// The requested resource.
     pub info: Arc<ResourceInfo>,
+    /// The kind of the object written (the resource's, or a subresource's own, e.g. Eviction).
+    pub kind: matching::Gvk,
     /// The requested subresource, empty for the main resource.
     pub subresource: String,
     /// The namespace (a namespace's own name for requests on namespaces).
@@ -126,7 +132,7 @@ impl Request {
         let write = matches!(
             verb,
             "create" | "update" | "patch" | "delete" | "deletecollection"
-        ) && matches!(subresource, "" | "status" | "finalize")
+        ) && matches!(subresource, "" | "status" | "finalize" | "eviction")
             && !info.review
             && !config::is_exempt(&info.group, &info.kind);
         if !write {
@@ -193,6 +199,8 @@ enum Phase {
     Validating,
     /// Both kinds of webhooks on a delete.
     Delete,
+    /// Both kinds, one after the other, on a subresource's own object (an Eviction).
+    Subresource,
 }
 
 /// An outcome's identity: its phase and the stored object it was computed against.
@@ -298,16 +306,13 @@ impl Scope {
     fn attributes(
         &self,
         info: &ResourceInfo,
+        kind: &matching::Gvk,
         operation: &'static str,
         old: Option<&Value>,
         object: Option<&Value>,
     ) -> Attributes {
         let r = &self.request;
-        let typed = |o: &Value| {
-            let mut o = o.clone();
-            crate::encoding::add_type_meta(info, &mut o);
-            o
-        };
+        let typed = |o: &Value| with_kind(o, kind);
         let object = object.map(typed);
         let old_object = old.map(typed);
         let meta_of = |key: &str| {
@@ -338,6 +343,7 @@ impl Scope {
         Attributes {
             operation,
             info: r.info.clone(),
+            kind: kind.clone(),
             subresource: r.subresource.clone(),
             namespace,
             name,
@@ -355,7 +361,7 @@ impl Scope {
         let hooks = match phase {
             Phase::Mutating => &self.webhooks.mutating,
             Phase::Validating => &self.webhooks.validating,
-            Phase::Delete => {
+            Phase::Delete | Phase::Subresource => {
                 return self.any_rule_matches(Phase::Mutating, a)
                     || self.any_rule_matches(Phase::Validating, a)
             }
@@ -363,7 +369,7 @@ impl Scope {
         let target = a.rule_target();
         hooks
             .iter()
-            .any(|h| matching::invocation(h, &target, &a.info.kind, &self.equivalents).is_some())
+            .any(|h| matching::invocation(h, &target, &a.kind, &self.equivalents).is_some())
     }
 
     /// The admission point's outcome, or records the webhooks to ask and fails the attempt.
@@ -371,6 +377,24 @@ impl Scope {
         &mut self,
         phase: Phase,
         info: &ResourceInfo,
+        operation: &'static str,
+        old: Option<&Value>,
+        object: Option<&Value>,
+    ) -> Option<Result<Value, ApiError>> {
+        let kind = matching::Gvk {
+            group: info.group.clone(),
+            version: info.version.clone(),
+            kind: info.kind.clone(),
+        };
+        self.decide_as(phase, info, &kind, operation, old, object)
+    }
+
+    /// [`Scope::decide`] for an object of `kind`.
+    fn decide_as(
+        &mut self,
+        phase: Phase,
+        info: &ResourceInfo,
+        kind: &matching::Gvk,
         operation: &'static str,
         old: Option<&Value>,
         object: Option<&Value>,
@@ -390,7 +414,7 @@ impl Scope {
             Some(Outcome::Refused(e)) => return Some(Err(e)),
             None => {}
         }
-        let attributes = self.attributes(info, operation, old, object);
+        let attributes = self.attributes(info, kind, operation, old, object);
         if !self.any_rule_matches(phase, &attributes) {
             return None;
         }
@@ -401,6 +425,56 @@ impl Scope {
         });
         Some(Err(pending_error()))
     }
+}
+
+/// A copy of `object` with `apiVersion` and `kind` of `kind`, first.
+fn with_kind(object: &Value, kind: &matching::Gvk) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("apiVersion".into(), json!(kind.api_version()));
+    out.insert("kind".into(), json!(kind.kind));
+    if let Some(map) = object.as_object() {
+        for (k, v) in map {
+            if k != "apiVersion" && k != "kind" {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The webhooks of creating a subresource's own object on `info` (an `Eviction` on
+/// `pods/eviction`): mutating then validating, before the subresource acts; `object` becomes
+/// what the mutating ones made of it.
+pub(crate) fn create_subresource(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    let (group, version) =
+        crate::registry::split_api_version(object["apiVersion"].as_str().unwrap_or_default());
+    let mut kind = matching::Gvk {
+        group: group.to_string(),
+        version: version.to_string(),
+        kind: object["kind"].as_str().unwrap_or_default().to_string(),
+    };
+    if kind.kind.is_empty() {
+        // The one such subresource here is pods/eviction; its body may leave the type out.
+        kind = matching::Gvk {
+            group: "policy".into(),
+            version: "v1".into(),
+            kind: "Eviction".into(),
+        };
+    }
+    let decided = with_scope(|scope| {
+        scope?.decide_as(
+            Phase::Subresource,
+            info,
+            &kind,
+            "CREATE",
+            None,
+            Some(object),
+        )
+    });
+    if let Some(decided) = decided {
+        *object = decided?;
+    }
+    Ok(())
 }
 
 fn operation_of(old: Option<&Value>) -> &'static str {
@@ -568,6 +642,12 @@ async fn call_webhooks(
         Phase::Validating => dispatch::validate(&mut cx, &attributes)
             .await
             .map(|()| pending.object.clone()),
+        Phase::Subresource => match dispatch::mutate(&mut cx, &mut attributes).await {
+            Ok(()) => dispatch::validate(&mut cx, &attributes)
+                .await
+                .map(|()| attributes.object.take().unwrap_or(Value::Null)),
+            Err(e) => Err(e),
+        },
         Phase::Delete => match dispatch::mutate(&mut cx, &mut attributes).await {
             Ok(()) => dispatch::validate(&mut cx, &attributes)
                 .await

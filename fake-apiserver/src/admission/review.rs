@@ -52,13 +52,8 @@ fn versioned(object: &Option<Value>, invocation: &Invocation) -> Value {
         Some(o) => {
             let mut o = o.clone();
             if let Some(map) = o.as_object_mut() {
-                let api_version = if invocation.group.is_empty() {
-                    invocation.version.clone()
-                } else {
-                    format!("{}/{}", invocation.group, invocation.version)
-                };
-                map.insert("apiVersion".into(), json!(api_version));
-                map.insert("kind".into(), json!(invocation.kind));
+                map.insert("apiVersion".into(), json!(invocation.kind.api_version()));
+                map.insert("kind".into(), json!(invocation.kind.kind));
             }
             o
         }
@@ -92,7 +87,11 @@ pub(crate) fn request(
     request.insert("uid".into(), json!(uid));
     request.insert(
         "kind".into(),
-        gvk(&invocation.group, &invocation.version, &invocation.kind),
+        gvk(
+            &invocation.kind.group,
+            &invocation.kind.version,
+            &invocation.kind.kind,
+        ),
     );
     request.insert(
         "resource".into(),
@@ -103,7 +102,7 @@ pub(crate) fn request(
     }
     request.insert(
         "requestKind".into(),
-        gvk(&info.group, &info.version, &info.kind),
+        gvk(&a.kind.group, &a.kind.version, &a.kind.kind),
     );
     request.insert(
         "requestResource".into(),
