@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) auth: crate::auth::AuthState,
     /// Container log lines written by kubelet stand-ins.
     pub(crate) pod_logs: crate::store::pod_logs::PodLogs,
+    /// Admission webhook settings.
+    pub(crate) admission: crate::admission::AdmissionConfig,
 }
 
 impl Shared {

@@ -109,44 +109,55 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let call = Call {
-        server: &server,
-        info: &info,
-        path: &rp,
-        query: &query,
-        headers: &parts.headers,
-        manager: field_manager(&query, &request_info.user_agent),
-        warnings: Default::default(),
-        user: crate::auth::request_user(&parts.extensions),
-    };
-    let result = match verb {
-        "create" if info.review => call.review(body),
-        "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
-        _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
-        _ if rp
-            .subresource
-            .as_deref()
-            .is_some_and(|s| s != "status" && s != "finalize") =>
-        {
-            call.subresource(verb, body)
+    if verb == "watch" {
+        return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
+    }
+    let user = crate::auth::request_user(&parts.extensions);
+    let admission =
+        crate::admission::Request::of_write(&info, verb, &rp, &query, &parts.headers, &user, &body);
+    // Served once, or again after each round of admission webhook calls (see `admission`).
+    let serve = || {
+        let call = Call {
+            server: &server,
+            info: &info,
+            path: &rp,
+            query: &query,
+            headers: &parts.headers,
+            manager: field_manager(&query, &request_info.user_agent),
+            warnings: Default::default(),
+            user: user.clone(),
+        };
+        let body = body.clone();
+        match verb {
+            "create" if info.review => call.review(body),
+            "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
+            _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            _ if rp
+                .subresource
+                .as_deref()
+                .is_some_and(|s| s != "status" && s != "finalize") =>
+            {
+                call.subresource(verb, body)
+            }
+            "get" => call.get(),
+            "list" => call.list(),
+            "create" => call.create(body),
+            "update" => call.update(body),
+            "patch" => call.patch(body),
+            "delete" => call.delete(body),
+            "deletecollection" => call.delete_collection(body),
+            _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
         }
-        "get" => call.get(),
-        "list" => call.list(),
-        "watch" => return watch::serve(&server, info.clone(), &rp, &query, &parts.headers),
-        "create" => call.create(body),
-        "update" => call.update(body),
-        "patch" => call.patch(body),
-        "delete" => call.delete(body),
-        "deletecollection" => call.delete_collection(body),
-        _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
     };
-    match result {
+    let (result, warnings) = crate::admission::admit(&server, admission, serve).await;
+    let response = match result {
         Ok(response) => response,
         Err(e) => {
             tracing::debug!(path, code = e.code, reason = %e.reason, message = %e.message, "request failed");
             e.into_response()
         }
-    }
+    };
+    crate::admission::with_warnings(response, &warnings)
 }
 
 /// How much of an oversized body is read (and dropped) before answering 413, so that a client
@@ -285,8 +296,7 @@ impl Call<'_> {
     /// Adds the collected warnings as `Warning: 299 - "..."` headers.
     fn with_warnings(&self, mut response: Response) -> Response {
         for warning in self.warnings.borrow().iter() {
-            let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
-            if let Ok(value) = header::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            if let Some(value) = crate::admission::warning_header(warning) {
                 response.headers_mut().append(header::WARNING, value);
             }
         }
@@ -495,7 +505,8 @@ impl Call<'_> {
 
     /// `POST pods/{name}/eviction`.
     fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
-        let eviction = parse_body(self.headers, &body)?;
+        let mut eviction = parse_body(self.headers, &body)?;
+        crate::admission::create_subresource(self.info, &mut eviction)?;
         let status = crate::http::eviction::evict(
             self.server,
             self.info,
@@ -836,6 +847,7 @@ impl Call<'_> {
                     let current = current.ok_or_else(|| {
                         ApiError::not_found(&self.info.group, &self.info.plural, self.name())
                     })?;
+                    crate::admission::delete(self.info, current)?;
                     Ok(
                         decide_delete(self.info, current.clone(), &opts, self.server.shared.now())?
                             .mutation,
@@ -1068,10 +1080,12 @@ fn update_with(
     mut object: Value,
     target: UpdateTarget,
 ) -> Result<Mutation, ApiError> {
+    crate::admission::mutate(ctx.info, Some(current), &mut object)?;
     finish_custom_object(ctx.info, &mut object)?;
     finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
     strip_type_meta(ctx.info, &mut object);
-    prepare_update(ctx, current, object, target)
+    let mutation = prepare_update(ctx, current, object, target)?;
+    crate::admission::validate_mutation(ctx.info, current, mutation)
 }
 
 /// How a create is performed.
@@ -1109,6 +1123,7 @@ pub(crate) fn create_object(
     if info.namespaced {
         check_namespace_accepts(server, info, &ns, &object)?;
     }
+    crate::admission::mutate(info, None, &mut object)?;
     let generate_name = object["metadata"]["generateName"]
         .as_str()
         .unwrap_or_default()
@@ -1158,6 +1173,7 @@ pub(crate) fn create_object(
             crd::set_initial_status(&mut candidate);
         }
         strip_type_meta(info, &mut candidate);
+        crate::admission::validate(info, None, &mut candidate)?;
         let name = semantics::name_of(&candidate).to_string();
         let result = commit(
             server,
@@ -1238,6 +1254,7 @@ pub(crate) fn delete_object(
         .mutate(&key, namespace, name, |current| {
             let current =
                 current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+            crate::admission::delete(info, current)?;
             let decision = decide_delete(info, current.clone(), opts, now)?;
             gone = decision.gone;
             Ok(decision.mutation)
@@ -1271,9 +1288,10 @@ fn delete_crd(
 ) -> Result<(Value, bool), ApiError> {
     let key = resource_key(&info.group, &info.plural);
     let marked = server.shared.store.mutate(&key, "", name, |current| {
-        let mut current = current
-            .ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?
-            .clone();
+        let current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        crate::admission::delete(info, current)?;
+        let mut current = current.clone();
         if current["metadata"].get("deletionTimestamp").is_none() {
             current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
             current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
@@ -1311,6 +1329,8 @@ pub(crate) fn after_write(
     let Some(event) = event else {
         return;
     };
+    // What the server writes in reaction is not the request's write: no admission webhooks.
+    let _unadmitted = crate::admission::Unadmitted::enter();
     let deleted = event == crate::store::EventType::Deleted;
     if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
         crate::auth::aggregation::reconcile(server);

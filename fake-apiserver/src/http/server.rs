@@ -36,6 +36,7 @@ pub struct FakeApiServerBuilder {
     clock: Option<ClockFn>,
     controllers: ControllerConfig,
     auth: crate::auth::AuthConfig,
+    pub(crate) admission: crate::admission::AdmissionConfig,
 }
 
 impl Default for FakeApiServerBuilder {
@@ -47,6 +48,7 @@ impl Default for FakeApiServerBuilder {
             clock: None,
             controllers: ControllerConfig::all(),
             auth: crate::auth::AuthConfig::default(),
+            admission: Default::default(),
         }
     }
 }
@@ -155,6 +157,7 @@ impl FakeApiServerBuilder {
             controllers: ControllerManager::new(self.controllers),
             auth,
             pod_logs: Default::default(),
+            admission: self.admission,
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

@@ -25,7 +25,7 @@ pub mod core;
 pub mod events;
 pub mod meta;
 pub mod rbac;
-mod selector;
+pub(crate) mod selector;
 
 use serde_json::Value;
 
@@ -98,6 +98,9 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "coordination.k8s.io" => coordination::create_causes(&info.kind, object),
         "events.k8s.io" => events::create_causes_events_v1(object),
         "rbac.authorization.k8s.io" => rbac::create_causes(&info.kind, object),
+        "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
+            crate::admission::validation::create_causes(&info.kind, object)
+        }
         _ => Vec::new(),
     }
 }
@@ -110,6 +113,9 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         "coordination.k8s.io" => coordination::update_causes(&info.kind, old, new),
         "events.k8s.io" => events::update_causes_events_v1(old, new),
         "rbac.authorization.k8s.io" => rbac::update_causes(&info.kind, old, new),
+        "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
+            crate::admission::validation::update_causes(&info.kind, old, new)
+        }
         _ => Vec::new(),
     }
 }

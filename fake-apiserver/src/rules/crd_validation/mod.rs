@@ -29,6 +29,9 @@ mod path;
 mod spec;
 mod structural;
 
+// The webhook client configuration checks the admission registration kinds share.
+pub(crate) use spec::{validate_webhook_service, validate_webhook_url};
+
 use serde_json::{json, Value};
 
 use crate::error::ApiError;

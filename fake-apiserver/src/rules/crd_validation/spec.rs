@@ -834,7 +834,7 @@ fn parse_url(url: &str) -> UrlParts<'_> {
 }
 
 /// `webhook.ValidateWebhookURL` with https required.
-fn validate_webhook_url(path: &Path, url: &str) -> Vec<Cause> {
+pub(crate) fn validate_webhook_url(path: &Path, url: &str) -> Vec<Cause> {
     const FORM: &str = "; desired format: https://host[/path]";
     let mut causes = Vec::new();
     let u = parse_url(url);
@@ -879,7 +879,7 @@ fn validate_webhook_url(path: &Path, url: &str) -> Vec<Cause> {
 /// `webhook.ValidateWebhookService` as the CRD validation calls it: upstream passes the
 /// service's name where the function expects the namespace and the other way round, so a
 /// missing namespace is reported on `name` and a missing name on `namespace`.
-fn validate_webhook_service(path: &Path, service: &Value) -> Vec<Cause> {
+pub(crate) fn validate_webhook_service(path: &Path, service: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let as_namespace = str_of(service, "name");
     let as_name = str_of(service, "namespace");
