@@ -965,8 +965,14 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation.
-fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation, then
+/// its `x-kubernetes-validations` rules (`old` is the stored object of an update).
+fn finish_custom_object(
+    ctx: &WriteContext<'_>,
+    object: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    let info = ctx.info;
     let (true, Some(schema)) = (info.custom, info.schema.as_ref()) else {
         return Ok(());
     };
@@ -974,6 +980,13 @@ fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), A
     crate::schema::prune(schema, object);
     let mut causes = crate::schema::validate(schema, object);
     causes.extend(crate::scale::validate_custom_replicas(info, object));
+    causes.extend(crate::cel::crd_rules::after_schema(
+        schema,
+        object,
+        old,
+        &causes,
+        &ctx.warnings,
+    ));
     if causes.is_empty() {
         return Ok(());
     }
@@ -1061,7 +1074,7 @@ fn update_with(
     mut object: Value,
     target: UpdateTarget,
 ) -> Result<Mutation, ApiError> {
-    finish_custom_object(ctx.info, &mut object)?;
+    finish_custom_object(ctx, &mut object, Some(current))?;
     finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
     strip_type_meta(ctx.info, &mut object);
     prepare_update(ctx, current, object, target)
@@ -1141,7 +1154,7 @@ pub(crate) fn create_object(
         }
         kind_rules::on_create(info, &mut candidate)?;
         crate::rules::validate_create(info, &candidate)?;
-        finish_custom_object(info, &mut candidate)?;
+        finish_custom_object(&ctx, &mut candidate, None)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
         }

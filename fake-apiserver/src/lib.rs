@@ -23,6 +23,7 @@
 
 pub mod apply;
 pub mod auth;
+pub mod cel;
 pub mod chaos;
 pub mod controllers;
 pub mod crd;
