@@ -197,7 +197,10 @@ impl ApiError {
                 .iter()
                 .map(|c| {
                     // `field` is `omitempty` in `metav1.StatusCause`.
-                    let mut cause = json!({"reason": c.reason, "message": c.message});
+                    let mut cause = json!({"message": c.message});
+                    if !c.reason.is_empty() {
+                        cause["reason"] = json!(c.reason);
+                    }
                     if !c.field.is_empty() {
                         cause["field"] = json!(c.field);
                     }

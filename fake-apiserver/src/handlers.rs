@@ -319,10 +319,15 @@ impl Call<'_> {
             &self.user,
             self.info,
         );
+        let attrs = self.policy_attributes(crate::admission_policy::Operation::Update, dry_run);
+        let policies = crate::admission_policy::prepare(&self.server.shared, &attrs);
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
                 guard.check(self.info, self.name(), next, Some(current))?;
+                if let Some(policies) = &policies {
+                    policies.check(&attrs, Some(next), Some(current), &self.warnings)?;
+                }
             }
             Ok(mutation)
         };
@@ -422,6 +427,7 @@ impl Call<'_> {
             dry_run: is_dry_run(self.query),
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
             applied: false,
+            user: Some(&self.user),
         };
         let (outcome, warnings) = create_object(
             self.server,
@@ -788,6 +794,7 @@ impl Call<'_> {
             dry_run,
             validation,
             applied: true,
+            user: Some(&self.user),
         };
         let (outcome, warnings) = create_object(
             self.server,
@@ -820,8 +827,48 @@ impl Call<'_> {
         Ok(opts)
     }
 
+    /// What the admission policies know of this request.
+    fn policy_attributes(
+        &self,
+        operation: crate::admission_policy::Operation,
+        dry_run: bool,
+    ) -> crate::admission_policy::Attributes<'_> {
+        crate::admission_policy::Attributes {
+            info: self.info,
+            operation,
+            namespace: self.namespace(),
+            name: self.name(),
+            subresource: self.path.subresource.as_deref(),
+            user: &self.user,
+            dry_run,
+        }
+    }
+
+    /// The admission policies on deleting the object `namespace/name` as it is stored now.
+    fn admit_delete(&self, namespace: &str, name: &str) -> Result<(), ApiError> {
+        let mut attrs = self.policy_attributes(
+            crate::admission_policy::Operation::Delete,
+            is_dry_run(self.query),
+        );
+        attrs.namespace = namespace;
+        attrs.name = name;
+        let Some(policies) = crate::admission_policy::prepare(&self.server.shared, &attrs) else {
+            return Ok(());
+        };
+        let Some(current) = self
+            .server
+            .shared
+            .store
+            .get_value(&self.key(), namespace, name)
+        else {
+            return Ok(());
+        };
+        policies.check(&attrs, None, Some(&current), &self.warnings)
+    }
+
     fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
         let opts = self.delete_options(&body)?;
+        self.admit_delete(self.namespace(), self.name())?;
         let (object, gone) = if is_dry_run(self.query) {
             let outcome = self.server.shared.store.preview(
                 &self.key(),
@@ -868,6 +915,7 @@ impl Call<'_> {
             if !request.matches(&object) {
                 continue;
             }
+            self.admit_delete(&ns, &name)?;
             if !is_dry_run(self.query) {
                 match delete_object(self.server, self.info, &ns, &name, &opts) {
                     Ok(_) => {}
@@ -1090,6 +1138,8 @@ pub(crate) struct CreateOptions<'a> {
     pub validation: FieldValidation,
     /// A server-side apply: the object carries its `managedFields` already.
     pub applied: bool,
+    /// Who asks; `None` (loading manifests or state) skips the admission policies.
+    pub user: Option<&'a crate::auth::UserInfo>,
 }
 
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
@@ -1165,6 +1215,24 @@ pub(crate) fn create_object(
         }
         strip_type_meta(info, &mut candidate);
         let name = semantics::name_of(&candidate).to_string();
+        if let Some(user) = options.user {
+            let attrs = crate::admission_policy::Attributes {
+                info,
+                operation: crate::admission_policy::Operation::Create,
+                namespace: &ns,
+                name: &explicit_name,
+                subresource: None,
+                user,
+                dry_run,
+            };
+            crate::admission_policy::admit(
+                &server.shared,
+                &attrs,
+                Some(&candidate),
+                None,
+                &ctx.warnings,
+            )?;
+        }
         let result = commit(
             server,
             dry_run,
@@ -1420,6 +1488,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             dry_run: false,
             validation: FieldValidation::Warn,
             applied: false,
+            user: None,
         };
         let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
         let mut created = created.into_object();

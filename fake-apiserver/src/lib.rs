@@ -21,6 +21,7 @@
 // failed request, not a hot path, so it is returned by value as kube-rs does with its errors.
 #![allow(clippy::result_large_err)]
 
+pub(crate) mod admission_policy;
 pub mod apply;
 pub mod auth;
 pub mod cel;

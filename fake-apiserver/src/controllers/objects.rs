@@ -150,6 +150,7 @@ pub(crate) fn create(
         dry_run: false,
         validation: crate::typed::FieldValidation::Ignore,
         applied: false,
+        user: None,
     };
     match crate::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),
