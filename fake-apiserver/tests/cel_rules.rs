@@ -255,3 +255,66 @@ async fn a_crd_with_a_rule_that_does_not_compile_is_refused(
         )
     );
 }
+
+/// A PATCH through the router: status and `Warning` headers.
+async fn raw_patch(server: &FakeApiServer, path: &str, body: Value) -> (u16, Vec<String>) {
+    use tower::ServiceExt;
+    let request = http::Request::builder()
+        .method("PATCH")
+        .uri(path)
+        .header("content-type", "application/merge-patch+json")
+        .body(axum::body::Body::from(body.to_string()))
+        .expect("a request");
+    let response = server.router().oneshot(request).await.expect("an answer");
+    let warnings = response
+        .headers()
+        .get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    (response.status().as_u16(), warnings)
+}
+
+#[tokio::test]
+async fn an_unchanged_invalid_value_is_ratcheted_to_a_warning() {
+    let (server, widgets) = setup().await;
+    for (name, spec_name) in [("w1", "abc"), ("w2", "x")] {
+        let spec = json!({"replicas": 1, "minReplicas": 1, "name": spec_name});
+        widgets
+            .create(&PostParams::default(), &widget(name, spec))
+            .await
+            .expect("created");
+    }
+    // The CRD tightens `name` after the fact.
+    let mut schema = widget_schema();
+    schema["properties"]["name"]["x-kubernetes-validations"] =
+        json!([{"rule": "self != 'abc'", "message": "abc is reserved"}]);
+    let tightened = serde_json::to_value(crd(schema)).expect("json");
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    crds.patch(
+        "widgets.example.com",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"versions": tightened["spec"]["versions"]}})),
+    )
+    .await
+    .expect("the CRD is updated");
+    let path = "/apis/example.com/v1/namespaces/default/widgets";
+    let (code, warnings) = raw_patch(
+        &server,
+        &format!("{path}/w1"),
+        json!({"spec": {"replicas": 2}}),
+    )
+    .await;
+    assert_eq!(code, 200, "the unchanged name is let through");
+    assert_eq!(
+        warnings,
+        vec![r#"299 - "spec.name: Invalid value: \"string\": abc is reserved""#]
+    );
+    let (code, _) = raw_patch(
+        &server,
+        &format!("{path}/w2"),
+        json!({"spec": {"name": "abc"}}),
+    )
+    .await;
+    assert_eq!(code, 422, "a changed value gets the rule");
+}

@@ -107,12 +107,15 @@ impl Program {
     }
 }
 
+/// A cel-rust extension library's registration function.
+type Extension = fn(&mut Env) -> Result<(), cel::DeclarationError>;
+
 /// The environment every expression is compiled and run in.
 pub(crate) fn env() -> &'static Arc<Env> {
     static ENV: OnceLock<Arc<Env>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Env::stdlib();
-        let extensions: [fn(&mut Env) -> Result<(), cel::DeclarationError>; 3] = [
+        let extensions: [Extension; 3] = [
             cel::extensions::strings,
             cel::extensions::lists,
             cel::extensions::math,
