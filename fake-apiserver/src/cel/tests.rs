@@ -26,6 +26,8 @@ fn run(expr: &str, self_value: serde_json::Value) -> Result<cel::Value, String> 
 #[case::strings_ext("self.s.lowerAscii() == 'abc' && self.s.split('b').size() == 2", json!({"s": "AbC"}))]
 #[case::optional("self.?missing.orValue(5) == 5", json!({}))]
 #[case::map_keys("'k' in self.labels", json!({"labels": {"k": "v"}}))]
+#[case::durations("duration(self.exec) <= duration(self.pod)", json!({"exec": "1m30s", "pod": "2m"}))]
+#[case::duration_units("duration('1h') > duration('59m59.5s') && duration('300ms') < duration('1s')", json!({}))]
 fn expressions_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
     assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
 }
