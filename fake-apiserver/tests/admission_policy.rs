@@ -377,3 +377,50 @@ async fn deletes_see_the_old_object_and_errors_follow_the_failure_policy() {
         r#"configmaps "drop" is forbidden: ValidatingAdmissionPolicy 'broken' with binding 'broken' denied request: expression 'oldObject.data.missing == 'x'' resulted in error: no such key: missing"#
     );
 }
+
+#[tokio::test]
+async fn expressions_see_the_request_and_the_namespace_and_an_object_selector_limits_the_policy() {
+    let server = FakeApiServer::new();
+    let ns: Api<Namespace> = Api::all(server.client());
+    let team: Namespace = serde_json::from_value(
+        json!({"metadata": {"name": "team-a", "labels": {"owner": "alice"}}}),
+    )
+    .expect("ns");
+    ns.create(&PostParams::default(), &team)
+        .await
+        .expect("namespace");
+    install(
+        &server,
+        json!({"name": "owner", "spec": {
+            "matchConstraints": {
+                "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["configmaps"], "scope": "Namespaced"}],
+                "objectSelector": {"matchExpressions": [{"key": "checked", "operator": "Exists"}]}
+            },
+            "validations": [{
+                "expression": "object.metadata.labels.checked == namespaceObject.metadata.labels.owner",
+                "messageExpression": "request.operation + ' by ' + request.userInfo.username + ' of ' + request.kind.kind + ' ' + request.name + ' in ' + request.namespace + ' needs checked=' + namespaceObject.metadata.labels.owner"
+            }]
+        }}),
+        &[json!({"name": "owner", "spec": {"policyName": "owner", "validationActions": ["Deny"]}})],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "team-a");
+    let labelled = |name: &str, checked: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {"checked": checked}}}))
+            .expect("cm")
+    };
+    let err = cms
+        .create(&PostParams::default(), &labelled("c1", "bob"))
+        .await
+        .expect_err("denied");
+    assert_eq!(
+        refusal(err).2,
+        r#"configmaps "c1" is forbidden: ValidatingAdmissionPolicy 'owner' with binding 'owner' denied request: CREATE by system:admin of ConfigMap c1 in team-a needs checked=alice"#
+    );
+    cms.create(&PostParams::default(), &labelled("c2", "alice"))
+        .await
+        .expect("the owner checked it");
+    cms.create(&PostParams::default(), &cm("unlabelled", json!({})))
+        .await
+        .expect("the object selector leaves it out");
+}
