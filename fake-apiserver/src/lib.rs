@@ -45,6 +45,7 @@
 pub mod admission;
 pub mod apply;
 pub mod auth;
+pub mod cel;
 pub mod chaos;
 pub mod context;
 pub mod controllers;

@@ -972,6 +972,18 @@ fn generate_builtin_library() -> BuiltinLibrary {
             admissionregistration::v1::MutatingWebhookConfiguration
         ),
         (
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy",
+            admissionregistration::v1::ValidatingAdmissionPolicy
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            admissionregistration::v1::ValidatingAdmissionPolicyBinding
+        ),
+        (
             "authorization.k8s.io",
             "v1",
             "SelfSubjectAccessReview",

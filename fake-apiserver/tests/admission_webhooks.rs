@@ -1149,3 +1149,86 @@ async fn evictions_go_through_webhooks_as_eviction_objects() {
     assert_eq!(request["name"], "web");
     assert_eq!(request["object"]["kind"], "Eviction");
 }
+
+#[tokio::test]
+async fn match_conditions_decide_whether_a_webhook_is_called() {
+    let hooks = WebhookServer::start(&[], Arc::new(|_, _: &Value| allow())).await;
+    let server = FakeApiServer::new();
+    let client = server.client();
+    validating(
+        &client,
+        "conditional",
+        vec![
+            hook(
+                "named.example.com",
+                hooks.client_config("/named"),
+                &["CREATE", "UPDATE"],
+                json!({"matchConditions": [
+                    {"name": "checked-only", "expression": "object.metadata.name.startsWith('checked-')"},
+                    {"name": "creates-only", "expression": "request.operation == 'CREATE'"},
+                ]}),
+            ),
+            hook(
+                "broken-ignored.example.com",
+                hooks.client_config("/broken-ignored"),
+                &["CREATE"],
+                json!({"failurePolicy": "Ignore",
+                       "matchConditions": [{"name": "missing", "expression": "object.data.nope == 'x'"}]}),
+            ),
+        ],
+    )
+    .await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for name in ["checked-a", "plain"] {
+        configmaps
+            .create(&PostParams::default(), &configmap(name, json!({})))
+            .await
+            .unwrap();
+    }
+    configmaps
+        .patch(
+            "checked-a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"b": "2"}})),
+        )
+        .await
+        .unwrap();
+    let called: Vec<String> = hooks
+        .requests("/named")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["operation"].as_str().unwrap(),
+                r["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(called, vec!["CREATE checked-a"]);
+    // An evaluation error under Ignore skips the webhook and lets the request through.
+    assert!(hooks.requests("/broken-ignored").is_empty());
+
+    // Under Fail (the default) the same error refuses the request without calling the webhook.
+    validating(
+        &client,
+        "failing",
+        vec![hook(
+            "broken.example.com",
+            hooks.client_config("/broken"),
+            &["CREATE"],
+            json!({"matchConditions": [{"name": "missing", "expression": "object.data.nope == 'x'"}]}),
+        )],
+    )
+    .await;
+    let err = configmaps
+        .create(&PostParams::default(), &configmap("third", json!({})))
+        .await
+        .unwrap_err();
+    let (code, reason, message) = api_error(err);
+    assert_eq!((code, reason.as_str()), (403, "Forbidden"));
+    assert!(
+        message.starts_with("configmaps \"third\" is forbidden: expression 'object.data.nope == 'x'' resulted in error: "),
+        "{message}"
+    );
+    assert!(hooks.requests("/broken").is_empty());
+}

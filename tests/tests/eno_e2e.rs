@@ -414,7 +414,8 @@ async fn a_synthesizer_that_never_finishes_is_retried_with_at_most_one_live_and_
         let (counts, watch) = watch_pod_counts(env.client.clone(), &env.pod_namespace);
         create_synthesizer(
             &env.client,
-            &synthesizer("stuck", "sleep 30", 1_000, 30_000),
+            // The exec timeout may not exceed the pod timeout (the CRD's CEL rule).
+            &synthesizer("stuck", "sleep 30", 1_000, 1_000),
         )
         .await;
         create_composition(&env.client, "default", "web", "stuck").await;

@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::config::Webhook;
 use super::Attributes;
 use crate::error::ApiError;
-use crate::rules::selectors::LabelSelector;
 use crate::http::server::Shared;
+use crate::rules::selectors::LabelSelector;
 
 /// The resource and kind a webhook is called with (the request's own, or an equivalent one).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,29 +198,74 @@ pub(crate) fn should_call(
     };
     namespace?;
     object?;
-    if !match_conditions(hook, a)? {
+    if !match_conditions(hook, a, &invocation)? {
         return Ok(None);
     }
     Ok(Some(invocation))
 }
 
-/// The webhook's `matchConditions` (CEL expressions over `object`, `oldObject`, `request`,
-/// `authorizer`). The single place where they are to be evaluated.
-///
-/// TODO(CEL): evaluate them once the CEL module lands; until then every condition counts as
-/// true, so a webhook with match conditions is called whenever its rules and selectors match
-/// (it sees more requests than on a real server, never fewer).
-fn match_conditions(hook: &Webhook, _a: &Attributes) -> Result<bool, ApiError> {
-    if hook.spec["matchConditions"]
+/// The webhook's `matchConditions` (`matchconditions.matcher.Match`): CEL expressions over
+/// `object`, `oldObject` and `request` (the `AdmissionRequest` the webhook would get; the
+/// `authorizer` variable is not offered, so an expression naming it fails to compile). One
+/// `false` skips the webhook; otherwise errors (compilation or evaluation) follow the failure
+/// policy: `Ignore` skips the webhook, `Fail` refuses the request with a `403`
+/// (`ShouldCallHook`'s `NewForbidden`).
+fn match_conditions(
+    hook: &Webhook,
+    a: &Attributes,
+    invocation: &Invocation,
+) -> Result<bool, ApiError> {
+    let Some(conditions) = hook.spec["matchConditions"]
         .as_array()
-        .is_some_and(|c| !c.is_empty())
-    {
-        tracing::debug!(
-            webhook = hook.name(),
-            "matchConditions are not evaluated yet; calling the webhook"
-        );
+        .filter(|c| !c.is_empty())
+    else {
+        return Ok(true);
+    };
+    let review = super::review::request(super::review::ReviewVersion::V1, "", a, invocation);
+    let request = &review["request"];
+    let mut errors = Vec::new();
+    for condition in conditions {
+        let expr = condition["expression"].as_str().unwrap_or_default();
+        let program = match crate::cel::compile(
+            expr,
+            &["object", "oldObject", "request"],
+            crate::cel::ResultKind::Bool,
+        ) {
+            Ok(program) => program,
+            Err(e) => {
+                errors.push(format!("compilation error: {}", e.detail()));
+                continue;
+            }
+        };
+        let vars = vec![
+            ("object", crate::cel::json_to_val(&request["object"])),
+            ("oldObject", crate::cel::json_to_val(&request["oldObject"])),
+            ("request", crate::cel::json_to_val(request)),
+        ];
+        match program.eval(vars) {
+            Ok(cel::Value::Bool(false)) => return Ok(false),
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(other) => errors.push(format!(
+                "expression '{expr}' resulted in error: no such overload: got {other:?}, want bool"
+            )),
+            Err(e) => errors.push(format!(
+                "expression '{expr}' resulted in error: {}",
+                e.message
+            )),
+        }
     }
-    Ok(true)
+    if errors.is_empty() {
+        return Ok(true);
+    }
+    if hook.ignores_failures() {
+        return Ok(false);
+    }
+    Err(crate::auth::attributes::forbidden_error(
+        &a.info.group,
+        &a.info.plural,
+        &a.name,
+        &crate::rules::validation::aggregate_message(&errors),
+    ))
 }
 
 #[cfg(test)]

@@ -23,15 +23,15 @@
 //! `pods/eviction` calls both kinds of webhooks with the `Eviction` (kind `policy/v1`
 //! Eviction, resource `pods`, subresource `eviction`) before the eviction is decided.
 //!
-//! Not covered: the `scale` and `binding` subresources (their own objects), writes the
-//! in-process controllers make (on a cluster those are other clients' requests), and
-//! `matchConditions` (see [`matching`]'s `match_conditions`: webhooks with conditions are
-//! called as if they held).
+//! `matchConditions` are evaluated with [`crate::cel`] (without the `authorizer` variable).
+//! Not covered: the `scale` and `binding` subresources (their own objects) and writes the
+//! in-process controllers make (on a cluster those are other clients' requests).
 
 mod client;
 mod config;
 mod dispatch;
 mod matching;
+pub(crate) mod policy;
 mod review;
 pub mod validation;
 

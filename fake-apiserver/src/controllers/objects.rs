@@ -158,6 +158,7 @@ pub(crate) fn create(
         dry_run: false,
         validation: crate::http::typed::FieldValidation::Ignore,
         applied: false,
+        user: None,
     };
     match crate::http::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),

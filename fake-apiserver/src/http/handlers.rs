@@ -330,10 +330,15 @@ impl Call<'_> {
             &self.user,
             self.info,
         );
+        let attrs = self.policy_attributes(crate::admission::policy::Operation::Update, dry_run);
+        let policies = crate::admission::policy::prepare(&self.server.shared, &attrs);
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
                 guard.check(self.info, self.name(), next, Some(current))?;
+                if let Some(policies) = &policies {
+                    policies.check(&attrs, Some(next), Some(current), &self.warnings)?;
+                }
             }
             Ok(mutation)
         };
@@ -433,6 +438,7 @@ impl Call<'_> {
             dry_run: is_dry_run(self.query),
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
             applied: false,
+            user: Some(&self.user),
         };
         let (outcome, warnings) = create_object(
             self.server,
@@ -803,6 +809,7 @@ impl Call<'_> {
             dry_run,
             validation,
             applied: true,
+            user: Some(&self.user),
         };
         let (outcome, warnings) = create_object(
             self.server,
@@ -836,8 +843,48 @@ impl Call<'_> {
         Ok(opts)
     }
 
+    /// What the admission policies know of this request.
+    fn policy_attributes(
+        &self,
+        operation: crate::admission::policy::Operation,
+        dry_run: bool,
+    ) -> crate::admission::policy::Attributes<'_> {
+        crate::admission::policy::Attributes {
+            info: self.info,
+            operation,
+            namespace: self.namespace(),
+            name: self.name(),
+            subresource: self.path.subresource.as_deref(),
+            user: &self.user,
+            dry_run,
+        }
+    }
+
+    /// The admission policies on deleting the object `namespace/name` as it is stored now.
+    fn admit_delete(&self, namespace: &str, name: &str) -> Result<(), ApiError> {
+        let mut attrs = self.policy_attributes(
+            crate::admission::policy::Operation::Delete,
+            is_dry_run(self.query),
+        );
+        attrs.namespace = namespace;
+        attrs.name = name;
+        let Some(policies) = crate::admission::policy::prepare(&self.server.shared, &attrs) else {
+            return Ok(());
+        };
+        let Some(current) = self
+            .server
+            .shared
+            .store
+            .get_value(&self.key(), namespace, name)
+        else {
+            return Ok(());
+        };
+        policies.check(&attrs, None, Some(&current), &self.warnings)
+    }
+
     fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
         let opts = self.delete_options(&body)?;
+        self.admit_delete(self.namespace(), self.name())?;
         let (object, gone) = if is_dry_run(self.query) {
             let outcome = self.server.shared.store.preview(
                 &self.key(),
@@ -885,6 +932,7 @@ impl Call<'_> {
             if !request.matches(&object) {
                 continue;
             }
+            self.admit_delete(&ns, &name)?;
             if !is_dry_run(self.query) {
                 match delete_object(self.server, self.info, &ns, &name, &opts) {
                     Ok(_) => {}
@@ -982,8 +1030,14 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     Ok(value)
 }
 
-/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation.
-fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation, then
+/// its `x-kubernetes-validations` rules (`old` is the stored object of an update).
+fn finish_custom_object(
+    ctx: &WriteContext<'_>,
+    object: &mut Value,
+    old: Option<&Value>,
+) -> Result<(), ApiError> {
+    let info = ctx.info;
     let (true, Some(schema)) = (info.custom, info.schema.as_ref()) else {
         return Ok(());
     };
@@ -992,6 +1046,13 @@ fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), A
     let mut causes = crate::rules::schema::validate(schema, object);
     causes.extend(crate::registry::scale::validate_custom_replicas(
         info, object,
+    ));
+    causes.extend(crate::cel::crd_rules::after_schema(
+        schema,
+        object,
+        old,
+        &causes,
+        &ctx.warnings,
     ));
     if causes.is_empty() {
         return Ok(());
@@ -1081,7 +1142,7 @@ fn update_with(
     target: UpdateTarget,
 ) -> Result<Mutation, ApiError> {
     crate::admission::mutate(ctx.info, Some(current), &mut object)?;
-    finish_custom_object(ctx.info, &mut object)?;
+    finish_custom_object(ctx, &mut object, Some(current))?;
     finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
     strip_type_meta(ctx.info, &mut object);
     let mutation = prepare_update(ctx, current, object, target)?;
@@ -1098,6 +1159,8 @@ pub(crate) struct CreateOptions<'a> {
     pub validation: FieldValidation,
     /// A server-side apply: the object carries its `managedFields` already.
     pub applied: bool,
+    /// Who asks; `None` (loading manifests or state) skips the admission policies.
+    pub user: Option<&'a crate::auth::UserInfo>,
 }
 
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
@@ -1163,7 +1226,7 @@ pub(crate) fn create_object(
         }
         kind_rules::on_create(info, &mut candidate)?;
         crate::rules::validate_create(info, &candidate)?;
-        finish_custom_object(info, &mut candidate)?;
+        finish_custom_object(&ctx, &mut candidate, None)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
         }
@@ -1175,6 +1238,24 @@ pub(crate) fn create_object(
         strip_type_meta(info, &mut candidate);
         crate::admission::validate(info, None, &mut candidate)?;
         let name = semantics::name_of(&candidate).to_string();
+        if let Some(user) = options.user {
+            let attrs = crate::admission::policy::Attributes {
+                info,
+                operation: crate::admission::policy::Operation::Create,
+                namespace: &ns,
+                name: &explicit_name,
+                subresource: None,
+                user,
+                dry_run,
+            };
+            crate::admission::policy::admit(
+                &server.shared,
+                &attrs,
+                Some(&candidate),
+                None,
+                &ctx.warnings,
+            )?;
+        }
         let result = commit(
             server,
             dry_run,
@@ -1434,6 +1515,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             dry_run: false,
             validation: FieldValidation::Warn,
             applied: false,
+            user: None,
         };
         let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
         let mut created = created.into_object();

@@ -102,6 +102,12 @@ fn typed_encoding(
         ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
             through::<admission::MutatingWebhookConfiguration>(object)
         }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => {
+            through::<admission::ValidatingAdmissionPolicy>(object)
+        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
+            through::<admission::ValidatingAdmissionPolicyBinding>(object)
+        }
         ("rbac.authorization.k8s.io", "Role") => through::<rbac::Role>(object),
         ("rbac.authorization.k8s.io", "ClusterRole") => through::<rbac::ClusterRole>(object),
         ("rbac.authorization.k8s.io", "RoleBinding") => through::<rbac::RoleBinding>(object),

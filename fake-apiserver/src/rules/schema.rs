@@ -4,7 +4,8 @@
 //! treats a structural schema: only the structural part (`type`, `properties`, `items`,
 //! `additionalProperties`, the `x-kubernetes-*` extensions) drives pruning and defaulting, and
 //! validation reports the field errors (paths, cause types, messages) a real server returns.
-//! Not implemented: `pattern`, `format`, `anyOf`/`oneOf`/`not` and CEL rules (`x-kubernetes-validations`).
+//! Not implemented: `pattern`, `format`, `anyOf`/`oneOf`/`not`. CEL rules (`x-kubernetes-validations`)
+//! are evaluated by [`crate::cel::crd_rules`].
 
 use serde_json::{Map, Value};
 

@@ -182,10 +182,12 @@ pub fn synthesizer(
 }
 
 /// The demo Synthesizer's script: one ConfigMap named after the composition, carrying the
-/// generation.
+/// generation. The exec timeout may not exceed the pod timeout (the CRD's CEL rule; the default
+/// exec timeout, 10s, would).
 pub fn output_synthesizer(name: &str) -> Synthesizer {
     let mut syn = demo_synthesizer(name);
     syn.spec.pod_timeout = Some(GoDuration::from_millis(5_000));
+    syn.spec.exec_timeout = Some(GoDuration::from_millis(5_000));
     syn
 }
 

@@ -18,8 +18,9 @@
 //!   everywhere, metadata restrictions, value validations without structure);
 //! - [`defaults`]: `defaulting.ValidateDefaults`, defaults that must be pruned and valid.
 //!
-//! Not implemented: compiling CEL rules (`x-kubernetes-validations` are checked for shape only),
-//! compiling `pattern` regular expressions, the webhook CA bundle's PEM check, and the metadata
+//! `x-kubernetes-validations` rules are compiled by [`crate::cel::crd_rules`].
+//!
+//! Not implemented: compiling `pattern` regular expressions, the webhook CA bundle's PEM check, and the metadata
 //! coercion of defaults inside an embedded resource's `metadata`.
 
 mod defaults;

@@ -402,6 +402,13 @@ pub fn validate_validation(
         // Structural conversion errors overlap the OpenAPI errors; they only show alone.
         causes.extend(held_back);
     }
+    if causes.is_empty() {
+        // Rules are compiled only on a schema without errors; their errors come last.
+        causes.extend(crate::cel::crd_rules::compile_causes(
+            schema,
+            schema_path.as_str(),
+        ));
+    }
     causes
 }
 
@@ -754,7 +761,8 @@ fn has_newlines(s: &str) -> bool {
     s.contains(['\n', '\r'])
 }
 
-/// The shape rules of `x-kubernetes-validations` (the rules themselves are not compiled).
+/// The shape rules of `x-kubernetes-validations` (the rules are compiled by
+/// [`crate::cel::crd_rules::compile_causes`]).
 fn validation_rules_shape(s: &Value, path: &Path) -> Vec<Cause> {
     let mut causes = Vec::new();
     let Some(rules) = s.get("x-kubernetes-validations").and_then(Value::as_array) else {

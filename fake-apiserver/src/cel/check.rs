@@ -1,0 +1,313 @@
+//! The check a compiled expression gets before it is used: references to undeclared variables,
+//! a result of the wrong type where the AST shows it, and (for CRD rules) fields the schema does
+//! not declare. Errors are rendered as cel-go renders its issues.
+
+use cel::common::ast::{Expr, IdedExpr, LiteralValue};
+use serde_json::Value;
+
+use super::program::{CompileError, ResultKind};
+
+/// Type names and library namespaces an identifier may name without being a variable.
+const KNOWN_IDENTS: &[&str] = &[
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+    "dyn",
+    "google",
+    "optional",
+    "math",
+    "strings",
+    "lists",
+    "base64",
+    "cel",
+];
+
+/// One cel-go issue: `ERROR: <input>:LINE:COL: MESSAGE`, the source line and a caret under the
+/// column (`col0` counts characters from 0).
+pub(crate) fn render_error(src: &str, line: usize, col0: usize, msg: &str) -> String {
+    let mut out = format!("ERROR: <input>:{line}:{}: {msg}", col0 + 1);
+    if let Some(snippet) = src.lines().nth(line.saturating_sub(1)) {
+        let snippet = snippet.replace('\t', " ");
+        let mut ind = String::new();
+        let mut chars = snippet.chars();
+        for _ in 0..col0 {
+            match chars.next() {
+                Some(c) if c.len_utf8() > 1 => ind.push('\u{FF0E}'),
+                Some(_) => ind.push('.'),
+                None => break,
+            }
+        }
+        match chars.next() {
+            Some(c) if c.len_utf8() > 1 => ind.push('\u{FF3E}'),
+            _ => ind.push('^'),
+        }
+        out.push_str(&format!("\n | {snippet}\n | {ind}"));
+    }
+    out
+}
+
+/// Line (from 1) and column (from 0, in characters) of a node.
+fn position(src: &str, program: &cel::Program, id: u64) -> (usize, usize) {
+    let start = program
+        .source_info()
+        .offset_for(id)
+        .map_or(0, |(s, _)| s as usize);
+    let (mut line, mut col) = (1, 0);
+    for (i, c) in src.chars().enumerate() {
+        if i >= start {
+            break;
+        }
+        if c == '\n' {
+            line += 1;
+            col = 0;
+        } else {
+            col += 1;
+        }
+    }
+    (line, col)
+}
+
+fn issue(src: &str, program: &cel::Program, id: u64, msg: &str) -> CompileError {
+    let (line, col) = position(src, program, id);
+    CompileError {
+        message: render_error(src, line, col, msg),
+        wrong_type: false,
+    }
+}
+
+/// Checks a parsed expression; returns the declared variables it uses.
+pub(crate) fn check(
+    src: &str,
+    program: &cel::Program,
+    declared: &[&str],
+    kind: ResultKind,
+) -> Result<Vec<String>, CompileError> {
+    let mut used = Vec::new();
+    let mut bound: Vec<String> = Vec::new();
+    walk_idents(program.expression(), declared, &mut bound, &mut used).map_err(|(id, name)| {
+        issue(
+            src,
+            program,
+            id,
+            &format!("undeclared reference to '{name}' (in container '')"),
+        )
+    })?;
+    let result = result_kind(program.expression());
+    match (kind, result) {
+        (ResultKind::Bool, Some(k)) if k != "bool" => Err(CompileError {
+            message: "cel expression must evaluate to a bool".into(),
+            wrong_type: true,
+        }),
+        (ResultKind::String, Some(k)) if k != "string" => Err(CompileError {
+            message: "must evaluate to a string".into(),
+            wrong_type: true,
+        }),
+        _ => Ok(used),
+    }
+}
+
+fn walk_idents(
+    e: &IdedExpr,
+    declared: &[&str],
+    bound: &mut Vec<String>,
+    used: &mut Vec<String>,
+) -> Result<(), (u64, String)> {
+    match &e.expr {
+        Expr::Ident(name) => {
+            if bound.iter().any(|b| b == name) || name.starts_with('@') {
+                return Ok(());
+            }
+            if declared.contains(&name.as_str()) {
+                if !used.contains(name) {
+                    used.push(name.clone());
+                }
+                return Ok(());
+            }
+            if KNOWN_IDENTS.contains(&name.as_str()) {
+                return Ok(());
+            }
+            Err((e.id, name.clone()))
+        }
+        Expr::Select(s) => walk_idents(&s.operand, declared, bound, used),
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                walk_idents(t, declared, bound, used)?;
+            }
+            for a in &c.args {
+                walk_idents(a, declared, bound, used)?;
+            }
+            Ok(())
+        }
+        Expr::List(l) => l
+            .elements
+            .iter()
+            .try_for_each(|x| walk_idents(x, declared, bound, used)),
+        Expr::Map(m) => m.entries.iter().try_for_each(|entry| match &entry.expr {
+            cel::common::ast::EntryExpr::MapEntry(me) => {
+                walk_idents(&me.key, declared, bound, used)?;
+                walk_idents(&me.value, declared, bound, used)
+            }
+            cel::common::ast::EntryExpr::StructField(f) => {
+                walk_idents(&f.value, declared, bound, used)
+            }
+        }),
+        Expr::Struct(s) => s.entries.iter().try_for_each(|entry| match &entry.expr {
+            cel::common::ast::EntryExpr::MapEntry(me) => {
+                walk_idents(&me.key, declared, bound, used)?;
+                walk_idents(&me.value, declared, bound, used)
+            }
+            cel::common::ast::EntryExpr::StructField(f) => {
+                walk_idents(&f.value, declared, bound, used)
+            }
+        }),
+        Expr::Comprehension(c) => {
+            walk_idents(&c.iter_range, declared, bound, used)?;
+            walk_idents(&c.accu_init, declared, bound, used)?;
+            let before = bound.len();
+            bound.push(c.iter_var.clone());
+            if let Some(v) = &c.iter_var2 {
+                bound.push(v.clone());
+            }
+            bound.push(c.accu_var.clone());
+            let result = walk_idents(&c.loop_cond, declared, bound, used)
+                .and_then(|_| walk_idents(&c.loop_step, declared, bound, used))
+                .and_then(|_| walk_idents(&c.result, declared, bound, used));
+            bound.truncate(before);
+            result
+        }
+        Expr::Literal(_) | Expr::Unspecified => Ok(()),
+    }
+}
+
+/// The result type where the top of the AST shows it.
+fn result_kind(e: &IdedExpr) -> Option<&'static str> {
+    match &e.expr {
+        Expr::Literal(LiteralValue::Boolean(_)) => Some("bool"),
+        Expr::Literal(LiteralValue::String(_)) => Some("string"),
+        Expr::Literal(LiteralValue::Int(_)) => Some("int"),
+        Expr::Literal(LiteralValue::UInt(_)) => Some("uint"),
+        Expr::Literal(LiteralValue::Double(_)) => Some("double"),
+        Expr::Literal(LiteralValue::Bytes(_)) => Some("bytes"),
+        Expr::Literal(LiteralValue::Null) => Some("null_type"),
+        Expr::List(_) => Some("list"),
+        Expr::Map(_) => Some("map"),
+        Expr::Call(c) => match c.func_name.as_str() {
+            "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" | "_&&_" | "_||_" | "!_" | "@in"
+            | "startsWith" | "endsWith" | "matches" | "contains" => Some("bool"),
+            "size" | "int" => Some("int"),
+            "string" => Some("string"),
+            "_+_" => c.args.iter().find_map(|a| match result_kind(a) {
+                Some("string") => Some("string"),
+                _ => None,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The schema `self` (and `oldSelf`) have, for checking field selections of a CRD rule.
+pub struct FieldSchema<'a> {
+    /// The structural schema of the node the rule is on.
+    pub schema: &'a Value,
+    /// The node is a resource root (or an embedded resource): `apiVersion`, `kind` and
+    /// `metadata` are fields too.
+    pub resource_root: bool,
+}
+
+/// Finds a selection of a field the schema does not declare (`self.nope`): cel-go's checker
+/// refuses it with `undefined field 'nope'`.
+pub fn check_fields(
+    program: &super::Program,
+    fields: &FieldSchema<'_>,
+) -> Result<(), CompileError> {
+    let inner = program.inner();
+    match find_undefined(inner.expression(), fields) {
+        Some((id, name)) => Err(issue(
+            program.source(),
+            inner,
+            id,
+            &format!("undefined field '{name}'"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What a node of the expression is known to be, schema-wise.
+enum Known<'a> {
+    Node(&'a Value, bool),
+    Unknown,
+}
+
+fn find_undefined(e: &IdedExpr, fields: &FieldSchema<'_>) -> Option<(u64, String)> {
+    if let Expr::Select(s) = &e.expr {
+        if let Err(found) = schema_of(e, fields) {
+            return Some(found);
+        }
+        return find_undefined(&s.operand, fields);
+    }
+    match &e.expr {
+        Expr::Call(c) => c
+            .target
+            .iter()
+            .map(|t| t.as_ref())
+            .chain(c.args.iter())
+            .find_map(|x| find_undefined(x, fields)),
+        Expr::List(l) => l.elements.iter().find_map(|x| find_undefined(x, fields)),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .find_map(|x| find_undefined(x, fields)),
+        _ => None,
+    }
+}
+
+fn schema_of<'a>(e: &IdedExpr, fields: &FieldSchema<'a>) -> Result<Known<'a>, (u64, String)> {
+    match &e.expr {
+        Expr::Ident(name) if name == "self" => Ok(Known::Node(fields.schema, fields.resource_root)),
+        Expr::Select(s) => {
+            let Known::Node(node, root) = schema_of(&s.operand, fields)? else {
+                return Ok(Known::Unknown);
+            };
+            if root && matches!(s.field.as_str(), "apiVersion" | "kind" | "metadata") {
+                return Ok(Known::Unknown);
+            }
+            if let Some(props) = node.get("properties").and_then(Value::as_object) {
+                for (k, prop) in props {
+                    if super::convert::escape(k).as_deref() == Some(s.field.as_str()) {
+                        let embedded = prop
+                            .get("x-kubernetes-embedded-resource")
+                            .and_then(Value::as_bool)
+                            == Some(true);
+                        return Ok(Known::Node(prop, embedded));
+                    }
+                }
+            }
+            if let Some(additional) = node.get("additionalProperties").filter(|a| a.is_object()) {
+                return Ok(Known::Node(additional, false));
+            }
+            let open = node
+                .get("x-kubernetes-preserve-unknown-fields")
+                .and_then(Value::as_bool)
+                == Some(true)
+                || node.get("additionalProperties") == Some(&Value::Bool(true));
+            if open || node.get("type").and_then(Value::as_str) != Some("object") {
+                return Ok(Known::Unknown);
+            }
+            Err((e.id, s.field.clone()))
+        }
+        _ => Ok(Known::Unknown),
+    }
+}

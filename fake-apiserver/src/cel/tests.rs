@@ -1,0 +1,118 @@
+use rstest::rstest;
+use serde_json::json;
+
+use super::*;
+
+fn run(expr: &str, self_value: serde_json::Value) -> Result<cel::Value, String> {
+    let program = compile(expr, &["self"], ResultKind::Any).map_err(|e| e.detail())?;
+    program
+        .eval(vec![("self", json_to_val(&self_value))])
+        .map_err(|e| e.message)
+}
+
+#[rstest]
+#[case::size("size(self.items) == 2", json!({"items": [1, 2]}))]
+#[case::has("has(self.a) && !has(self.b)", json!({"a": 1}))]
+#[case::matches("self.name.matches('^[a-z]+$')", json!({"name": "abc"}))]
+#[case::starts_with("self.name.startsWith('ab')", json!({"name": "abc"}))]
+#[case::all("self.items.all(x, x > 0)", json!({"items": [1, 2]}))]
+#[case::exists("self.items.exists(x, x == 2)", json!({"items": [1, 2]}))]
+#[case::is_sorted("self.items.isSorted()", json!({"items": [1, 2, 3]}))]
+#[case::sum("self.items.sum() == 6", json!({"items": [1, 2, 3]}))]
+#[case::min_max("self.items.min() == 1 && self.items.max() == 3", json!({"items": [3, 1, 2]}))]
+#[case::index_of("self.items.indexOf(2) == 1 && self.items.lastIndexOf(9) == -1", json!({"items": [1, 2]}))]
+#[case::find("self.s.find('[0-9]+') == '42'", json!({"s": "ab42cd7"}))]
+#[case::find_all("self.s.findAll('[0-9]+') == ['42', '7']", json!({"s": "ab42cd7"}))]
+#[case::strings_ext("self.s.lowerAscii() == 'abc' && self.s.split('b').size() == 2", json!({"s": "AbC"}))]
+#[case::optional("self.?missing.orValue(5) == 5", json!({}))]
+#[case::map_keys("'k' in self.labels", json!({"labels": {"k": "v"}}))]
+#[case::durations("duration(self.exec) <= duration(self.pod)", json!({"exec": "1m30s", "pod": "2m"}))]
+#[case::duration_units("duration('1h') > duration('59m59.5s') && duration('300ms') < duration('1s')", json!({}))]
+fn expressions_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
+    assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
+}
+
+#[rstest]
+#[case::no_such_key("self.missing == 1", json!({}), "no such key: missing")]
+#[case::division("1 / self.zero == 1", json!({"zero": 0}), "division by zero")]
+#[case::overload("self.s > 1", json!({"s": "x"}), "no such overload")]
+fn runtime_errors_are_worded_as_cel_go(
+    #[case] expr: &str,
+    #[case] value: serde_json::Value,
+    #[case] message: &str,
+) {
+    assert_eq!(run(expr, value), Err(message.to_string()));
+}
+
+#[test]
+fn a_syntax_error_is_rendered_as_cel_go_renders_issues() {
+    let err = compile("self.a >", &["self"], ResultKind::Bool).unwrap_err();
+    let text = err.detail();
+    assert!(
+        text.starts_with("compilation failed: ERROR: <input>:1:"),
+        "{text}"
+    );
+    assert!(text.contains("\n | self.a >\n | "), "{text}");
+}
+
+#[test]
+fn an_undeclared_reference_is_refused() {
+    let err = compile("foo == 1", &["self"], ResultKind::Bool).unwrap_err();
+    assert_eq!(
+        err.detail(),
+        "compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')\n | foo == 1\n | ^"
+    );
+    // Comprehension variables are bound.
+    assert!(compile("self.all(x, x > 0)", &["self"], ResultKind::Bool).is_ok());
+}
+
+#[test]
+fn a_rule_must_be_a_bool() {
+    let err = compile("'text'", &["self"], ResultKind::Bool).unwrap_err();
+    assert_eq!(err.detail(), "cel expression must evaluate to a bool");
+}
+
+#[test]
+fn an_undefined_field_is_refused_with_the_schema() {
+    let schema = json!({"type": "object", "properties": {"replicas": {"type": "integer"}, "x-y": {"type": "string"}}});
+    let fields = FieldSchema {
+        schema: &schema,
+        resource_root: false,
+    };
+    let ok = compile(
+        "self.replicas > 0 && self.x__dash__y != ''",
+        &["self"],
+        ResultKind::Bool,
+    )
+    .unwrap();
+    assert!(check_fields(&ok, &fields).is_ok());
+    let bad = compile("self.replica > 0", &["self"], ResultKind::Bool).unwrap();
+    assert_eq!(
+        check_fields(&bad, &fields).unwrap_err().message,
+        "ERROR: <input>:1:5: undefined field 'replica'\n | self.replica > 0\n | ....^"
+    );
+}
+
+#[test]
+fn compiled_programs_are_cached() {
+    let a = compile("self.x == 1", &["self"], ResultKind::Bool).unwrap();
+    let b = compile("self.x == 1", &["self"], ResultKind::Bool).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+}
+
+#[test]
+fn schema_conversion_escapes_names_and_types_numbers() {
+    let schema = json!({"type": "object", "properties": {"x-y": {"type": "number"}}});
+    let obj = json!({"x-y": 2});
+    let program = compile(
+        "self.x__dash__y == 2.0 && type(self.x__dash__y) == double",
+        &["self"],
+        ResultKind::Bool,
+    )
+    .unwrap();
+    let result = program.eval(vec![(
+        "self",
+        schema_json_to_val(&obj, Some(&schema), false),
+    )]);
+    assert_eq!(result, Ok(cel::Value::Bool(true)));
+}
