@@ -3,7 +3,7 @@
 //! expression, evaluation over JSON objects, and the errors worded as cel-go words them.
 //!
 //! Used by CRD `x-kubernetes-validations` ([`crd_rules`]) and by
-//! ValidatingAdmissionPolicies ([`crate::admission_policy`]).
+//! ValidatingAdmissionPolicies (`crate::admission_policy`).
 //!
 //! What the environment has (cel-go's base library as Kubernetes configures it, minus what is
 //! listed as left out):
