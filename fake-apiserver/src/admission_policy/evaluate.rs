@@ -207,7 +207,7 @@ fn validate(spec: &Value, fail: bool, input: Input<'_>) -> Vec<Decision> {
     }
     if !errors.is_empty() {
         return if fail {
-            vec![error(crate::validation::aggregate_message(&errors))]
+            vec![error(crate::rules::validation::aggregate_message(&errors))]
         } else {
             Vec::new()
         };

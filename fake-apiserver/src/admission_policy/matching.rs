@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::Attributes;
-use crate::selector::LabelSelector;
+use crate::rules::selectors::LabelSelector;
 
 /// Whether `constraints` (a `MatchResources`) select the request; `object`/`old` are the
 /// request's objects and `namespace` the request namespace's object. `rules_required`: an

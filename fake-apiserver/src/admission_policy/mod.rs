@@ -37,9 +37,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::auth::UserInfo;
+use crate::context::Shared;
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::server::Shared;
 
 /// The group of the policy kinds.
 const GROUP: &str = "admissionregistration.k8s.io";
@@ -205,11 +205,11 @@ fn collect_params(
     let mut found = Vec::new();
     if let Some(name) = param_ref["name"].as_str().filter(|n| !n.is_empty()) {
         if let Some(mut p) = shared.store.get_value(&store_key, &namespace, name) {
-            crate::encoding::add_type_meta(&info, &mut p);
+            crate::http::encoding::add_type_meta(&info, &mut p);
             found.push(Some(p));
         }
     } else {
-        let selector = crate::selector::LabelSelector::from_label_selector_json(
+        let selector = crate::rules::selectors::LabelSelector::from_label_selector_json(
             param_ref.get("selector").unwrap_or(&Value::Null),
         )
         .map_err(|e| e.to_string())?;
@@ -219,7 +219,7 @@ fn collect_params(
                 continue;
             };
             if selector.matches(p.pointer("/metadata/labels").and_then(Value::as_object)) {
-                crate::encoding::add_type_meta(&info, &mut p);
+                crate::http::encoding::add_type_meta(&info, &mut p);
                 found.push(Some(p));
             }
         }
@@ -248,7 +248,7 @@ impl Prepared {
     ) -> Result<(), ApiError> {
         let typed = |o: &Value| {
             let mut o = o.clone();
-            crate::encoding::add_type_meta(attrs.info, &mut o);
+            crate::http::encoding::add_type_meta(attrs.info, &mut o);
             o
         };
         let object = object.map(typed);

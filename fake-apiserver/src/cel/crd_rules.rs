@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{
     check_fields, compile, schema_json_to_val, CompileError, FieldSchema, Program, ResultKind,
 };
-use crate::validation::{go_quote, Cause, FieldErrorType};
+use crate::rules::validation::{go_quote, Cause, FieldErrorType};
 
 /// The variables a rule sees.
 const VARS: &[&str] = &["self", "oldSelf"];
@@ -217,7 +217,7 @@ pub fn has_rules(s: &Value) -> bool {
 /// Evaluates every rule of `schema` on `obj` (`old` on update).
 pub fn validate(schema: &Value, obj: &Value, old: Option<&Value>) -> Outcome {
     let mut out = Outcome::default();
-    let ratchet = old.is_some_and(|o| crate::value_eq::equal(o, obj));
+    let ratchet = old.is_some_and(|o| crate::store::value_eq::equal(o, obj));
     validate_node(schema, obj, old, "", true, ratchet, &mut out);
     out
 }
@@ -267,7 +267,7 @@ fn validate_node(
                     _ => continue,
                 };
                 let old_v = old.and_then(|o| o.get(k));
-                let sub_ratchet = old_v.is_some_and(|o| crate::value_eq::equal(o, v));
+                let sub_ratchet = old_v.is_some_and(|o| crate::store::value_eq::equal(o, v));
                 validate_node(sub, v, old_v, &sub_path, embedded(sub), sub_ratchet, out);
             }
         }
@@ -296,7 +296,7 @@ fn validate_node(
                     })
                 };
                 let item_ratchet = match old_item {
-                    Some(o) => crate::value_eq::equal(o, item),
+                    Some(o) => crate::store::value_eq::equal(o, item),
                     None if keys.is_empty() => ratchet,
                     None => false,
                 };
