@@ -1140,6 +1140,15 @@ pub(crate) fn create_object(
             _ => defaults::on_create(info, &mut candidate),
         }
         kind_rules::on_create(info, &mut candidate)?;
+        crate::rules::allocate_on_create(info, &mut candidate, || {
+            let key = resource_key(&info.group, &info.plural);
+            let snapshot = server.shared.store.snapshot(&key, None);
+            snapshot
+                .items
+                .iter()
+                .filter_map(|(_, o)| serde_json::from_slice(o).ok())
+                .collect()
+        })?;
         crate::rules::validate_create(info, &candidate)?;
         finish_custom_object(info, &mut candidate)?;
         if !ctx.applied {

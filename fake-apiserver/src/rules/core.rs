@@ -7,11 +7,11 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{nonnegative, same, str_of, Target};
-use crate::validation::{
-    is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, max_len_error,
-    regex_error, Cause,
-};
+use crate::validation::{is_label_value, is_qualified_name, max_len_error, regex_error, Cause};
 use crate::value_eq::{equal, maps_equal_where};
+
+mod pod_spec;
+pub mod service;
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -23,14 +23,14 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
         "ConfigMap" => config_map(obj),
         "Secret" => secret(obj),
         "Pod" => {
-            let mut causes = pod_spec(&obj["spec"], "spec");
+            let mut causes = pod_create(obj);
             causes.extend(pod_status(&obj["status"]));
             causes
         }
         "Node" => node(obj),
         "Namespace" => namespace_finalizers(obj),
         "Event" => super::events::create_causes_core_v1(obj),
-        "Service" => service(obj),
+        "Service" => service::create_causes(obj),
         _ => Vec::new(),
     }
 }
@@ -59,7 +59,8 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         }
         ("Node", Target::Status) => node_update(old, new),
         ("Event", _) => super::events::create_causes_core_v1(new),
-        ("Service", Target::Main) => service(new),
+        ("Service", Target::Main) => service::update_causes(old, new),
+        ("Service", Target::Status) => service::status_causes(new),
         _ => Vec::new(),
     }
 }
@@ -219,66 +220,19 @@ fn docker_config(obj: &Value, key: &str, causes: &mut Vec<Cause>) {
     ));
 }
 
-/// The part of `ValidatePodSpec` this server checks: containers (name, image, unique names),
-/// restart policy, node name, active deadline, tolerations. `path` is the spec's path.
+/// `ValidatePodSpec` of an embedded pod template's spec at `path` ([`pod_spec::validate`]).
 pub fn pod_spec(spec: &Value, path: &str) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
-    for list in ["initContainers", "containers"] {
-        let containers = spec[list].as_array().map(Vec::as_slice).unwrap_or_default();
-        if list == "containers" && containers.is_empty() {
-            causes.push(Cause::required(format!("{path}.containers"), ""));
-        }
-        for (i, c) in containers.iter().enumerate() {
-            let at = format!("{path}.{list}[{i}]");
-            let name = str_of(c, "name");
-            if name.is_empty() {
-                causes.push(Cause::required(format!("{at}.name"), ""));
-            } else {
-                for msg in is_dns1123_label(name) {
-                    causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
-                }
-                if names.contains(&name) {
-                    causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
-                }
-                names.push(name);
-            }
-            if str_of(c, "image").is_empty() {
-                causes.push(Cause::required(format!("{at}.image"), ""));
-            }
-        }
-    }
-    let restart = str_of(spec, "restartPolicy");
-    if !matches!(restart, "" | "Always" | "OnFailure" | "Never") {
-        causes.push(Cause::not_supported(
-            format!("{path}.restartPolicy"),
-            &Value::from(restart),
-            &["Always".into(), "OnFailure".into(), "Never".into()],
-        ));
-    }
-    let node_name = str_of(spec, "nodeName");
-    if !node_name.is_empty() {
-        for msg in is_dns1123_subdomain(node_name) {
-            causes.push(Cause::invalid_str(
-                format!("{path}.nodeName"),
-                node_name,
-                &msg,
-            ));
-        }
-    }
-    if let Some(n) = spec["activeDeadlineSeconds"].as_i64() {
-        if !(1..=MAX_INT32).contains(&n) {
-            causes.push(Cause::invalid(
-                format!("{path}.activeDeadlineSeconds"),
-                &Value::from(n),
-                &format!("must be between 1 and {MAX_INT32}, inclusive"),
-            ));
-        }
-    }
-    causes.extend(tolerations(
-        &spec["tolerations"],
-        &format!("{path}.tolerations"),
-    ));
+    pod_spec::validate(spec, path, pod_spec::PodOpts::default())
+}
+
+/// `ValidatePodCreate` without the metadata: the spec as a pod's, the pod-only checks, status.
+fn pod_create(obj: &Value) -> Vec<Cause> {
+    let opts = pod_spec::PodOpts {
+        is_pod: true,
+        pod_name: obj["metadata"]["name"].as_str(),
+    };
+    let mut causes = pod_spec::validate(&obj["spec"], "spec", opts);
+    causes.extend(pod_spec::pod_only(&obj["spec"], true));
     causes
 }
 
@@ -380,8 +334,14 @@ fn pod_status(status: &Value) -> Vec<Cause> {
 /// change but not be emptied; `activeDeadlineSeconds` may be set or lowered; tolerations only
 /// added to; everything else in the spec stays.
 fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
-    let mut causes = pod_spec(&new["spec"], "spec");
+    let opts = pod_spec::PodOpts {
+        is_pod: true,
+        pod_name: new["metadata"]["name"].as_str(),
+    };
+    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    causes.extend(pod_spec::pod_only(&new["spec"], false));
     for list in ["containers", "initContainers"] {
+        // `ValidateContainerUpdates`.
         let (o, n) = (old["spec"][list].as_array(), new["spec"][list].as_array());
         if o.map_or(0, Vec::len) != n.map_or(0, Vec::len) {
             causes.push(Cause::forbidden(
@@ -392,7 +352,10 @@ fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
         }
         for (i, c) in n.into_iter().flatten().enumerate() {
             let image = str_of(c, "image");
-            if !image.is_empty() && image.trim() != image {
+            if image.is_empty() {
+                causes.push(Cause::required(format!("spec.{list}[{i}].image"), ""));
+            }
+            if image.trim() != image {
                 causes.push(Cause::invalid_str(
                     format!("spec.{list}[{i}].image"),
                     image,
@@ -668,74 +631,6 @@ fn namespace_finalizer_name(f: &Value, path: &str) -> Vec<Cause> {
             f,
             "name is neither a standard finalizer name nor is it fully qualified",
         ));
-    }
-    causes
-}
-
-/// The part of `ValidateService` this server checks: a known type, ports (required unless
-/// headless or `ExternalName`), each in range with a known protocol, named when there are
-/// several, names unique.
-fn service(obj: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let spec = &obj["spec"];
-    let kind = match str_of(spec, "type") {
-        "" => "ClusterIP",
-        other => other,
-    };
-    if !matches!(
-        kind,
-        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
-    ) {
-        causes.push(Cause::not_supported(
-            "spec.type",
-            &Value::from(kind),
-            &[
-                "ClusterIP".into(),
-                "ExternalName".into(),
-                "LoadBalancer".into(),
-                "NodePort".into(),
-            ],
-        ));
-    }
-    let ports = spec["ports"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let headless = str_of(spec, "clusterIP") == "None";
-    if ports.is_empty() && !headless && kind != "ExternalName" {
-        causes.push(Cause::required("spec.ports", ""));
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for (i, port) in ports.iter().enumerate() {
-        let at = format!("spec.ports[{i}]");
-        let name = str_of(port, "name");
-        if ports.len() > 1 && name.is_empty() {
-            causes.push(Cause::required(format!("{at}.name"), ""));
-        } else if !name.is_empty() {
-            for msg in is_dns1123_label(name) {
-                causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
-            }
-            if names.contains(&name) {
-                causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
-            }
-            names.push(name);
-        }
-        let number = port["port"].as_i64().unwrap_or(0);
-        if !(1..=65535).contains(&number) {
-            causes.push(Cause::invalid(
-                format!("{at}.port"),
-                &Value::from(number),
-                "must be between 1 and 65535, inclusive",
-            ));
-        }
-        let protocol = str_of(port, "protocol");
-        if !matches!(protocol, "" | "TCP" | "UDP" | "SCTP") {
-            causes.push(Cause::not_supported(
-                format!("{at}.protocol"),
-                &Value::from(protocol),
-                &["SCTP".into(), "TCP".into(), "UDP".into()],
-            ));
-        }
     }
     causes
 }

@@ -12,7 +12,10 @@ pub mod coordination;
 pub mod core;
 pub mod events;
 pub mod meta;
+mod quantity;
 pub mod rbac;
+
+pub use quantity::{Quantity, QUANTITY_FORMAT_ERROR};
 mod selector;
 
 use serde_json::Value;
@@ -63,6 +66,32 @@ pub fn validate_update(
     target: Target,
 ) -> Result<(), ApiError> {
     invalid(info, new, update_causes(info, old, new, target))
+}
+
+/// What a kind's registry allocates on create before validating (today: a Service's cluster IP
+/// and node ports, [`core::service::allocate`]); `existing` lists the stored objects of the kind.
+/// A requested value that is taken or out of range is a 422.
+pub fn allocate_on_create(
+    info: &ResourceInfo,
+    object: &mut Value,
+    existing: impl FnOnce() -> Vec<Value>,
+) -> Result<(), ApiError> {
+    if info.custom || !info.group.is_empty() || info.kind != "Service" {
+        return Ok(());
+    }
+    let existing = existing();
+    match core::service::allocate(object, &existing) {
+        Ok(()) => Ok(()),
+        Err(causes) => invalid(info, object, causes),
+    }
+}
+
+/// What a kind's registry changes in an update before validating it (today: a Service keeps
+/// its allocated values, [`core::service::prepare_update`]).
+pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value, target: Target) {
+    if !info.custom && info.group.is_empty() && info.kind == "Service" && target == Target::Main {
+        core::service::prepare_update(old, new);
+    }
 }
 
 /// A `namespaces/finalize` write's finalizers ([`core::namespace_finalize_causes`]) as a 422.

@@ -94,7 +94,10 @@ fn running_pod() -> Value {
 #[case::negative_deadline("/spec/activeDeadlineSeconds", json!(-1), vec!["spec.activeDeadlineSeconds: Invalid value: -1: must be between 1 and 2147483647, inclusive", "spec.activeDeadlineSeconds: Invalid value: -1: must be between 0 and 2147483647, inclusive"])]
 #[case::toleration_seconds("/spec/tolerations/0/tolerationSeconds", json!(30), vec![])]
 #[case::toleration_changed("/spec/tolerations/0/key", json!("other"), vec!["spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"])]
-#[case::image_space("/spec/containers/0/image", json!(" nginx"), vec!["spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace"])]
+// Reported twice, as upstream does: by `validateContainersOnlyForPod` and by
+// `ValidateContainerUpdates`.
+#[case::image_space("/spec/containers/0/image", json!(" nginx"), vec!["spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace", "spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace"])]
+#[case::image_emptied("/spec/containers/0/image", json!(""), vec!["spec.containers[0].image: Required value", "spec.containers[0].image: Required value"])]
 #[case::env("/spec/containers/0/env/0/name", json!("B"), vec!["spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"])]
 fn pod_updates(#[case] pointer: &str, #[case] value: Value, #[case] errors: Vec<&str>) {
     let old = running_pod();
