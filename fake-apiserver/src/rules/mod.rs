@@ -12,8 +12,11 @@ pub mod coordination;
 pub mod core;
 pub mod events;
 pub mod meta;
+pub mod networking;
+pub mod policy;
 mod quantity;
 pub mod rbac;
+pub mod scheduling;
 
 pub use quantity::{Quantity, QUANTITY_FORMAT_ERROR};
 mod selector;
@@ -115,6 +118,9 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "coordination.k8s.io" => coordination::create_causes(&info.kind, object),
         "events.k8s.io" => events::create_causes_events_v1(object),
         "rbac.authorization.k8s.io" => rbac::create_causes(&info.kind, object),
+        "policy" => policy::create_causes(&info.kind, object),
+        "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
+        "networking.k8s.io" => networking::create_causes(&info.kind, object),
         _ => Vec::new(),
     }
 }
@@ -127,6 +133,9 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         "coordination.k8s.io" => coordination::update_causes(&info.kind, old, new),
         "events.k8s.io" => events::update_causes_events_v1(old, new),
         "rbac.authorization.k8s.io" => rbac::update_causes(&info.kind, old, new),
+        "policy" => policy::update_causes(&info.kind, new, target),
+        "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
+        "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
         _ => Vec::new(),
     }
 }
@@ -153,4 +162,89 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     let null = Value::Null;
     crate::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
+}
+
+/// `IsValidPortName`.
+pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > 15 {
+        errs.push(crate::validation::max_len_error(15));
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".into());
+    }
+    if name.contains("--") {
+        errs.push("must not contain consecutive hyphens".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errs.push("must not begin or end with a hyphen".into());
+    }
+    errs
+}
+
+/// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one in its errors.
+fn go_int_or_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!(
+            "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
+            crate::validation::go_quote(s)
+        ),
+        other => format!(
+            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
+            other.as_i64().unwrap_or(0)
+        ),
+    }
+}
+
+/// `ValidatePositiveIntOrPercent` (`pkg/apis/apps/validation`): a non-negative integer or a
+/// percent string.
+pub(crate) fn int_or_percent(v: &Value, path: &str) -> Vec<Cause> {
+    match v {
+        Value::String(s) => {
+            let digits = s.strip_suffix('%').unwrap_or("");
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                Vec::new()
+            } else {
+                vec![Cause::new(
+                    crate::validation::FieldErrorType::Invalid,
+                    path,
+                    Some(go_int_or_string(v)),
+                    &crate::validation::regex_error(
+                        "a valid percent string must be a numeric string followed by an ending '%'",
+                        "[0-9]+%",
+                        &["1%", "93%"],
+                    ),
+                )]
+            }
+        }
+        other => {
+            let mut causes = Vec::new();
+            nonnegative(&mut causes, Some(other), path);
+            causes
+        }
+    }
+}
+
+/// `IsNotMoreThan100Percent`.
+pub(crate) fn not_more_than_100_percent(v: &Value, path: &str) -> Vec<Cause> {
+    let percent = v
+        .as_str()
+        .and_then(|s| s.strip_suffix('%'))
+        .and_then(|d| d.parse::<i64>().ok());
+    match percent {
+        Some(p) if p > 100 => vec![Cause::new(
+            crate::validation::FieldErrorType::Invalid,
+            path,
+            Some(go_int_or_string(v)),
+            "must not be greater than 100%",
+        )],
+        _ => Vec::new(),
+    }
 }

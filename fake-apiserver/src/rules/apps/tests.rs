@@ -131,3 +131,19 @@ fn status_counts() {
         vec!["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"]
     );
 }
+
+#[rstest]
+#[case::defaults(json!({}), vec![])]
+#[case::both_zero(json!({"maxSurge": 0, "maxUnavailable": 0}),
+    vec!["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0"])]
+#[case::over_100(json!({"maxUnavailable": "150%"}),
+    vec!["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%"])]
+#[case::negative_surge(json!({"maxSurge": -1}),
+    vec!["spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"])]
+fn deployment_rolling_updates(#[case] rolling_update: Value, #[case] errors: Vec<&str>) {
+    let texts: Vec<String> = rolling_update_deployment(&rolling_update)
+        .iter()
+        .map(Cause::error_text)
+        .collect();
+    assert_eq!(texts, errors);
+}

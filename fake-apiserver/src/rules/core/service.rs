@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use serde_json::{json, Value};
 
-use super::super::str_of;
+use super::super::{port_name_errors, str_of};
 use super::pod_spec::protocol_causes;
 use crate::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, validate_labels, Cause,
@@ -457,31 +457,6 @@ fn service_port<'a>(
         }
     }
     causes
-}
-
-/// `IsValidPortName`.
-fn port_name_errors(name: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if name.len() > 15 {
-        errs.push(crate::validation::max_len_error(15));
-    }
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
-    }
-    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
-        errs.push("must contain at least one letter (a-z)".into());
-    }
-    if name.contains("--") {
-        errs.push("must not contain consecutive hyphens".into());
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        errs.push("must not begin or end with a hyphen".into());
-    }
-    errs
 }
 
 /// `ValidateServiceClusterIPsRelatedFields`.
