@@ -1233,6 +1233,7 @@ pub(crate) fn delete_object(
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         return delete_crd(server, info, name, now);
     }
+    crate::rules::admit_delete(info, name)?;
     let mut gone = false;
     let outcome = server
         .shared

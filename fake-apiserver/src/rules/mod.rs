@@ -97,6 +97,27 @@ pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value, target:
     }
 }
 
+/// The namespaces the `NamespaceLifecycle` admission plugin never lets go.
+pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// Admission on a delete (`NamespaceLifecycle`): the immortal namespaces may not be deleted
+/// (`namespaces "default" is forbidden: this namespace may not be deleted`).
+pub fn admit_delete(info: &ResourceInfo, name: &str) -> Result<(), ApiError> {
+    let immortal = !info.custom
+        && info.group.is_empty()
+        && info.kind == "Namespace"
+        && IMMORTAL_NAMESPACES.contains(&name);
+    if !immortal {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        403,
+        "Forbidden",
+        format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
+    )
+    .with_details(&info.group, &info.plural, name))
+}
+
 /// A `namespaces/finalize` write's finalizers ([`core::namespace_finalize_causes`]) as a 422.
 pub fn validate_namespace_finalize(info: &ResourceInfo, namespace: &Value) -> Result<(), ApiError> {
     invalid(info, namespace, core::namespace_finalize_causes(namespace))
