@@ -10,6 +10,7 @@ use super::{nonnegative, same, str_of, Target};
 use crate::validation::{is_label_value, is_qualified_name, max_len_error, regex_error, Cause};
 use crate::value_eq::{equal, maps_equal_where};
 
+mod more_kinds;
 mod pod_spec;
 pub mod service;
 
@@ -31,7 +32,7 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
         "Namespace" => namespace_finalizers(obj),
         "Event" => super::events::create_causes_core_v1(obj),
         "Service" => service::create_causes(obj),
-        _ => Vec::new(),
+        other => more_kinds::create_causes(other, obj).unwrap_or_default(),
     }
 }
 
@@ -61,7 +62,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         ("Event", _) => super::events::create_causes_core_v1(new),
         ("Service", Target::Main) => service::update_causes(old, new),
         ("Service", Target::Status) => service::status_causes(new),
-        _ => Vec::new(),
+        (other, target) => more_kinds::update_causes(other, old, new, target).unwrap_or_default(),
     }
 }
 
