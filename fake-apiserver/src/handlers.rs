@@ -1150,6 +1150,9 @@ pub(crate) fn create_object(
                 .collect()
         })?;
         crate::rules::validate_create(info, &candidate)?;
+        ctx.warnings
+            .borrow_mut()
+            .extend(crate::rules::warnings::on_create(info, &candidate));
         finish_custom_object(info, &mut candidate)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);

@@ -17,6 +17,7 @@ pub mod policy;
 mod quantity;
 pub mod rbac;
 pub mod scheduling;
+pub mod warnings;
 
 pub use quantity::{Quantity, QUANTITY_FORMAT_ERROR};
 mod selector;
