@@ -10,6 +10,7 @@ pub mod apps;
 pub mod batch;
 pub mod coordination;
 pub mod core;
+pub mod discovery;
 pub mod events;
 pub mod meta;
 pub mod networking;
@@ -17,6 +18,7 @@ pub mod policy;
 mod quantity;
 pub mod rbac;
 pub mod scheduling;
+pub mod storage;
 pub mod warnings;
 
 pub use quantity::{Quantity, QUANTITY_FORMAT_ERROR};
@@ -143,6 +145,8 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "policy" => policy::create_causes(&info.kind, object),
         "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
         "networking.k8s.io" => networking::create_causes(&info.kind, object),
+        "discovery.k8s.io" => discovery::create_causes(&info.kind, object),
+        "storage.k8s.io" => storage::create_causes(&info.kind, object),
         _ => Vec::new(),
     }
 }
@@ -158,6 +162,8 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         "policy" => policy::update_causes(&info.kind, new, target),
         "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
         "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
+        "discovery.k8s.io" => discovery::update_causes(&info.kind, old, new),
+        "storage.k8s.io" => storage::update_causes(&info.kind, old, new),
         _ => Vec::new(),
     }
 }
