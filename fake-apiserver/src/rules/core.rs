@@ -23,11 +23,7 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "ConfigMap" => config_map(obj),
         "Secret" => secret(obj),
-        "Pod" => {
-            let mut causes = pod_create(obj);
-            causes.extend(pod_status(&obj["status"]));
-            causes
-        }
+        "Pod" => pod_create(obj),
         "Node" => node(obj),
         "Namespace" => namespace_finalizers(obj),
         "Event" => super::events::create_causes_core_v1(obj),
@@ -52,7 +48,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
             causes
         }
         ("Pod", Target::Main) => pod_update(old, new),
-        ("Pod", Target::Status) => pod_status(&new["status"]),
+        ("Pod", Target::Status) => pod_status_update(old, new),
         ("Node", Target::Main) => {
             let mut causes = node(new);
             causes.extend(node_update(old, new));
@@ -318,15 +314,161 @@ fn taint_effect(effect: &str, path: &str) -> Vec<Cause> {
     causes
 }
 
-fn pod_status(status: &Value) -> Vec<Cause> {
+/// The IPs of `status.podIPs` (or `hostIPs`) as the conversion to the internal type leaves them
+/// (`Convert_v1_PodStatus_To_core_PodStatus`): the single `podIP` (`hostIP`) replaces the list
+/// when the list is absent or starts elsewhere.
+fn status_ips<'a>(status: &'a Value, list: &str, single: &str) -> Vec<&'a str> {
+    let listed: Vec<&str> = status[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|ip| str_of(ip, "ip"))
+        .collect();
+    let one = str_of(status, single);
+    // When both are given and differ, the single field wins (for older clients).
+    if one.is_empty() || listed.first() == Some(&one) {
+        return listed;
+    }
+    vec![one]
+}
+
+/// `validatePodIPs` / `validateHostIPs`: valid addresses, at most one per family, no duplicates.
+fn pod_ip_list(ips: &[&str], path: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let ip = str_of(status, "podIP");
-    if !ip.is_empty() && ip.parse::<std::net::IpAddr>().is_err() {
-        causes.push(Cause::invalid_str(
-            "status.podIP",
-            ip,
-            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+    for (i, ip) in ips.iter().enumerate() {
+        if ip.parse::<std::net::IpAddr>().is_err() {
+            causes.push(Cause::invalid_str(
+                format!("{path}[{i}]"),
+                ip,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+    }
+    if ips.len() > 1 {
+        let v6 = ips.iter().filter(|ip| ip.contains(':')).count();
+        if ips.len() > 2 || v6 != 1 {
+            let listed: Vec<Value> = ips.iter().map(|ip| serde_json::json!({"ip": ip})).collect();
+            causes.push(Cause::invalid(
+                path,
+                &Value::Array(listed),
+                "may specify no more than one IP for each IP family",
+            ));
+        }
+        for (i, ip) in ips.iter().enumerate() {
+            if ips[..i].contains(ip) {
+                causes.push(Cause::duplicate(
+                    format!("{path}[{i}]"),
+                    &serde_json::json!({"ip": ip}),
+                ));
+            }
+        }
+    }
+    causes
+}
+
+/// `ValidatePodStatusUpdate`: custom condition types are qualified names (reported under
+/// `metadata.conditions`, as upstream builds the path), the nominated node is a DNS subdomain,
+/// the QoS class is fixed, terminated containers that may not restart stay terminated, and the
+/// pod and host IPs are valid.
+fn pod_status_update(old: &Value, new: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let status = &new["status"];
+    for (i, condition) in status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let t = str_of(condition, "type");
+        if matches!(t, "PodScheduled" | "Ready" | "Initialized") {
+            continue;
+        }
+        for msg in is_qualified_name(t) {
+            causes.push(Cause::invalid_str(
+                format!("metadata.conditions[{i}].Type"),
+                t,
+                &msg,
+            ));
+        }
+    }
+    let nominated = str_of(status, "nominatedNodeName");
+    if !nominated.is_empty() && nominated != str_of(&old["status"], "nominatedNodeName") {
+        for msg in crate::validation::is_dns1123_subdomain(nominated) {
+            causes.push(Cause::invalid_str(
+                "status.nominatedNodeName",
+                nominated,
+                &msg,
+            ));
+        }
+    }
+    // An empty class was backfilled from the stored one ([`super::prepare_update`]).
+    let qos_given = status["qosClass"].as_str().is_some_and(|q| !q.is_empty());
+    if qos_given && !same(old["status"].get("qosClass"), status.get("qosClass")) {
+        causes.push(Cause::invalid(
+            "status.qosClass",
+            status.get("qosClass").unwrap_or(&Value::Null),
+            "field is immutable",
         ));
+    }
+    // `ValidateContainerStateTransition` (regular and init containers).
+    let restart = str_of(&old["spec"], "restartPolicy");
+    if restart != "Always" {
+        for list in ["containerStatuses", "initContainerStatuses"] {
+            let news = status[list]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for (i, o) in old["status"][list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let terminated = &o["state"]["terminated"];
+                if !terminated.is_object() {
+                    continue;
+                }
+                let exit = terminated["exitCode"].as_i64().unwrap_or(0);
+                if exit != 0 && restart == "OnFailure" {
+                    continue;
+                }
+                if list == "initContainerStatuses" {
+                    let sidecar = old["spec"]["initContainers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["name"] == o["name"] && c["restartPolicy"] == "Always");
+                    if sidecar {
+                        continue;
+                    }
+                }
+                let restarted = news
+                    .iter()
+                    .any(|n| n["name"] == o["name"] && !n["state"]["terminated"].is_object());
+                if restarted {
+                    causes.push(Cause::forbidden(
+                        format!("status.{list}[{i}].state"),
+                        "may not be transitioned to non-terminated state",
+                    ));
+                }
+            }
+        }
+    }
+    causes.extend(pod_ip_list(
+        &status_ips(status, "podIPs", "podIP"),
+        "status.podIPs",
+    ));
+    let host_ips = status_ips(status, "hostIPs", "hostIP");
+    if let Some(first) = host_ips.first() {
+        let host_ip = str_of(status, "hostIP");
+        if host_ip != *first {
+            causes.push(Cause::invalid_str(
+                "status.hostIPs[0].ip",
+                first,
+                "must be equal to `hostIP`",
+            ));
+        }
+        causes.extend(pod_ip_list(&host_ips, "status.hostIPs"));
     }
     causes
 }

@@ -92,11 +92,26 @@ pub fn allocate_on_create(
     }
 }
 
-/// What a kind's registry changes in an update before validating it (today: a Service keeps
-/// its allocated values, [`core::service::prepare_update`]).
+/// What a kind's registry changes in an update before validating it: a Service keeps its
+/// allocated values ([`core::service::prepare_update`]).
+///
+/// A pod status write that leaves out the QoS class keeps the stored one (the pod status
+/// strategy's `PrepareForUpdate` backfills it for old kubelets).
 pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value, target: Target) {
-    if !info.custom && info.group.is_empty() && info.kind == "Service" && target == Target::Main {
-        core::service::prepare_update(old, new);
+    if info.custom || !info.group.is_empty() {
+        return;
+    }
+    match (info.kind.as_str(), target) {
+        ("Service", Target::Main) => core::service::prepare_update(old, new),
+        ("Pod", Target::Status) => {
+            let empty = new["status"]["qosClass"].as_str().is_none_or(str::is_empty);
+            if empty && new["status"].is_object() {
+                if let Some(qos) = old["status"].get("qosClass") {
+                    new["status"]["qosClass"] = qos.clone();
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -197,3 +197,37 @@ fn services(#[case] spec: Value, #[case] errors: Vec<&str>) {
         errors
     );
 }
+
+#[rstest]
+#[case::running(json!({"phase": "Running", "qosClass": "BestEffort", "podIP": "10.0.0.5"}), vec![])]
+#[case::bad_ip(json!({"qosClass": "BestEffort", "podIP": "10.0.0.500"}),
+    vec!["status.podIPs[0]: Invalid value: \"10.0.0.500\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"])]
+#[case::single_ip_wins(json!({"qosClass": "BestEffort", "podIP": "not-an-ip", "podIPs": [{"ip": "10.0.0.5"}]}),
+    vec!["status.podIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"])]
+#[case::qos_left_out(json!({"phase": "Failed"}), vec![])]
+#[case::qos(json!({"qosClass": "Guaranteed"}),
+    vec!["status.qosClass: Invalid value: \"Guaranteed\": field is immutable"])]
+#[case::condition(json!({"qosClass": "BestEffort", "conditions": [{"type": "my condition", "status": "True"}]}),
+    vec!["metadata.conditions[0].Type: Invalid value: \"my condition\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"])]
+#[case::host_ips_one_family(json!({"qosClass": "BestEffort", "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}]}),
+    vec!["status.hostIPs: Invalid value: [{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.2\"}]: may specify no more than one IP for each IP family"])]
+fn pod_status_updates(#[case] status: Value, #[case] errors: Vec<&str>) {
+    let old = json!({"spec": {"restartPolicy": "Always"}, "status": {"phase": "Pending", "qosClass": "BestEffort"}});
+    let new = json!({"spec": {"restartPolicy": "Always"}, "status": status});
+    assert_eq!(
+        texts(update_causes("Pod", &old, &new, Target::Status)),
+        errors
+    );
+}
+
+#[test]
+fn a_finished_container_of_a_never_restarting_pod_stays_finished() {
+    let old = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
+        "containerStatuses": [{"name": "c", "state": {"terminated": {"exitCode": 0}}}]}});
+    let new = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
+        "containerStatuses": [{"name": "c", "state": {"running": {}}}]}});
+    assert_eq!(
+        texts(update_causes("Pod", &old, &new, Target::Status)),
+        vec!["status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"]
+    );
+}
