@@ -12,6 +12,7 @@ use crate::value_eq::{equal, maps_equal_where};
 
 mod more_kinds;
 mod pod_spec;
+mod quota;
 pub mod service;
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.

@@ -28,7 +28,7 @@ pub fn create_causes(kind: &str, obj: &Value) -> Option<Vec<Cause>> {
         "Endpoints" => endpoints(obj),
         "PersistentVolumeClaim" => pvc_spec(&obj["spec"]),
         "PersistentVolume" => pv_spec(&obj["spec"]),
-        _ => return None,
+        other => return super::quota::create_causes(other, obj),
     })
 }
 
@@ -41,7 +41,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Op
         ("Endpoints", _) => endpoints(new),
         ("PersistentVolumeClaim", Target::Main) => pvc_update(old, new),
         ("PersistentVolume", Target::Main) => pv_update(old, new),
-        _ => return None,
+        (other, target) => return super::quota::update_causes(other, old, new, target),
     })
 }
 

@@ -1173,7 +1173,7 @@ fn pull_policy(policy: &str, path: &str) -> Vec<Cause> {
 }
 
 const STANDARD_CONTAINER_RESOURCES: [&str; 3] = ["cpu", "memory", "ephemeral-storage"];
-const STANDARD_RESOURCES: [&str; 20] = [
+pub(super) const STANDARD_RESOURCES: [&str; 20] = [
     "cpu",
     "memory",
     "ephemeral-storage",
@@ -1211,7 +1211,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName` (which runs `validateResourceName` first).
-fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
+pub(super) fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
     let mut causes: Vec<Cause> = is_qualified_name(name)
         .into_iter()
         .map(|msg| Cause::invalid_str(path, name, &msg))
