@@ -147,3 +147,18 @@ fn deployment_rolling_updates(#[case] rolling_update: Value, #[case] errors: Vec
         .collect();
     assert_eq!(texts, errors);
 }
+
+#[rstest]
+#[case::defaults(json!({}), vec![])]
+#[case::surge_only(json!({"maxUnavailable": 0, "maxSurge": 1}), vec![])]
+#[case::both(json!({"maxUnavailable": 1, "maxSurge": "10%"}),
+    vec!["spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"10%\"}: may not be set when maxUnavailable is non-zero"])]
+#[case::neither(json!({"maxUnavailable": 0}),
+    vec!["spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"])]
+fn daemon_set_rolling_updates(#[case] rolling_update: Value, #[case] errors: Vec<&str>) {
+    let texts: Vec<String> = rolling_update_daemon_set(&rolling_update)
+        .iter()
+        .map(Cause::error_text)
+        .collect();
+    assert_eq!(texts, errors);
+}
