@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
 use super::{same, selector, str_of, Target};
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The causes of creating an `apps` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -209,12 +209,12 @@ fn rolling_update_deployment(ru: &Value) -> Vec<Cause> {
     };
     if is_zero(max_unavailable) && is_zero(max_surge) {
         causes.push(Cause::new(
-            crate::validation::FieldErrorType::Invalid,
+            crate::rules::validation::FieldErrorType::Invalid,
             format!("{at}.maxUnavailable"),
             Some(match max_unavailable {
                 Value::String(s) => format!(
                     "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
-                    crate::validation::go_quote(s)
+                    crate::rules::validation::go_quote(s)
                 ),
                 _ => "intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}".to_string(),
             }),
@@ -262,7 +262,7 @@ fn stateful_set_spec(spec: &Value) -> Vec<Cause> {
     nonnegative_fields(&mut causes, spec, "spec", &["replicas", "minReadySeconds"]);
     causes.extend(selector_causes(spec, "statefulset", ""));
     causes.extend(template_match(spec));
-    causes.extend(crate::validation::validate_labels(
+    causes.extend(crate::rules::validation::validate_labels(
         spec["template"]["metadata"].get("labels"),
         "spec.template.labels",
     ));
@@ -341,12 +341,12 @@ fn rolling_update_daemon_set(ru: &Value) -> Vec<Cause> {
     };
     match (non_zero(max_unavailable), non_zero(max_surge)) {
         (true, true) => causes.push(Cause::new(
-            crate::validation::FieldErrorType::Invalid,
+            crate::rules::validation::FieldErrorType::Invalid,
             surge_path,
             Some(match max_surge {
                 Value::String(s) => format!(
                     "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
-                    crate::validation::go_quote(s)
+                    crate::rules::validation::go_quote(s)
                 ),
                 other => format!(
                     "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",

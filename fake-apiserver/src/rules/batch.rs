@@ -1,13 +1,13 @@
 //! Rules of `batch` Jobs and CronJobs, from `pkg/apis/batch/validation/validation.go` and
 //! `pkg/registry/batch/job/strategy.go`: a Job's restart policy, immutable selector and template;
 //! a CronJob's name length, schedule and policies. (The generated selector and labels of a new
-//! Job are in [`crate::defaults`], with the other create-time changes.)
+//! Job are in [`crate::rules::defaults`], with the other create-time changes.)
 
 use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
 use super::{same, selector, str_of, Target};
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The causes of creating a `batch` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -106,7 +106,7 @@ fn job(obj: &Value) -> Vec<Cause> {
     if str_of(spec, "completionMode") == "Indexed" && completions > 0 {
         let name = str_of(&obj["metadata"], "name");
         let host = format!("{name}-{}", completions - 1);
-        if !crate::validation::is_dns1123_label(&host).is_empty() {
+        if !crate::rules::validation::is_dns1123_label(&host).is_empty() {
             causes.push(Cause::invalid_str(
                 "metadata.name",
                 name,
@@ -285,7 +285,7 @@ fn domain_prefixed_path(value: &str, path: &str) -> Vec<Cause> {
     }
     match value.split_once('/') {
         Some((host, rest)) if !host.is_empty() && !rest.is_empty() => {
-            let mut causes: Vec<Cause> = crate::validation::is_dns1123_subdomain(host)
+            let mut causes: Vec<Cause> = crate::rules::validation::is_dns1123_subdomain(host)
                 .into_iter()
                 .map(|msg| Cause::invalid_str(path, host, &msg))
                 .collect();
@@ -296,7 +296,7 @@ fn domain_prefixed_path(value: &str, path: &str) -> Vec<Cause> {
                 causes.push(Cause::invalid_str(
                     path,
                     rest,
-                    &crate::validation::regex_error(
+                    &crate::rules::validation::regex_error(
                         "Invalid path",
                         "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+",
                         &[],
@@ -369,7 +369,7 @@ fn pod_failure_policy(spec: &Value, policy: &Value, path: &str) -> Vec<Cause> {
         for (j, pattern) in conditions.iter().enumerate() {
             let pp = format!("{at}.onPodConditions[{j}]");
             let t = str_of(pattern, "type");
-            for msg in crate::validation::is_qualified_name(t) {
+            for msg in crate::rules::validation::is_qualified_name(t) {
                 causes.push(Cause::invalid_str(format!("{pp}.type"), t, &msg));
             }
             match str_of(pattern, "status") {
@@ -385,7 +385,7 @@ fn pod_failure_policy(spec: &Value, policy: &Value, path: &str) -> Vec<Cause> {
         // Upstream omits the value (`field.OmitValueType`).
         if exit_codes.is_some() && !conditions.is_empty() {
             causes.push(Cause::new(
-                crate::validation::FieldErrorType::Invalid,
+                crate::rules::validation::FieldErrorType::Invalid,
                 &at,
                 None,
                 "specifying both OnExitCodes and OnPodConditions is not supported",
@@ -393,7 +393,7 @@ fn pod_failure_policy(spec: &Value, policy: &Value, path: &str) -> Vec<Cause> {
         }
         if exit_codes.is_none() && conditions.is_empty() {
             causes.push(Cause::new(
-                crate::validation::FieldErrorType::Invalid,
+                crate::rules::validation::FieldErrorType::Invalid,
                 &at,
                 None,
                 "specifying one of OnExitCodes and OnPodConditions is required",
@@ -444,7 +444,7 @@ fn on_exit_codes(ec: &Value, path: &str, containers: &[&str]) -> Vec<Cause> {
     };
     let invalid_values = |detail: &str| {
         Cause::new(
-            crate::validation::FieldErrorType::Invalid,
+            crate::rules::validation::FieldErrorType::Invalid,
             &values_path,
             Some(raw.clone()),
             detail,
@@ -577,7 +577,7 @@ mod tests {
         if let Some(r) = restart {
             job["spec"]["template"]["spec"]["restartPolicy"] = json!(r);
         }
-        crate::defaults::batch::generate_selector(&mut job);
+        crate::rules::defaults::batch::generate_selector(&mut job);
         job
     }
 

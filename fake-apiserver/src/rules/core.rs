@@ -7,8 +7,10 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{nonnegative, same, str_of, Target};
-use crate::validation::{is_label_value, is_qualified_name, max_len_error, regex_error, Cause};
-use crate::value_eq::{equal, maps_equal_where};
+use crate::rules::validation::{
+    is_label_value, is_qualified_name, max_len_error, regex_error, Cause,
+};
+use crate::store::value_eq::{equal, maps_equal_where};
 
 mod more_kinds;
 mod pod_spec;
@@ -394,7 +396,7 @@ fn pod_status_update(old: &Value, new: &Value) -> Vec<Cause> {
     }
     let nominated = str_of(status, "nominatedNodeName");
     if !nominated.is_empty() && nominated != str_of(&old["status"], "nominatedNodeName") {
-        for msg in crate::validation::is_dns1123_subdomain(nominated) {
+        for msg in crate::rules::validation::is_dns1123_subdomain(nominated) {
             causes.push(Cause::invalid_str(
                 "status.nominatedNodeName",
                 nominated,
@@ -793,11 +795,11 @@ pub(crate) fn nonnegative_fields(
 
 /// `ValidatePodTemplateSpec`: template labels and annotations, then the pod spec.
 pub fn pod_template(template: &Value, path: &str) -> Vec<Cause> {
-    let mut causes = crate::validation::validate_labels(
+    let mut causes = crate::rules::validation::validate_labels(
         template["metadata"].get("labels"),
         &format!("{path}.labels"),
     );
-    causes.extend(crate::validation::validate_annotations(
+    causes.extend(crate::rules::validation::validate_annotations(
         template["metadata"].get("annotations"),
         &format!("{path}.annotations"),
     ));

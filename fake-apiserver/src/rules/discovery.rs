@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::core::service::non_special_ip;
 use super::{same, str_of};
-use crate::validation::{
+use crate::rules::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, validate_labels, Cause,
 };
 

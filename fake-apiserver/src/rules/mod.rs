@@ -5,6 +5,18 @@
 //! registry does (`rest.BeforeCreate` / `rest.BeforeUpdate`): the kind strategy's `Validate`, and
 //! on update the generic object-metadata checks first. All causes of one write are reported in
 //! one 422, as the real server reports them, duplicates included.
+//!
+//! Also the rules layer (see the crate documentation), which imports only the store below it:
+//! object metadata checks ([`validation`]), defaulting ([`defaults`]), custom resources'
+//! structural schemas ([`schema`]) and CRD validation ([`crd_validation`]), and label and field
+//! selectors ([`selectors`], [`field_labels`]).
+
+pub mod crd_validation;
+pub mod defaults;
+pub mod field_labels;
+pub mod schema;
+pub mod selectors;
+pub mod validation;
 
 pub mod apps;
 pub mod batch;
@@ -28,7 +40,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// Whether the write is to the main resource or to its `/status` subresource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,14 +216,14 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
 /// Whether two optional values are the same, an absent field counting as JSON null.
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     let null = Value::Null;
-    crate::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
+    crate::store::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
 }
 
 /// `IsValidPortName`.
 pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if name.len() > 15 {
-        errs.push(crate::validation::max_len_error(15));
+        errs.push(crate::rules::validation::max_len_error(15));
     }
     if name.is_empty()
         || !name
@@ -237,7 +249,7 @@ fn go_int_or_string(v: &Value) -> String {
     match v {
         Value::String(s) => format!(
             "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
-            crate::validation::go_quote(s)
+            crate::rules::validation::go_quote(s)
         ),
         other => format!(
             "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
@@ -256,10 +268,10 @@ pub(crate) fn int_or_percent(v: &Value, path: &str) -> Vec<Cause> {
                 Vec::new()
             } else {
                 vec![Cause::new(
-                    crate::validation::FieldErrorType::Invalid,
+                    crate::rules::validation::FieldErrorType::Invalid,
                     path,
                     Some(go_int_or_string(v)),
-                    &crate::validation::regex_error(
+                    &crate::rules::validation::regex_error(
                         "a valid percent string must be a numeric string followed by an ending '%'",
                         "[0-9]+%",
                         &["1%", "93%"],
@@ -283,7 +295,7 @@ pub(crate) fn not_more_than_100_percent(v: &Value, path: &str) -> Vec<Cause> {
         .and_then(|d| d.parse::<i64>().ok());
     match percent {
         Some(p) if p > 100 => vec![Cause::new(
-            crate::validation::FieldErrorType::Invalid,
+            crate::rules::validation::FieldErrorType::Invalid,
             path,
             Some(go_int_or_string(v)),
             "must not be greater than 100%",

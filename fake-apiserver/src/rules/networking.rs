@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use serde_json::Value;
 
 use super::{port_name_errors, selector, str_of, Target};
-use crate::validation::{
+use crate::rules::validation::{
     go_quote, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, regex_error,
     validate_path_segment_name, Cause,
 };
@@ -255,7 +255,7 @@ fn ip_block_causes(block: &Value, path: &str) -> Vec<Cause> {
 fn wildcard_subdomain_errors(host: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if host.len() > 253 {
-        errs.push(crate::validation::max_len_error(253));
+        errs.push(crate::rules::validation::max_len_error(253));
     }
     let ok = host
         .strip_prefix("*.")

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{int_or_percent, nonnegative, not_more_than_100_percent, selector, Target};
-use crate::validation::{go_json, Cause};
+use crate::rules::validation::{go_json, Cause};
 
 /// The causes of creating a `policy` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -43,7 +43,7 @@ fn pdb_spec(spec: &Value) -> Vec<Cause> {
     if min.is_some() && max.is_some() {
         // Upstream prints the spec struct with `%#v`; the JSON form stands in for it.
         causes.push(Cause::new(
-            crate::validation::FieldErrorType::Invalid,
+            crate::rules::validation::FieldErrorType::Invalid,
             "spec",
             Some(go_json(spec)),
             "minAvailable and maxUnavailable cannot be both set",

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::same;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// `scheduling.HighestUserDefinablePriority`.
 const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{same, selector, str_of};
-use crate::validation::{is_qualified_name, Cause};
+use crate::rules::validation::{is_qualified_name, Cause};
 
 /// The causes of creating a `storage.k8s.io` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {

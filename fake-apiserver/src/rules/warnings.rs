@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{str_of, Quantity};
 use crate::resource::ResourceInfo;
-use crate::validation::{go_quote, is_dns1123_label};
+use crate::rules::validation::{go_quote, is_dns1123_label};
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)

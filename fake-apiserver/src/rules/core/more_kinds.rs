@@ -11,7 +11,7 @@ use super::super::quantity::Quantity;
 use super::super::{nonnegative, port_name_errors, same, str_of, Target};
 use super::service::non_special_ip;
 use super::{nonnegative_fields, pod_template};
-use crate::validation::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name, Cause};
+use crate::rules::validation::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name, Cause};
 
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)

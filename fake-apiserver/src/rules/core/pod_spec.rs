@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::super::quantity::Quantity;
 use super::super::{port_name_errors, selector, str_of};
 use super::{is_config_map_key, tolerations};
-use crate::validation::{
+use crate::rules::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, validate_labels,
     Cause,
 };
@@ -435,7 +435,10 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
                         causes.push(Cause::invalid_str(
                             format!("{at}.name"),
                             name,
-                            &format!("PVC name {}: {msg}", crate::validation::go_quote(&claim)),
+                            &format!(
+                                "PVC name {}: {msg}",
+                                crate::rules::validation::go_quote(&claim)
+                            ),
                         ));
                     }
                 }
@@ -1526,7 +1529,7 @@ fn handler(h: &Value, kinds: &[&str], path: &str) -> Vec<Cause> {
                         causes.push(Cause::invalid_str(
                             format!("{at}.httpHeaders"),
                             name,
-                            &crate::validation::regex_error(
+                            &crate::rules::validation::regex_error(
                                 "a valid HTTP header must consist of alphanumeric characters or '-'",
                                 "[-A-Za-z0-9]+",
                                 &["X-Header-Name"],
@@ -2148,7 +2151,7 @@ fn dns_config(spec: &Value, path: &str) -> Vec<Cause> {
             causes.push(Cause::invalid_str(
                 format!("{path}.searches[{i}]"),
                 trimmed,
-                &crate::validation::regex_error(
+                &crate::rules::validation::regex_error(
                     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character",
                     "[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\\.[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?)*",
                     &["example.com"],

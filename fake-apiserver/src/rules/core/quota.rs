@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::super::quantity::Quantity;
 use super::super::{same, str_of, Target};
 use super::pod_spec::{container_resource_name, STANDARD_RESOURCES};
-use crate::validation::{is_qualified_name, Cause, FieldErrorType};
+use crate::rules::validation::{is_qualified_name, Cause, FieldErrorType};
 
 const STANDARD_QUOTA_RESOURCES: [&str; 19] = [
     "cpu",
@@ -118,7 +118,7 @@ fn go_scopes(scopes: &Value) -> String {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|s| crate::validation::go_quote(s.as_str().unwrap_or_default()))
+        .map(|s| crate::rules::validation::go_quote(s.as_str().unwrap_or_default()))
         .collect();
     format!("[]core.ResourceQuotaScope{{{}}}", items.join(", "))
 }

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::super::{port_name_errors, str_of};
 use super::pod_spec::protocol_causes;
-use crate::validation::{
+use crate::rules::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_qualified_name, validate_labels, Cause,
     FieldErrorType,
 };
@@ -40,7 +40,7 @@ fn strings(values: &[&str]) -> Vec<String> {
 fn go_string_slice(list: &[Value]) -> String {
     let items: Vec<String> = list
         .iter()
-        .map(|v| crate::validation::go_quote(v.as_str().unwrap_or_default()))
+        .map(|v| crate::rules::validation::go_quote(v.as_str().unwrap_or_default()))
         .collect();
     format!("[]string{{{}}}", items.join(", "))
 }
@@ -345,7 +345,7 @@ pub fn create_causes(obj: &Value) -> Vec<Cause> {
             // Upstream reports the key struct with `%#v`.
             let raw = format!(
                 "core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), Port:{number}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
-                crate::validation::go_quote(protocol)
+                crate::rules::validation::go_quote(protocol)
             );
             causes.push(Cause::new(
                 FieldErrorType::Duplicate,
@@ -727,7 +727,7 @@ pub fn update_causes(old: &Value, new: &Value) -> Vec<Cause> {
 fn go_family_slice(list: &[Value]) -> String {
     let items: Vec<String> = list
         .iter()
-        .map(|v| crate::validation::go_quote(v.as_str().unwrap_or_default()))
+        .map(|v| crate::rules::validation::go_quote(v.as_str().unwrap_or_default()))
         .collect();
     format!("[]core.IPFamily{{{}}}", items.join(", "))
 }
