@@ -122,7 +122,7 @@ impl Quantity {
         let mut format = self.format;
         if format == Format::BinarySi {
             // Small or fractional binary quantities print as decimal ones.
-            if abs < 1024 * NANO as u128 || abs % NANO as u128 != 0 {
+            if abs < 1024 * NANO as u128 || !abs.is_multiple_of(NANO as u128) {
                 format = Format::DecimalSi;
             }
         }
@@ -130,7 +130,7 @@ impl Quantity {
             Format::BinarySi => {
                 let mut units = abs / NANO as u128;
                 let mut suffix = 0;
-                while suffix < 6 && units % 1024 == 0 && units != 0 {
+                while suffix < 6 && units.is_multiple_of(1024) && units != 0 {
                     units /= 1024;
                     suffix += 1;
                 }
@@ -144,7 +144,7 @@ impl Quantity {
                 // mantissa * 10^exp with exp a multiple of 3, starting from nano-units.
                 let mut mantissa = abs;
                 let mut exp: i32 = -9;
-                while mantissa % 1000 == 0 && exp < 18 {
+                while mantissa.is_multiple_of(1000) && exp < 18 {
                     mantissa /= 1000;
                     exp += 3;
                 }

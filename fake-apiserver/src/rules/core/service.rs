@@ -658,7 +658,7 @@ pub fn update_causes(old: &Value, new: &Value) -> Vec<Cause> {
     let (os, ns) = (&normalized(old), &normalized(new));
     let mut causes = Vec::new();
     let external = service_type(os) == "ExternalName" || service_type(ns) == "ExternalName";
-    if !external && !(is_headless(os) && is_headless(ns)) {
+    if !(external || is_headless(os) && is_headless(ns)) {
         // `validateUpgradeDowngradeClusterIPs`.
         let (o, n) = (cluster_ips(os), cluster_ips(ns));
         let raw = go_string_slice(n);
