@@ -1,7 +1,9 @@
 //! The real `kubectl` against the fake API server's per-kind validation (`fake-apiserver/src/rules`):
 //! what a user sees when a real API server refuses a Job, a Deployment selector change, a bare
 //! finalizer, an incomplete TLS Secret or a changed node provider ID, and that valid writes of the
-//! same kinds still go through (a Job gets its generated selector).
+//! same kinds still go through (a Job gets its generated selector); pod specs (resources, volume
+//! mounts), Services (node ports, a fixed cluster IP), PodDisruptionBudgets, PriorityClasses and the
+//! namespaces that may not be deleted.
 
 mod kubectl_support;
 
@@ -41,7 +43,7 @@ fn a_job_gets_a_generated_selector_and_needs_a_restart_policy() {
             "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}),
     );
     cluster.kubectl(&["apply", "-f", &file]).fails().stderr_has(
-        "The Job \"bad\" is invalid: spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+        "The Job \"bad\" is invalid: spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
     );
     assert!(cluster
         .object("batch/v1", "jobs", Some("default"), "bad")
@@ -116,4 +118,93 @@ fn secrets_and_nodes_keep_their_rules() {
         .kubectl(&["patch", "node", "n1", "--type", "merge", "-p", r#"{"spec":{"providerID":"kwok://other"}}"#])
         .fails()
         .stderr_has("spec.providerID: Forbidden: node updates may not change providerID except from \"\" to valid");
+}
+
+#[test]
+fn pod_specs_are_checked_as_a_real_server_checks_them() {
+    let cluster = Cluster::start();
+    let pod = |container: serde_json::Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [container]}})
+    };
+    let over = pod(json!({"name": "c", "image": "busybox",
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}));
+    let file = cluster.write_json("over.json", &over);
+    cluster.kubectl(&["apply", "-f", &file]).fails().stderr_has(
+        "The Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1",
+    );
+    let mount = pod(json!({"name": "c", "image": "busybox",
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}]}));
+    let file = cluster.write_json("mount.json", &mount);
+    cluster.kubectl(&["apply", "-f", &file]).fails().stderr_has(
+        "The Pod \"p\" is invalid: spec.containers[0].volumeMounts[0].name: Not found: \"data\"",
+    );
+    let quantity = pod(json!({"name": "c", "image": "busybox",
+        "resources": {"limits": {"memory": "lots"}}}));
+    let file = cluster.write_json("quantity.json", &quantity);
+    cluster
+        .kubectl(&["apply", "-f", &file])
+        .fails()
+        .stderr_has("quantities must match the regular expression");
+    assert!(cluster.object("v1", "pods", Some("default"), "p").is_none());
+    let fine = pod(json!({"name": "c", "image": "busybox",
+        "resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}}));
+    let file = cluster.write_json("fine.json", &fine);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+}
+
+#[test]
+fn services_get_a_cluster_ip_that_stays_and_node_ports_in_range() {
+    let cluster = Cluster::start();
+    cluster
+        .kubectl(&["create", "service", "clusterip", "web", "--tcp=80:8080"])
+        .ok();
+    let svc = cluster.must_get("v1", "services", Some("default"), "web");
+    let ip = svc["spec"]["clusterIP"].as_str().unwrap().to_string();
+    assert!(ip.starts_with("10.9"), "{ip}");
+    assert_eq!(svc["spec"]["clusterIPs"], json!([ip]));
+    cluster
+        .kubectl(&[
+            "patch",
+            "service",
+            "web",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"clusterIP":"10.96.7.7"}}"#,
+        ])
+        .fails()
+        .stderr_has(
+            "spec.clusterIPs[0]: Invalid value: []string{\"10.96.7.7\"}: may not change once set",
+        );
+
+    let node_port = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np", "namespace": "default"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}});
+    let file = cluster.write_json("np.json", &node_port);
+    cluster.kubectl(&["apply", "-f", &file]).fails().stderr_has(
+        "spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767",
+    );
+}
+
+#[test]
+fn budgets_priority_classes_and_immortal_namespaces() {
+    let cluster = Cluster::start();
+    let pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"minAvailable": 1, "maxUnavailable": 1, "selector": {"matchLabels": {"app": "a"}}}});
+    let file = cluster.write_json("pdb.json", &pdb);
+    cluster
+        .kubectl(&["apply", "-f", &file])
+        .fails()
+        .stderr_has("minAvailable and maxUnavailable cannot be both set");
+    let pc = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": "huge"}, "value": 2_000_000_000});
+    let file = cluster.write_json("pc.json", &pc);
+    cluster.kubectl(&["apply", "-f", &file]).fails().stderr_has(
+        "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
+    );
+    cluster
+        .kubectl(&["delete", "namespace", "default"])
+        .fails()
+        .stderr_has("namespaces \"default\" is forbidden: this namespace may not be deleted");
 }

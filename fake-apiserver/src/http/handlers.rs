@@ -1225,7 +1225,19 @@ pub(crate) fn create_object(
             _ => defaults::on_create(info, &mut candidate),
         }
         kind_rules::on_create(info, &mut candidate)?;
+        crate::rules::allocate_on_create(info, &mut candidate, || {
+            let key = resource_key(&info.group, &info.plural);
+            let snapshot = server.shared.store.snapshot(&key, None);
+            snapshot
+                .items
+                .iter()
+                .filter_map(|(_, o)| serde_json::from_slice(o).ok())
+                .collect()
+        })?;
         crate::rules::validate_create(info, &candidate)?;
+        ctx.warnings
+            .borrow_mut()
+            .extend(crate::rules::warnings::on_create(info, &candidate));
         finish_custom_object(&ctx, &mut candidate, None)?;
         if !ctx.applied {
             crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
@@ -1328,6 +1340,7 @@ pub(crate) fn delete_object(
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         return delete_crd(server, info, name, now);
     }
+    crate::rules::admit_delete(info, name)?;
     let mut gone = false;
     let outcome = server
         .shared

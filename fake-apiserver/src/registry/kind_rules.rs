@@ -47,6 +47,14 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError
     if is(info, "", "Secret") {
         fold_secret(info, object)?;
     }
+    if !info.custom && !quantities_parse(info, object) {
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{version}\" cannot be handled as a {kind}: {}",
+            crate::rules::QUANTITY_FORMAT_ERROR,
+            kind = info.kind,
+            version = info.version,
+        )));
+    }
     if is(info, "coordination.k8s.io", "Lease") {
         for field in ["acquireTime", "renewTime"] {
             if let Some(t) = object["spec"][field].as_str() {
@@ -55,6 +63,36 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError
         }
     }
     Ok(())
+}
+
+/// Whether every resource quantity of the object's pod spec (or claim) parses: the decoder
+/// refuses a malformed `resource.Quantity` with a 400.
+fn quantities_parse(info: &ResourceInfo, object: &Value) -> bool {
+    let spec = match (info.group.as_str(), info.kind.as_str()) {
+        ("", "Pod") => &object["spec"],
+        ("", "PodTemplate") => &object["template"]["spec"],
+        ("batch", "CronJob") => &object["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+        ("", "PersistentVolumeClaim") => {
+            return ["requests", "limits"]
+                .iter()
+                .all(|k| quantity_map_parses(&object["spec"]["resources"][k]));
+        }
+        _ => &object["spec"]["template"]["spec"],
+    };
+    ["containers", "initContainers"].iter().all(|list| {
+        spec[list].as_array().into_iter().flatten().all(|c| {
+            ["requests", "limits"]
+                .iter()
+                .all(|k| quantity_map_parses(&c["resources"][k]))
+        })
+    }) && quantity_map_parses(&spec["overhead"])
+}
+
+fn quantity_map_parses(map: &Value) -> bool {
+    map.as_object().into_iter().flatten().all(|(_, v)| match v {
+        Value::String(s) => crate::rules::Quantity::parse(s).is_some(),
+        _ => true,
+    })
 }
 
 /// `stringData` is written into `data` (base64), `type` defaults to `Opaque`, and `data` must be

@@ -444,7 +444,13 @@ pub fn prepare_update(
         UpdateTarget::Main => crate::rules::Target::Main,
         UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
     };
+    crate::rules::prepare_update(info, current, &mut next, rules_target);
     crate::rules::validate_update(info, current, &next, rules_target)?;
+    if rules_target == crate::rules::Target::Main {
+        ctx.warnings
+            .borrow_mut()
+            .extend(crate::rules::warnings::on_update(info, current, &next));
+    }
     normalize_metadata(meta_mut(&mut next));
     dedup_owner_references(&mut next, ctx, true);
 

@@ -158,7 +158,9 @@ fn deployment_spec(spec: &Value) -> Vec<Cause> {
             }
         }
         // Absent: defaulted to RollingUpdate with 25%/25%.
-        "" | "RollingUpdate" => {}
+        "" | "RollingUpdate" => {
+            causes.extend(rolling_update_deployment(&strategy["rollingUpdate"]));
+        }
         _ => causes.push(Cause::not_supported(
             "spec.strategy",
             strategy,
@@ -180,6 +182,49 @@ fn deployment_spec(spec: &Value) -> Vec<Cause> {
             ));
         }
     }
+    causes
+}
+
+/// `ValidateRollingUpdateDeployment` (absent values are defaulted to 25%).
+fn rolling_update_deployment(ru: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let at = "spec.strategy.rollingUpdate";
+    let default = Value::from("25%");
+    let max_unavailable = ru
+        .get("maxUnavailable")
+        .filter(|v| !v.is_null())
+        .unwrap_or(&default);
+    let max_surge = ru
+        .get("maxSurge")
+        .filter(|v| !v.is_null())
+        .unwrap_or(&default);
+    causes.extend(super::int_or_percent(
+        max_unavailable,
+        &format!("{at}.maxUnavailable"),
+    ));
+    causes.extend(super::int_or_percent(max_surge, &format!("{at}.maxSurge")));
+    let is_zero = |v: &Value| match v {
+        Value::String(s) => s.strip_suffix('%').and_then(|d| d.parse::<i64>().ok()) == Some(0),
+        other => other.as_i64() == Some(0),
+    };
+    if is_zero(max_unavailable) && is_zero(max_surge) {
+        causes.push(Cause::new(
+            crate::rules::validation::FieldErrorType::Invalid,
+            format!("{at}.maxUnavailable"),
+            Some(match max_unavailable {
+                Value::String(s) => format!(
+                    "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
+                    crate::rules::validation::go_quote(s)
+                ),
+                _ => "intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}".to_string(),
+            }),
+            "may not be 0 when `maxSurge` is 0",
+        ));
+    }
+    causes.extend(super::not_more_than_100_percent(
+        max_unavailable,
+        &format!("{at}.maxUnavailable"),
+    ));
     causes
 }
 
@@ -255,12 +300,66 @@ fn daemon_set_spec(spec: &Value) -> Vec<Cause> {
         ],
     );
     match str_of(&spec["updateStrategy"], "type") {
-        "" | "RollingUpdate" | "OnDelete" => {}
+        "" | "RollingUpdate" => {
+            causes.extend(rolling_update_daemon_set(
+                &spec["updateStrategy"]["rollingUpdate"],
+            ));
+        }
+        "OnDelete" => {}
         _ => causes.push(Cause::not_supported(
             "spec.updateStrategy",
             &spec["updateStrategy"],
             &["RollingUpdate".into(), "OnDelete".into()],
         )),
+    }
+    causes
+}
+
+/// `ValidateRollingUpdateDaemonSet` (absent values default to `maxUnavailable: 1`,
+/// `maxSurge: 0`): exactly one of the two is non-zero.
+fn rolling_update_daemon_set(ru: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let at = "spec.updateStrategy.rollingUpdate";
+    let (one, zero) = (Value::from(1), Value::from(0));
+    let max_unavailable = ru
+        .get("maxUnavailable")
+        .filter(|v| !v.is_null())
+        .unwrap_or(&one);
+    let max_surge = ru.get("maxSurge").filter(|v| !v.is_null()).unwrap_or(&zero);
+    let unavailable_path = format!("{at}.maxUnavailable");
+    let surge_path = format!("{at}.maxSurge");
+    causes.extend(super::int_or_percent(max_unavailable, &unavailable_path));
+    causes.extend(super::int_or_percent(max_surge, &surge_path));
+    causes.extend(super::not_more_than_100_percent(
+        max_unavailable,
+        &unavailable_path,
+    ));
+    causes.extend(super::not_more_than_100_percent(max_surge, &surge_path));
+    let non_zero = |v: &Value| match v {
+        Value::String(s) => s.strip_suffix('%').and_then(|d| d.parse::<i64>().ok()) != Some(0),
+        other => other.as_i64() != Some(0),
+    };
+    match (non_zero(max_unavailable), non_zero(max_surge)) {
+        (true, true) => causes.push(Cause::new(
+            crate::rules::validation::FieldErrorType::Invalid,
+            surge_path,
+            Some(match max_surge {
+                Value::String(s) => format!(
+                    "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
+                    crate::rules::validation::go_quote(s)
+                ),
+                other => format!(
+                    "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
+                    other.as_i64().unwrap_or(0)
+                ),
+            }),
+            "may not be set when maxUnavailable is non-zero",
+        )),
+        (false, false) => causes.push(Cause::required(
+            unavailable_path,
+            "cannot be 0 when maxSurge is 0",
+        )),
+        _ => {}
     }
     causes
 }

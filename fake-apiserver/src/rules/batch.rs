@@ -35,7 +35,28 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
     match kind {
         "Job" => {
             let mut causes = job(new);
-            // `ValidateJobSpecUpdate`.
+            // `ValidateJobSpecUpdate`: completions are fixed unless the Job is Indexed, where they
+            // change together with parallelism (elastic Indexed Jobs).
+            let indexed = str_of(&new["spec"], "completionMode") == "Indexed";
+            let (old_c, new_c) = (
+                old["spec"].get("completions"),
+                new["spec"].get("completions"),
+            );
+            if !same(old_c, new_c) {
+                if !indexed {
+                    causes.push(Cause::invalid(
+                        "spec.completions",
+                        new_c.unwrap_or(&Value::Null),
+                        "field is immutable",
+                    ));
+                } else if !same(new_c, new["spec"].get("parallelism")) {
+                    causes.push(Cause::invalid(
+                        "spec.completions",
+                        new_c.unwrap_or(&Value::Null),
+                        "can only be modified in tandem with spec.parallelism",
+                    ));
+                }
+            }
             for field in ["selector", "completionMode"] {
                 if !same(old["spec"].get(field), new["spec"].get(field)) {
                     causes.push(Cause::invalid(
@@ -63,7 +84,8 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
 /// `ValidateJob` (with the generated selector in place).
 fn job(obj: &Value) -> Vec<Cause> {
     let spec = &obj["spec"];
-    let mut causes = Vec::new();
+    // `ValidateJobSpec`: `validateJobSpec`, then the selector.
+    let mut causes = job_spec(spec, "spec");
     match spec.get("selector").filter(|s| !s.is_null()) {
         None => causes.push(Cause::required("spec.selector", "")),
         Some(sel) => {
@@ -79,25 +101,28 @@ fn job(obj: &Value) -> Vec<Cause> {
             }
         }
     }
-    causes.extend(job_spec(spec, "spec"));
+    // `ValidateJob`: an Indexed Job's pods get `<name>-<index>` as their host name.
+    let completions = spec["completions"].as_i64().unwrap_or(0);
+    if str_of(spec, "completionMode") == "Indexed" && completions > 0 {
+        let name = str_of(&obj["metadata"], "name");
+        let host = format!("{name}-{}", completions - 1);
+        if !crate::rules::validation::is_dns1123_label(&host).is_empty() {
+            causes.push(Cause::invalid_str(
+                "metadata.name",
+                name,
+                &format!("will not able to create pod with invalid DNS label: {host}"),
+            ));
+        }
+    }
     causes
 }
 
-/// `validateJobSpec`: counts, deadlines and the pod template, whose pods must not restart
-/// `Always` (the pod default, so an unset policy is refused as `"Always"`).
+/// `validateJobSpec`: counts, deadlines, completion mode and per-index limits, the pod failure,
+/// success and replacement policies, and the pod template, whose pods must not restart `Always`
+/// (the pod default, so an unset policy is refused too).
 fn job_spec(spec: &Value, path: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
-    nonnegative_fields(
-        &mut causes,
-        spec,
-        path,
-        &[
-            "parallelism",
-            "completions",
-            "backoffLimit",
-            "ttlSecondsAfterFinished",
-        ],
-    );
+    nonnegative_fields(&mut causes, spec, path, &["parallelism", "completions"]);
     if let Some(n) = spec["activeDeadlineSeconds"].as_i64() {
         if n <= 0 {
             causes.push(Cause::invalid(
@@ -107,18 +132,347 @@ fn job_spec(spec: &Value, path: &str) -> Vec<Cause> {
             ));
         }
     }
+    nonnegative_fields(
+        &mut causes,
+        spec,
+        path,
+        &[
+            "backoffLimit",
+            "ttlSecondsAfterFinished",
+            "backoffLimitPerIndex",
+            "maxFailedIndexes",
+        ],
+    );
+    let present = |k: &str| spec.get(k).is_some_and(|v| !v.is_null());
+    if present("maxFailedIndexes") && !present("backoffLimitPerIndex") {
+        causes.push(Cause::required(
+            format!("{path}.backoffLimitPerIndex"),
+            "when maxFailedIndexes is specified",
+        ));
+    }
+    if let Some(managed_by) = spec.get("managedBy").and_then(Value::as_str) {
+        causes.extend(domain_prefixed_path(
+            managed_by,
+            &format!("{path}.managedBy"),
+        ));
+        if managed_by.len() > 63 {
+            causes.push(Cause::too_long(format!("{path}.managedBy"), 63));
+        }
+    }
+    let mode = spec.get("completionMode").and_then(Value::as_str);
+    let completions = spec["completions"].as_i64();
+    let parallelism = spec["parallelism"].as_i64();
+    let max_failed = spec["maxFailedIndexes"].as_i64();
+    if let Some(mode) = mode {
+        if !matches!(mode, "NonIndexed" | "Indexed") {
+            causes.push(Cause::not_supported(
+                format!("{path}.completionMode"),
+                &Value::from(mode),
+                &["NonIndexed".into(), "Indexed".into()],
+            ));
+        }
+        if mode == "Indexed" {
+            if completions.is_none() {
+                causes.push(Cause::required(
+                    format!("{path}.completions"),
+                    "when completion mode is Indexed",
+                ));
+            }
+            if let Some(p) = parallelism.filter(|p| *p > 100_000) {
+                causes.push(Cause::invalid(
+                    format!("{path}.parallelism"),
+                    &Value::from(p),
+                    "must be less than or equal to 100000 when completion mode is Indexed",
+                ));
+            }
+            if let (Some(c), Some(m)) = (completions, max_failed) {
+                if m > c {
+                    causes.push(Cause::invalid(
+                        format!("{path}.maxFailedIndexes"),
+                        &Value::from(m),
+                        "must be less than or equal to completions",
+                    ));
+                }
+            }
+            if let Some(m) = max_failed.filter(|m| *m > 100_000) {
+                causes.push(Cause::invalid(
+                    format!("{path}.maxFailedIndexes"),
+                    &Value::from(m),
+                    "must be less than or equal to 100000",
+                ));
+            }
+        }
+    }
+    if mode.is_none_or(|m| m == "NonIndexed") {
+        for field in ["backoffLimitPerIndex", "maxFailedIndexes"] {
+            if let Some(v) = spec.get(field).filter(|v| !v.is_null()) {
+                causes.push(Cause::invalid(
+                    format!("{path}.{field}"),
+                    v,
+                    "requires indexed completion mode",
+                ));
+            }
+        }
+    }
+    let failure_policy = spec.get("podFailurePolicy").filter(|v| !v.is_null());
+    if let Some(policy) = failure_policy {
+        causes.extend(pod_failure_policy(
+            spec,
+            policy,
+            &format!("{path}.podFailurePolicy"),
+        ));
+    }
+    if let Some(success) = spec.get("successPolicy").filter(|v| !v.is_null()) {
+        if mode != Some("Indexed") {
+            causes.push(Cause::invalid(
+                format!("{path}.successPolicy"),
+                success,
+                "requires indexed completion mode",
+            ));
+        } else if success["rules"].as_array().is_none_or(Vec::is_empty) {
+            causes.push(Cause::required(
+                format!("{path}.successPolicy.rules"),
+                "at least one rules must be specified when the successPolicy is specified",
+            ));
+        }
+    }
+    if let Some(replacement) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
+        // `validatePodReplacementPolicy`.
+        let at = format!("{path}.podReplacementPolicy");
+        if failure_policy.is_some() {
+            if replacement != "Failed" {
+                causes.push(Cause::not_supported(
+                    at,
+                    &Value::from(replacement),
+                    &["Failed".into()],
+                ));
+            }
+        } else if !matches!(replacement, "Failed" | "TerminatingOrFailed") {
+            causes.push(Cause::not_supported(
+                at,
+                &Value::from(replacement),
+                &["Failed".into(), "TerminatingOrFailed".into()],
+            ));
+        }
+    }
     let template = &spec["template"];
     causes.extend(pod_template(template, &format!("{path}.template")));
-    let restart = match str_of(&template["spec"], "restartPolicy") {
-        "" => "Always",
-        other => other,
-    };
-    if restart != "OnFailure" && restart != "Never" {
-        causes.push(Cause::not_supported(
-            format!("{path}.template.spec.restartPolicy"),
-            &Value::from(restart),
+    let restart_path = format!("{path}.template.spec.restartPolicy");
+    match str_of(&template["spec"], "restartPolicy") {
+        "" | "Always" => causes.push(Cause::required(
+            restart_path,
+            "valid values: \"OnFailure\", \"Never\"",
+        )),
+        "OnFailure" if failure_policy.is_some() => causes.push(Cause::invalid_str(
+            restart_path,
+            "OnFailure",
+            "only \"Never\" is supported when podFailurePolicy is specified",
+        )),
+        "OnFailure" | "Never" => {}
+        other => causes.push(Cause::not_supported(
+            restart_path,
+            &Value::from(other),
             &["OnFailure".into(), "Never".into()],
-        ));
+        )),
+    }
+    causes
+}
+
+/// `IsDomainPrefixedPath`.
+fn domain_prefixed_path(value: &str, path: &str) -> Vec<Cause> {
+    if value.is_empty() {
+        return vec![Cause::required(path, "")];
+    }
+    match value.split_once('/') {
+        Some((host, rest)) if !host.is_empty() && !rest.is_empty() => {
+            let mut causes: Vec<Cause> = crate::rules::validation::is_dns1123_subdomain(host)
+                .into_iter()
+                .map(|msg| Cause::invalid_str(path, host, &msg))
+                .collect();
+            let ok = rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c));
+            if !ok {
+                causes.push(Cause::invalid_str(
+                    path,
+                    rest,
+                    &crate::rules::validation::regex_error(
+                        "Invalid path",
+                        "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+",
+                        &[],
+                    ),
+                ));
+            }
+            causes
+        }
+        _ => vec![Cause::invalid_str(
+            path,
+            value,
+            "must be a domain-prefixed path (such as \"acme.io/foo\")",
+        )],
+    }
+}
+
+/// `validatePodFailurePolicy` and its rules.
+fn pod_failure_policy(spec: &Value, policy: &Value, path: &str) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let rules = policy["rules"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let rules_path = format!("{path}.rules");
+    if rules.len() > 20 {
+        causes.push(Cause::too_many(&rules_path, rules.len() as i64, 20));
+    }
+    let containers: Vec<&str> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|l| spec["template"]["spec"][l].as_array().into_iter().flatten())
+        .map(|c| str_of(c, "name"))
+        .collect();
+    for (i, rule) in rules.iter().enumerate() {
+        let at = format!("{rules_path}[{i}]");
+        let action = str_of(rule, "action");
+        match action {
+            "" => causes.push(Cause::required(
+                format!("{at}.action"),
+                "valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]",
+            )),
+            "FailIndex" => {
+                if spec.get("backoffLimitPerIndex").is_none_or(Value::is_null) {
+                    causes.push(Cause::invalid_str(
+                        format!("{at}.action"),
+                        action,
+                        "requires the backoffLimitPerIndex to be set",
+                    ));
+                }
+            }
+            "Count" | "FailJob" | "Ignore" => {}
+            other => causes.push(Cause::not_supported(
+                format!("{at}.action"),
+                &Value::from(other),
+                &[
+                    "Count".into(),
+                    "FailIndex".into(),
+                    "FailJob".into(),
+                    "Ignore".into(),
+                ],
+            )),
+        }
+        let exit_codes = rule.get("onExitCodes").filter(|v| !v.is_null());
+        let conditions = rule["onPodConditions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if let Some(ec) = exit_codes {
+            causes.extend(on_exit_codes(ec, &format!("{at}.onExitCodes"), &containers));
+        }
+        for (j, pattern) in conditions.iter().enumerate() {
+            let pp = format!("{at}.onPodConditions[{j}]");
+            let t = str_of(pattern, "type");
+            for msg in crate::rules::validation::is_qualified_name(t) {
+                causes.push(Cause::invalid_str(format!("{pp}.type"), t, &msg));
+            }
+            match str_of(pattern, "status") {
+                // `status` defaults to `True`.
+                "" | "True" | "False" | "Unknown" => {}
+                other => causes.push(Cause::not_supported(
+                    format!("{pp}.status"),
+                    &Value::from(other),
+                    &["False".into(), "True".into(), "Unknown".into()],
+                )),
+            }
+        }
+        // Upstream omits the value (`field.OmitValueType`).
+        if exit_codes.is_some() && !conditions.is_empty() {
+            causes.push(Cause::new(
+                crate::rules::validation::FieldErrorType::Invalid,
+                &at,
+                None,
+                "specifying both OnExitCodes and OnPodConditions is not supported",
+            ));
+        }
+        if exit_codes.is_none() && conditions.is_empty() {
+            causes.push(Cause::new(
+                crate::rules::validation::FieldErrorType::Invalid,
+                &at,
+                None,
+                "specifying one of OnExitCodes and OnPodConditions is required",
+            ));
+        }
+    }
+    causes
+}
+
+/// `validatePodFailurePolicyRuleOnExitCodes`.
+fn on_exit_codes(ec: &Value, path: &str, containers: &[&str]) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let operator = str_of(ec, "operator");
+    match operator {
+        "" => causes.push(Cause::required(
+            format!("{path}.operator"),
+            "valid values: [\"In\" \"NotIn\"]",
+        )),
+        "In" | "NotIn" => {}
+        other => causes.push(Cause::not_supported(
+            format!("{path}.operator"),
+            &Value::from(other),
+            &["In".into(), "NotIn".into()],
+        )),
+    }
+    if let Some(name) = ec.get("containerName").and_then(Value::as_str) {
+        if !containers.contains(&name) {
+            causes.push(Cause::invalid_str(
+                format!("{path}.containerName"),
+                name,
+                "must be one of the container or initContainer names in the pod template",
+            ));
+        }
+    }
+    let values: Vec<i64> = ec["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_i64)
+        .collect();
+    let values_path = format!("{path}.values");
+    // Upstream prints the list with `%#v`.
+    let raw = if values.is_empty() {
+        "[]int32(nil)".to_string()
+    } else {
+        let items: Vec<String> = values.iter().map(i64::to_string).collect();
+        format!("[]int32{{{}}}", items.join(", "))
+    };
+    let invalid_values = |detail: &str| {
+        Cause::new(
+            crate::rules::validation::FieldErrorType::Invalid,
+            &values_path,
+            Some(raw.clone()),
+            detail,
+        )
+    };
+    if values.is_empty() {
+        causes.push(invalid_values("at least one value is required"));
+    } else if values.len() > 255 {
+        causes.push(Cause::too_many(&values_path, values.len() as i64, 255));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (j, v) in values.iter().enumerate() {
+        if operator == "In" && *v == 0 {
+            causes.push(Cause::invalid(
+                format!("{values_path}[{j}]"),
+                &Value::from(*v),
+                "must not be 0 for the In operator",
+            ));
+        }
+        if !seen.insert(*v) {
+            causes.push(Cause::duplicate(
+                format!("{values_path}[{j}]"),
+                &Value::from(*v),
+            ));
+        }
+    }
+    if values.windows(2).any(|w| w[0] > w[1]) {
+        causes.push(invalid_values("must be ordered"));
     }
     causes
 }
@@ -242,8 +596,14 @@ mod tests {
     }
 
     #[rstest]
-    #[case::unset(None, "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"")]
-    #[case::always(Some("Always"), "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"")]
+    #[case::unset(
+        None,
+        "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+    )]
+    #[case::always(
+        Some("Always"),
+        "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+    )]
     fn jobs_may_not_restart_always(#[case] restart: Option<&str>, #[case] error: &str) {
         assert_eq!(texts(create_causes("Job", &new_job(restart))), vec![error]);
     }
@@ -260,6 +620,51 @@ mod tests {
             .collect();
         assert!(fields.contains(&"spec.selector".to_string()), "{fields:?}");
         assert!(fields.contains(&"spec.template".to_string()), "{fields:?}");
+    }
+
+    #[rstest]
+    #[case::indexed_needs_completions(json!({"completionMode": "Indexed"}),
+        vec!["spec.completions: Required value: when completion mode is Indexed"])]
+    #[case::bad_mode(json!({"completionMode": "Sometimes"}),
+        vec!["spec.completionMode: Unsupported value: \"Sometimes\": supported values: \"NonIndexed\", \"Indexed\""])]
+    #[case::per_index_needs_indexed(json!({"backoffLimitPerIndex": 1}),
+        vec!["spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode"])]
+    #[case::negative_backoff(json!({"backoffLimit": -1}),
+        vec!["spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0"])]
+    #[case::failure_policy_on_failure(json!({"podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}]}}),
+        vec![])]
+    #[case::failure_policy_rule(json!({"podFailurePolicy": {"rules": [{"action": "FailJob"}]}}),
+        vec!["spec.podFailurePolicy.rules[0]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required"])]
+    #[case::exit_codes(json!({"podFailurePolicy": {"rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [0, 2, 1]}}]}}),
+        vec!["spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+             "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{0, 2, 1}: must be ordered"])]
+    fn job_specs(#[case] extra: Value, #[case] errors: Vec<&str>) {
+        let mut job = new_job(Some("Never"));
+        for (k, v) in extra.as_object().unwrap() {
+            job["spec"][k] = v.clone();
+        }
+        assert_eq!(texts(create_causes("Job", &job)), errors);
+    }
+
+    #[test]
+    fn a_failure_policy_needs_never() {
+        let mut job = new_job(Some("OnFailure"));
+        job["spec"]["podFailurePolicy"] = json!({"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]});
+        assert_eq!(
+            texts(create_causes("Job", &job)),
+            vec!["spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"]
+        );
+    }
+
+    #[test]
+    fn completions_are_immutable_unless_indexed_with_parallelism() {
+        let old = new_job(Some("Never"));
+        let mut new = old.clone();
+        new["spec"]["completions"] = json!(3);
+        assert_eq!(
+            texts(update_causes("Job", &old, &new, Target::Main)),
+            vec!["spec.completions: Invalid value: 3: field is immutable"]
+        );
     }
 
     fn cron(name: &str, schedule: &str) -> Value {

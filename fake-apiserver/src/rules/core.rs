@@ -8,10 +8,14 @@ use serde_json::Value;
 
 use super::{nonnegative, same, str_of, Target};
 use crate::rules::validation::{
-    is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, max_len_error,
-    regex_error, Cause,
+    is_label_value, is_qualified_name, max_len_error, regex_error, Cause,
 };
 use crate::store::value_eq::{equal, maps_equal_where};
+
+mod more_kinds;
+mod pod_spec;
+mod quota;
+pub mod service;
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -22,16 +26,12 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "ConfigMap" => config_map(obj),
         "Secret" => secret(obj),
-        "Pod" => {
-            let mut causes = pod_spec(&obj["spec"], "spec");
-            causes.extend(pod_status(&obj["status"]));
-            causes
-        }
+        "Pod" => pod_create(obj),
         "Node" => node(obj),
         "Namespace" => namespace_finalizers(obj),
         "Event" => super::events::create_causes_core_v1(obj),
-        "Service" => service(obj),
-        _ => Vec::new(),
+        "Service" => service::create_causes(obj),
+        other => more_kinds::create_causes(other, obj).unwrap_or_default(),
     }
 }
 
@@ -51,7 +51,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
             causes
         }
         ("Pod", Target::Main) => pod_update(old, new),
-        ("Pod", Target::Status) => pod_status(&new["status"]),
+        ("Pod", Target::Status) => pod_status_update(old, new),
         ("Node", Target::Main) => {
             let mut causes = node(new);
             causes.extend(node_update(old, new));
@@ -59,8 +59,9 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         }
         ("Node", Target::Status) => node_update(old, new),
         ("Event", _) => super::events::create_causes_core_v1(new),
-        ("Service", Target::Main) => service(new),
-        _ => Vec::new(),
+        ("Service", Target::Main) => service::update_causes(old, new),
+        ("Service", Target::Status) => service::status_causes(new),
+        (other, target) => more_kinds::update_causes(other, old, new, target).unwrap_or_default(),
     }
 }
 
@@ -219,66 +220,19 @@ fn docker_config(obj: &Value, key: &str, causes: &mut Vec<Cause>) {
     ));
 }
 
-/// The part of `ValidatePodSpec` this server checks: containers (name, image, unique names),
-/// restart policy, node name, active deadline, tolerations. `path` is the spec's path.
+/// `ValidatePodSpec` of an embedded pod template's spec at `path` ([`pod_spec::validate`]).
 pub fn pod_spec(spec: &Value, path: &str) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
-    for list in ["initContainers", "containers"] {
-        let containers = spec[list].as_array().map(Vec::as_slice).unwrap_or_default();
-        if list == "containers" && containers.is_empty() {
-            causes.push(Cause::required(format!("{path}.containers"), ""));
-        }
-        for (i, c) in containers.iter().enumerate() {
-            let at = format!("{path}.{list}[{i}]");
-            let name = str_of(c, "name");
-            if name.is_empty() {
-                causes.push(Cause::required(format!("{at}.name"), ""));
-            } else {
-                for msg in is_dns1123_label(name) {
-                    causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
-                }
-                if names.contains(&name) {
-                    causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
-                }
-                names.push(name);
-            }
-            if str_of(c, "image").is_empty() {
-                causes.push(Cause::required(format!("{at}.image"), ""));
-            }
-        }
-    }
-    let restart = str_of(spec, "restartPolicy");
-    if !matches!(restart, "" | "Always" | "OnFailure" | "Never") {
-        causes.push(Cause::not_supported(
-            format!("{path}.restartPolicy"),
-            &Value::from(restart),
-            &["Always".into(), "OnFailure".into(), "Never".into()],
-        ));
-    }
-    let node_name = str_of(spec, "nodeName");
-    if !node_name.is_empty() {
-        for msg in is_dns1123_subdomain(node_name) {
-            causes.push(Cause::invalid_str(
-                format!("{path}.nodeName"),
-                node_name,
-                &msg,
-            ));
-        }
-    }
-    if let Some(n) = spec["activeDeadlineSeconds"].as_i64() {
-        if !(1..=MAX_INT32).contains(&n) {
-            causes.push(Cause::invalid(
-                format!("{path}.activeDeadlineSeconds"),
-                &Value::from(n),
-                &format!("must be between 1 and {MAX_INT32}, inclusive"),
-            ));
-        }
-    }
-    causes.extend(tolerations(
-        &spec["tolerations"],
-        &format!("{path}.tolerations"),
-    ));
+    pod_spec::validate(spec, path, pod_spec::PodOpts::default())
+}
+
+/// `ValidatePodCreate` without the metadata: the spec as a pod's, the pod-only checks, status.
+fn pod_create(obj: &Value) -> Vec<Cause> {
+    let opts = pod_spec::PodOpts {
+        is_pod: true,
+        pod_name: obj["metadata"]["name"].as_str(),
+    };
+    let mut causes = pod_spec::validate(&obj["spec"], "spec", opts);
+    causes.extend(pod_spec::pod_only(&obj["spec"], true));
     causes
 }
 
@@ -363,15 +317,161 @@ fn taint_effect(effect: &str, path: &str) -> Vec<Cause> {
     causes
 }
 
-fn pod_status(status: &Value) -> Vec<Cause> {
+/// The IPs of `status.podIPs` (or `hostIPs`) as the conversion to the internal type leaves them
+/// (`Convert_v1_PodStatus_To_core_PodStatus`): the single `podIP` (`hostIP`) replaces the list
+/// when the list is absent or starts elsewhere.
+fn status_ips<'a>(status: &'a Value, list: &str, single: &str) -> Vec<&'a str> {
+    let listed: Vec<&str> = status[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|ip| str_of(ip, "ip"))
+        .collect();
+    let one = str_of(status, single);
+    // When both are given and differ, the single field wins (for older clients).
+    if one.is_empty() || listed.first() == Some(&one) {
+        return listed;
+    }
+    vec![one]
+}
+
+/// `validatePodIPs` / `validateHostIPs`: valid addresses, at most one per family, no duplicates.
+fn pod_ip_list(ips: &[&str], path: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let ip = str_of(status, "podIP");
-    if !ip.is_empty() && ip.parse::<std::net::IpAddr>().is_err() {
-        causes.push(Cause::invalid_str(
-            "status.podIP",
-            ip,
-            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+    for (i, ip) in ips.iter().enumerate() {
+        if ip.parse::<std::net::IpAddr>().is_err() {
+            causes.push(Cause::invalid_str(
+                format!("{path}[{i}]"),
+                ip,
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+            ));
+        }
+    }
+    if ips.len() > 1 {
+        let v6 = ips.iter().filter(|ip| ip.contains(':')).count();
+        if ips.len() > 2 || v6 != 1 {
+            let listed: Vec<Value> = ips.iter().map(|ip| serde_json::json!({"ip": ip})).collect();
+            causes.push(Cause::invalid(
+                path,
+                &Value::Array(listed),
+                "may specify no more than one IP for each IP family",
+            ));
+        }
+        for (i, ip) in ips.iter().enumerate() {
+            if ips[..i].contains(ip) {
+                causes.push(Cause::duplicate(
+                    format!("{path}[{i}]"),
+                    &serde_json::json!({"ip": ip}),
+                ));
+            }
+        }
+    }
+    causes
+}
+
+/// `ValidatePodStatusUpdate`: custom condition types are qualified names (reported under
+/// `metadata.conditions`, as upstream builds the path), the nominated node is a DNS subdomain,
+/// the QoS class is fixed, terminated containers that may not restart stay terminated, and the
+/// pod and host IPs are valid.
+fn pod_status_update(old: &Value, new: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let status = &new["status"];
+    for (i, condition) in status["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let t = str_of(condition, "type");
+        if matches!(t, "PodScheduled" | "Ready" | "Initialized") {
+            continue;
+        }
+        for msg in is_qualified_name(t) {
+            causes.push(Cause::invalid_str(
+                format!("metadata.conditions[{i}].Type"),
+                t,
+                &msg,
+            ));
+        }
+    }
+    let nominated = str_of(status, "nominatedNodeName");
+    if !nominated.is_empty() && nominated != str_of(&old["status"], "nominatedNodeName") {
+        for msg in crate::rules::validation::is_dns1123_subdomain(nominated) {
+            causes.push(Cause::invalid_str(
+                "status.nominatedNodeName",
+                nominated,
+                &msg,
+            ));
+        }
+    }
+    // An empty class was backfilled from the stored one ([`super::prepare_update`]).
+    let qos_given = status["qosClass"].as_str().is_some_and(|q| !q.is_empty());
+    if qos_given && !same(old["status"].get("qosClass"), status.get("qosClass")) {
+        causes.push(Cause::invalid(
+            "status.qosClass",
+            status.get("qosClass").unwrap_or(&Value::Null),
+            "field is immutable",
         ));
+    }
+    // `ValidateContainerStateTransition` (regular and init containers).
+    let restart = str_of(&old["spec"], "restartPolicy");
+    if restart != "Always" {
+        for list in ["containerStatuses", "initContainerStatuses"] {
+            let news = status[list]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            for (i, o) in old["status"][list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let terminated = &o["state"]["terminated"];
+                if !terminated.is_object() {
+                    continue;
+                }
+                let exit = terminated["exitCode"].as_i64().unwrap_or(0);
+                if exit != 0 && restart == "OnFailure" {
+                    continue;
+                }
+                if list == "initContainerStatuses" {
+                    let sidecar = old["spec"]["initContainers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|c| c["name"] == o["name"] && c["restartPolicy"] == "Always");
+                    if sidecar {
+                        continue;
+                    }
+                }
+                let restarted = news
+                    .iter()
+                    .any(|n| n["name"] == o["name"] && !n["state"]["terminated"].is_object());
+                if restarted {
+                    causes.push(Cause::forbidden(
+                        format!("status.{list}[{i}].state"),
+                        "may not be transitioned to non-terminated state",
+                    ));
+                }
+            }
+        }
+    }
+    causes.extend(pod_ip_list(
+        &status_ips(status, "podIPs", "podIP"),
+        "status.podIPs",
+    ));
+    let host_ips = status_ips(status, "hostIPs", "hostIP");
+    if let Some(first) = host_ips.first() {
+        let host_ip = str_of(status, "hostIP");
+        if host_ip != *first {
+            causes.push(Cause::invalid_str(
+                "status.hostIPs[0].ip",
+                first,
+                "must be equal to `hostIP`",
+            ));
+        }
+        causes.extend(pod_ip_list(&host_ips, "status.hostIPs"));
     }
     causes
 }
@@ -380,8 +480,14 @@ fn pod_status(status: &Value) -> Vec<Cause> {
 /// change but not be emptied; `activeDeadlineSeconds` may be set or lowered; tolerations only
 /// added to; everything else in the spec stays.
 fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
-    let mut causes = pod_spec(&new["spec"], "spec");
+    let opts = pod_spec::PodOpts {
+        is_pod: true,
+        pod_name: new["metadata"]["name"].as_str(),
+    };
+    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    causes.extend(pod_spec::pod_only(&new["spec"], false));
     for list in ["containers", "initContainers"] {
+        // `ValidateContainerUpdates`.
         let (o, n) = (old["spec"][list].as_array(), new["spec"][list].as_array());
         if o.map_or(0, Vec::len) != n.map_or(0, Vec::len) {
             causes.push(Cause::forbidden(
@@ -392,7 +498,10 @@ fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
         }
         for (i, c) in n.into_iter().flatten().enumerate() {
             let image = str_of(c, "image");
-            if !image.is_empty() && image.trim() != image {
+            if image.is_empty() {
+                causes.push(Cause::required(format!("spec.{list}[{i}].image"), ""));
+            }
+            if image.trim() != image {
                 causes.push(Cause::invalid_str(
                     format!("spec.{list}[{i}].image"),
                     image,
@@ -668,74 +777,6 @@ fn namespace_finalizer_name(f: &Value, path: &str) -> Vec<Cause> {
             f,
             "name is neither a standard finalizer name nor is it fully qualified",
         ));
-    }
-    causes
-}
-
-/// The part of `ValidateService` this server checks: a known type, ports (required unless
-/// headless or `ExternalName`), each in range with a known protocol, named when there are
-/// several, names unique.
-fn service(obj: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let spec = &obj["spec"];
-    let kind = match str_of(spec, "type") {
-        "" => "ClusterIP",
-        other => other,
-    };
-    if !matches!(
-        kind,
-        "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
-    ) {
-        causes.push(Cause::not_supported(
-            "spec.type",
-            &Value::from(kind),
-            &[
-                "ClusterIP".into(),
-                "ExternalName".into(),
-                "LoadBalancer".into(),
-                "NodePort".into(),
-            ],
-        ));
-    }
-    let ports = spec["ports"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let headless = str_of(spec, "clusterIP") == "None";
-    if ports.is_empty() && !headless && kind != "ExternalName" {
-        causes.push(Cause::required("spec.ports", ""));
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for (i, port) in ports.iter().enumerate() {
-        let at = format!("spec.ports[{i}]");
-        let name = str_of(port, "name");
-        if ports.len() > 1 && name.is_empty() {
-            causes.push(Cause::required(format!("{at}.name"), ""));
-        } else if !name.is_empty() {
-            for msg in is_dns1123_label(name) {
-                causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
-            }
-            if names.contains(&name) {
-                causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
-            }
-            names.push(name);
-        }
-        let number = port["port"].as_i64().unwrap_or(0);
-        if !(1..=65535).contains(&number) {
-            causes.push(Cause::invalid(
-                format!("{at}.port"),
-                &Value::from(number),
-                "must be between 1 and 65535, inclusive",
-            ));
-        }
-        let protocol = str_of(port, "protocol");
-        if !matches!(protocol, "" | "TCP" | "UDP" | "SCTP") {
-            causes.push(Cause::not_supported(
-                format!("{at}.protocol"),
-                &Value::from(protocol),
-                &["SCTP".into(), "TCP".into(), "UDP".into()],
-            ));
-        }
     }
     causes
 }

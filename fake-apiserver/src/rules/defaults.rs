@@ -28,6 +28,14 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
         }
         return;
     }
+    if group.is_empty() && kind == "Pod" {
+        // `SetDefaults_PodSpec` and the container defaulters run on every decoded pod, so an
+        // update that leaves out a defaulted field keeps it.
+        if let Some(spec) = object.get_mut("spec") {
+            pod_spec::default_pod_spec(spec);
+        }
+        return;
+    }
     let defaulted_by_spec = matches!(
         (group, kind),
         (

@@ -99,6 +99,7 @@ fn update_revalidates(group: &str, kind: &str) -> bool {
                 | "PersistentVolumeClaim"
                 | "PodTemplate"
         ) | ("apps", "ControllerRevision" | "DaemonSet")
+            | ("networking.k8s.io", "Ingress" | "IngressClass")
             | ("batch", "Job")
             | ("rbac.authorization.k8s.io", _)
     )

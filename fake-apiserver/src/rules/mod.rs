@@ -22,9 +22,18 @@ pub mod apps;
 pub mod batch;
 pub mod coordination;
 pub mod core;
+pub mod discovery;
 pub mod events;
 pub mod meta;
+pub mod networking;
+pub mod policy;
+mod quantity;
 pub mod rbac;
+pub mod scheduling;
+pub mod storage;
+pub mod warnings;
+
+pub use quantity::{Quantity, QUANTITY_FORMAT_ERROR};
 pub(crate) mod selector;
 
 use serde_json::Value;
@@ -77,6 +86,68 @@ pub fn validate_update(
     invalid(info, new, update_causes(info, old, new, target))
 }
 
+/// What a kind's registry allocates on create before validating (today: a Service's cluster IP
+/// and node ports, [`core::service::allocate`]); `existing` lists the stored objects of the kind.
+/// A requested value that is taken or out of range is a 422.
+pub fn allocate_on_create(
+    info: &ResourceInfo,
+    object: &mut Value,
+    existing: impl FnOnce() -> Vec<Value>,
+) -> Result<(), ApiError> {
+    if info.custom || !info.group.is_empty() || info.kind != "Service" {
+        return Ok(());
+    }
+    let existing = existing();
+    match core::service::allocate(object, &existing) {
+        Ok(()) => Ok(()),
+        Err(causes) => invalid(info, object, causes),
+    }
+}
+
+/// What a kind's registry changes in an update before validating it: a Service keeps its
+/// allocated values ([`core::service::prepare_update`]).
+///
+/// A pod status write that leaves out the QoS class keeps the stored one (the pod status
+/// strategy's `PrepareForUpdate` backfills it for old kubelets).
+pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value, target: Target) {
+    if info.custom || !info.group.is_empty() {
+        return;
+    }
+    match (info.kind.as_str(), target) {
+        ("Service", Target::Main) => core::service::prepare_update(old, new),
+        ("Pod", Target::Status) => {
+            let empty = new["status"]["qosClass"].as_str().is_none_or(str::is_empty);
+            if empty && new["status"].is_object() {
+                if let Some(qos) = old["status"].get("qosClass") {
+                    new["status"]["qosClass"] = qos.clone();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The namespaces the `NamespaceLifecycle` admission plugin never lets go.
+pub const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// Admission on a delete (`NamespaceLifecycle`): the immortal namespaces may not be deleted
+/// (`namespaces "default" is forbidden: this namespace may not be deleted`).
+pub fn admit_delete(info: &ResourceInfo, name: &str) -> Result<(), ApiError> {
+    let immortal = !info.custom
+        && info.group.is_empty()
+        && info.kind == "Namespace"
+        && IMMORTAL_NAMESPACES.contains(&name);
+    if !immortal {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        403,
+        "Forbidden",
+        format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
+    )
+    .with_details(&info.group, &info.plural, name))
+}
+
 /// A `namespaces/finalize` write's finalizers ([`core::namespace_finalize_causes`]) as a 422.
 pub fn validate_namespace_finalize(info: &ResourceInfo, namespace: &Value) -> Result<(), ApiError> {
     invalid(info, namespace, core::namespace_finalize_causes(namespace))
@@ -101,6 +172,11 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
             crate::admission::validation::create_causes(&info.kind, object)
         }
+        "policy" => policy::create_causes(&info.kind, object),
+        "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
+        "networking.k8s.io" => networking::create_causes(&info.kind, object),
+        "discovery.k8s.io" => discovery::create_causes(&info.kind, object),
+        "storage.k8s.io" => storage::create_causes(&info.kind, object),
         _ => Vec::new(),
     }
 }
@@ -116,6 +192,11 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
             crate::admission::validation::update_causes(&info.kind, old, new)
         }
+        "policy" => policy::update_causes(&info.kind, new, target),
+        "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
+        "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
+        "discovery.k8s.io" => discovery::update_causes(&info.kind, old, new),
+        "storage.k8s.io" => storage::update_causes(&info.kind, old, new),
         _ => Vec::new(),
     }
 }
@@ -142,4 +223,89 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     let null = Value::Null;
     crate::store::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
+}
+
+/// `IsValidPortName`.
+pub(crate) fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > 15 {
+        errs.push(crate::rules::validation::max_len_error(15));
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".into());
+    }
+    if name.contains("--") {
+        errs.push("must not contain consecutive hyphens".into());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errs.push("must not begin or end with a hyphen".into());
+    }
+    errs
+}
+
+/// Go's `%#v` of an `intstr.IntOrString`, as upstream prints one in its errors.
+fn go_int_or_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!(
+            "intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}",
+            crate::rules::validation::go_quote(s)
+        ),
+        other => format!(
+            "intstr.IntOrString{{Type:0, IntVal:{}, StrVal:\"\"}}",
+            other.as_i64().unwrap_or(0)
+        ),
+    }
+}
+
+/// `ValidatePositiveIntOrPercent` (`pkg/apis/apps/validation`): a non-negative integer or a
+/// percent string.
+pub(crate) fn int_or_percent(v: &Value, path: &str) -> Vec<Cause> {
+    match v {
+        Value::String(s) => {
+            let digits = s.strip_suffix('%').unwrap_or("");
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                Vec::new()
+            } else {
+                vec![Cause::new(
+                    crate::rules::validation::FieldErrorType::Invalid,
+                    path,
+                    Some(go_int_or_string(v)),
+                    &crate::rules::validation::regex_error(
+                        "a valid percent string must be a numeric string followed by an ending '%'",
+                        "[0-9]+%",
+                        &["1%", "93%"],
+                    ),
+                )]
+            }
+        }
+        other => {
+            let mut causes = Vec::new();
+            nonnegative(&mut causes, Some(other), path);
+            causes
+        }
+    }
+}
+
+/// `IsNotMoreThan100Percent`.
+pub(crate) fn not_more_than_100_percent(v: &Value, path: &str) -> Vec<Cause> {
+    let percent = v
+        .as_str()
+        .and_then(|s| s.strip_suffix('%'))
+        .and_then(|d| d.parse::<i64>().ok());
+    match percent {
+        Some(p) if p > 100 => vec![Cause::new(
+            crate::rules::validation::FieldErrorType::Invalid,
+            path,
+            Some(go_int_or_string(v)),
+            "must not be greater than 100%",
+        )],
+        _ => Vec::new(),
+    }
 }

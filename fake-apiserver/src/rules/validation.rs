@@ -55,6 +55,8 @@ pub enum FieldErrorType {
     TooMany,
     /// `Unsupported value`
     NotSupported,
+    /// `Not found`
+    NotFound,
     /// `Duplicate value`
     Duplicate,
     /// `Invalid value` (wrong type)
@@ -73,6 +75,7 @@ impl FieldErrorType {
             FieldErrorType::TooLong => "FieldValueTooLong",
             FieldErrorType::TooMany => "FieldValueTooMany",
             FieldErrorType::NotSupported => "FieldValueNotSupported",
+            FieldErrorType::NotFound => "FieldValueNotFound",
             FieldErrorType::Duplicate => "FieldValueDuplicate",
             FieldErrorType::TypeInvalid => "FieldValueTypeInvalid",
             FieldErrorType::Internal => "InternalError",
@@ -88,6 +91,7 @@ impl FieldErrorType {
             FieldErrorType::TooLong => "Too long",
             FieldErrorType::TooMany => "Too many",
             FieldErrorType::NotSupported => "Unsupported value",
+            FieldErrorType::NotFound => "Not found",
             FieldErrorType::Duplicate => "Duplicate value",
             FieldErrorType::Internal => "Internal error",
         }
@@ -201,6 +205,16 @@ impl Cause {
             field,
             Some(render_value(value)),
             &detail,
+        )
+    }
+
+    /// `field.NotFound(path, value)`.
+    pub fn not_found(field: impl Into<String>, value: &Value) -> Self {
+        Cause::new(
+            FieldErrorType::NotFound,
+            field,
+            Some(render_value(value)),
+            "",
         )
     }
 

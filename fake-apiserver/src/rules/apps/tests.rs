@@ -131,3 +131,34 @@ fn status_counts() {
         vec!["status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"]
     );
 }
+
+#[rstest]
+#[case::defaults(json!({}), vec![])]
+#[case::both_zero(json!({"maxSurge": 0, "maxUnavailable": 0}),
+    vec!["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0"])]
+#[case::over_100(json!({"maxUnavailable": "150%"}),
+    vec!["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must not be greater than 100%"])]
+#[case::negative_surge(json!({"maxSurge": -1}),
+    vec!["spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0"])]
+fn deployment_rolling_updates(#[case] rolling_update: Value, #[case] errors: Vec<&str>) {
+    let texts: Vec<String> = rolling_update_deployment(&rolling_update)
+        .iter()
+        .map(Cause::error_text)
+        .collect();
+    assert_eq!(texts, errors);
+}
+
+#[rstest]
+#[case::defaults(json!({}), vec![])]
+#[case::surge_only(json!({"maxUnavailable": 0, "maxSurge": 1}), vec![])]
+#[case::both(json!({"maxUnavailable": 1, "maxSurge": "10%"}),
+    vec!["spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"10%\"}: may not be set when maxUnavailable is non-zero"])]
+#[case::neither(json!({"maxUnavailable": 0}),
+    vec!["spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"])]
+fn daemon_set_rolling_updates(#[case] rolling_update: Value, #[case] errors: Vec<&str>) {
+    let texts: Vec<String> = rolling_update_daemon_set(&rolling_update)
+        .iter()
+        .map(Cause::error_text)
+        .collect();
+    assert_eq!(texts, errors);
+}

@@ -94,7 +94,10 @@ fn running_pod() -> Value {
 #[case::negative_deadline("/spec/activeDeadlineSeconds", json!(-1), vec!["spec.activeDeadlineSeconds: Invalid value: -1: must be between 1 and 2147483647, inclusive", "spec.activeDeadlineSeconds: Invalid value: -1: must be between 0 and 2147483647, inclusive"])]
 #[case::toleration_seconds("/spec/tolerations/0/tolerationSeconds", json!(30), vec![])]
 #[case::toleration_changed("/spec/tolerations/0/key", json!("other"), vec!["spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds"])]
-#[case::image_space("/spec/containers/0/image", json!(" nginx"), vec!["spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace"])]
+// Reported twice, as upstream does: by `validateContainersOnlyForPod` and by
+// `ValidateContainerUpdates`.
+#[case::image_space("/spec/containers/0/image", json!(" nginx"), vec!["spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace", "spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace"])]
+#[case::image_emptied("/spec/containers/0/image", json!(""), vec!["spec.containers[0].image: Required value", "spec.containers[0].image: Required value"])]
 #[case::env("/spec/containers/0/env/0/name", json!("B"), vec!["spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"])]
 fn pod_updates(#[case] pointer: &str, #[case] value: Value, #[case] errors: Vec<&str>) {
     let old = running_pod();
@@ -192,5 +195,39 @@ fn services(#[case] spec: Value, #[case] errors: Vec<&str>) {
     assert_eq!(
         texts(create_causes("Service", &json!({"spec": spec}))),
         errors
+    );
+}
+
+#[rstest]
+#[case::running(json!({"phase": "Running", "qosClass": "BestEffort", "podIP": "10.0.0.5"}), vec![])]
+#[case::bad_ip(json!({"qosClass": "BestEffort", "podIP": "10.0.0.500"}),
+    vec!["status.podIPs[0]: Invalid value: \"10.0.0.500\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"])]
+#[case::single_ip_wins(json!({"qosClass": "BestEffort", "podIP": "not-an-ip", "podIPs": [{"ip": "10.0.0.5"}]}),
+    vec!["status.podIPs[0]: Invalid value: \"not-an-ip\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"])]
+#[case::qos_left_out(json!({"phase": "Failed"}), vec![])]
+#[case::qos(json!({"qosClass": "Guaranteed"}),
+    vec!["status.qosClass: Invalid value: \"Guaranteed\": field is immutable"])]
+#[case::condition(json!({"qosClass": "BestEffort", "conditions": [{"type": "my condition", "status": "True"}]}),
+    vec!["metadata.conditions[0].Type: Invalid value: \"my condition\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"])]
+#[case::host_ips_one_family(json!({"qosClass": "BestEffort", "hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}]}),
+    vec!["status.hostIPs: Invalid value: [{\"ip\":\"10.0.0.1\"},{\"ip\":\"10.0.0.2\"}]: may specify no more than one IP for each IP family"])]
+fn pod_status_updates(#[case] status: Value, #[case] errors: Vec<&str>) {
+    let old = json!({"spec": {"restartPolicy": "Always"}, "status": {"phase": "Pending", "qosClass": "BestEffort"}});
+    let new = json!({"spec": {"restartPolicy": "Always"}, "status": status});
+    assert_eq!(
+        texts(update_causes("Pod", &old, &new, Target::Status)),
+        errors
+    );
+}
+
+#[test]
+fn a_finished_container_of_a_never_restarting_pod_stays_finished() {
+    let old = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
+        "containerStatuses": [{"name": "c", "state": {"terminated": {"exitCode": 0}}}]}});
+    let new = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
+        "containerStatuses": [{"name": "c", "state": {"running": {}}}]}});
+    assert_eq!(
+        texts(update_causes("Pod", &old, &new, Target::Status)),
+        vec!["status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"]
     );
 }

@@ -1,0 +1,226 @@
+//! `resource.Quantity` as the rules need it: parsing (`ParseQuantity`), comparison, and the
+//! canonical form a real server prints in messages (`Quantity.String`, `CanonicalizeBytes`).
+//!
+//! A quantity is held exactly as an integer count of nano-units (binary suffixes multiplied in),
+//! which covers every value a pod spec holds; smaller fractions round up to a nano-unit, as
+//! upstream rounds them.
+
+use std::cmp::Ordering;
+
+/// How a quantity was written, which decides how it prints (`resource.Format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `1`, `500m`, `2k`, `3M`.
+    DecimalSi,
+    /// `1Ki`, `128Mi`.
+    BinarySi,
+    /// `1e3`, `12E6`.
+    DecimalExponent,
+}
+
+/// A parsed quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quantity {
+    /// The value in nano-units (`value * 10^9`).
+    nanos: i128,
+    /// How it was written.
+    pub format: Format,
+}
+
+/// The decoder's message for a string that is not a quantity.
+pub const QUANTITY_FORMAT_ERROR: &str =
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+const NANO: i128 = 1_000_000_000;
+
+impl Quantity {
+    /// `resource.ParseQuantity`; `None` when the string is not a quantity.
+    pub fn parse(s: &str) -> Option<Quantity> {
+        let s = s.trim();
+        if s.is_empty() {
+            return None;
+        }
+        let (negative, rest) = match s.as_bytes()[0] {
+            b'-' => (true, &s[1..]),
+            b'+' => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let number_len = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'.')
+            .count();
+        let (number, suffix) = rest.split_at(number_len);
+        if number.is_empty() || number.bytes().filter(|b| *b == b'.').count() > 1 {
+            return None;
+        }
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() && fraction.is_empty() {
+            return None;
+        }
+        // (multiplier numerator, power of ten) for the suffix.
+        let (format, binary, exp10): (Format, i128, i32) = match suffix {
+            "" => (Format::DecimalSi, 1, 0),
+            "n" => (Format::DecimalSi, 1, -9),
+            "u" => (Format::DecimalSi, 1, -6),
+            "m" => (Format::DecimalSi, 1, -3),
+            "k" => (Format::DecimalSi, 1, 3),
+            "M" => (Format::DecimalSi, 1, 6),
+            "G" => (Format::DecimalSi, 1, 9),
+            "T" => (Format::DecimalSi, 1, 12),
+            "P" => (Format::DecimalSi, 1, 15),
+            "E" => (Format::DecimalSi, 1, 18),
+            "Ki" => (Format::BinarySi, 1 << 10, 0),
+            "Mi" => (Format::BinarySi, 1 << 20, 0),
+            "Gi" => (Format::BinarySi, 1 << 30, 0),
+            "Ti" => (Format::BinarySi, 1 << 40, 0),
+            "Pi" => (Format::BinarySi, 1 << 50, 0),
+            "Ei" => (Format::BinarySi, 1 << 60, 0),
+            other => {
+                let digits = other.strip_prefix(['e', 'E'])?;
+                let exp: i32 = digits.parse().ok()?;
+                if !(-40..=40).contains(&exp) {
+                    return None;
+                }
+                (Format::DecimalExponent, 1, exp)
+            }
+        };
+        // digits as an integer, scaled by 10^(exp10 - fraction digits + 9).
+        let mut digits: i128 = 0;
+        for b in whole.bytes().chain(fraction.bytes()) {
+            digits = digits.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        }
+        let scale = exp10 - fraction.len() as i32 + 9;
+        let mut nanos = digits.checked_mul(binary)?;
+        if scale >= 0 {
+            nanos = nanos.checked_mul(10i128.checked_pow(scale as u32)?)?;
+        } else {
+            let div = 10i128.checked_pow((-scale) as u32)?;
+            // Below a nano-unit rounds up, as `ParseQuantity` does.
+            nanos = nanos / div + i128::from(nanos % div != 0);
+        }
+        Some(Quantity {
+            nanos: if negative { -nanos } else { nanos },
+            format,
+        })
+    }
+
+    /// Whether the value is below zero.
+    pub fn is_negative(&self) -> bool {
+        self.nanos < 0
+    }
+
+    /// Whether the value is a whole number (`MilliValue() % 1000 == 0`).
+    pub fn is_integer(&self) -> bool {
+        self.nanos % NANO == 0
+    }
+
+    /// The canonical text (`Quantity.String()`).
+    pub fn canonical(&self) -> String {
+        let negative = self.nanos < 0;
+        let abs = self.nanos.unsigned_abs();
+        let sign = if negative { "-" } else { "" };
+        let mut format = self.format;
+        if format == Format::BinarySi {
+            // Small or fractional binary quantities print as decimal ones.
+            if abs < 1024 * NANO as u128 || !abs.is_multiple_of(NANO as u128) {
+                format = Format::DecimalSi;
+            }
+        }
+        match format {
+            Format::BinarySi => {
+                let mut units = abs / NANO as u128;
+                let mut suffix = 0;
+                while suffix < 6 && units.is_multiple_of(1024) && units != 0 {
+                    units /= 1024;
+                    suffix += 1;
+                }
+                let name = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][suffix];
+                format!("{sign}{units}{name}")
+            }
+            Format::DecimalSi | Format::DecimalExponent => {
+                if abs == 0 {
+                    return "0".into();
+                }
+                // mantissa * 10^exp with exp a multiple of 3, starting from nano-units.
+                let mut mantissa = abs;
+                let mut exp: i32 = -9;
+                while mantissa.is_multiple_of(1000) && exp < 18 {
+                    mantissa /= 1000;
+                    exp += 3;
+                }
+                if format == Format::DecimalExponent {
+                    return if exp == 0 {
+                        format!("{sign}{mantissa}")
+                    } else {
+                        format!("{sign}{mantissa}e{exp}")
+                    };
+                }
+                let suffix = match exp {
+                    -9 => "n",
+                    -6 => "u",
+                    -3 => "m",
+                    0 => "",
+                    3 => "k",
+                    6 => "M",
+                    9 => "G",
+                    12 => "T",
+                    15 => "P",
+                    _ => "E",
+                };
+                format!("{sign}{mantissa}{suffix}")
+            }
+        }
+    }
+}
+
+impl PartialOrd for Quantity {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.nanos.cmp(&other.nanos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("1", "1")]
+    #[case("500m", "500m")]
+    #[case("1000m", "1")]
+    #[case("0.5", "500m")]
+    #[case("1.5", "1500m")]
+    #[case("2000", "2k")]
+    #[case("1100", "1100")]
+    #[case("128Mi", "128Mi")]
+    #[case("1024Mi", "1Gi")]
+    #[case("1536", "1536")]
+    #[case("0.5Gi", "512Mi")]
+    #[case("100Ki", "100Ki")]
+    #[case("1e3", "1e3")]
+    #[case("-1", "-1")]
+    #[case("0", "0")]
+    #[case("1G", "1G")]
+    fn canonical_form(#[case] input: &str, #[case] canonical: &str) {
+        assert_eq!(Quantity::parse(input).unwrap().canonical(), canonical);
+    }
+
+    #[rstest]
+    #[case("")]
+    #[case("abc")]
+    #[case("1x")]
+    #[case("1.2.3")]
+    #[case("Mi")]
+    #[case("1 Gi")]
+    fn not_quantities(#[case] input: &str) {
+        assert_eq!(Quantity::parse(input), None);
+    }
+
+    #[test]
+    fn comparison_is_exact() {
+        let a = Quantity::parse("1").unwrap();
+        let b = Quantity::parse("1000m").unwrap();
+        assert_eq!(a.partial_cmp(&b), Some(Ordering::Equal));
+        assert!(Quantity::parse("1Gi").unwrap() > Quantity::parse("1G").unwrap());
+    }
+}

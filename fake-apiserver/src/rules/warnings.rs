@@ -1,0 +1,450 @@
+//! The `Warning` headers the kind strategies add to a successful write (`WarningsOnCreate`,
+//! `WarningsOnUpdate`): the pod spec warnings of `pkg/api/pod/warnings.go`
+//! (`warningsForPodSpecAndMeta`: deprecated node labels, annotations and volume plugins,
+//! duplicated pull secrets, host aliases, env vars and ports, fractional byte quantities,
+//! negative grace periods, null label selectors) for pods and every kind that embeds a pod
+//! template, and the workloads' name warning (`metadata.name: this is used in Pod names and
+//! hostnames ...`).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{str_of, Quantity};
+use crate::resource::ResourceInfo;
+use crate::rules::validation::{go_quote, is_dns1123_label};
+
+fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// Where a kind keeps its pod template (`None` for a Pod, whose spec is its own).
+fn template_path(info: &ResourceInfo) -> Option<Option<&'static str>> {
+    if info.custom {
+        return None;
+    }
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("", "Pod") => Some(None),
+        ("", "PodTemplate") => Some(Some("template")),
+        ("", "ReplicationController")
+        | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job") => Some(Some("spec.template")),
+        ("batch", "CronJob") => Some(Some("spec.jobTemplate.spec.template")),
+        _ => None,
+    }
+}
+
+fn at<'a>(obj: &'a Value, dotted: &str) -> &'a Value {
+    dotted.split('.').fold(obj, |v, k| &v[k])
+}
+
+/// The warnings of creating `obj`.
+pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    let Some(template) = template_path(info) else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    let workload = matches!(
+        (info.group.as_str(), info.kind.as_str()),
+        ("", "ReplicationController")
+            | ("apps", "Deployment" | "ReplicaSet" | "DaemonSet")
+            | ("batch", "Job")
+    );
+    if workload {
+        let name = str_of(&obj["metadata"], "name");
+        let msgs = is_dns1123_label(name);
+        if !msgs.is_empty() {
+            warnings.push(format!(
+                "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [{}]",
+                msgs.join(" ")
+            ));
+        }
+    }
+    warnings.extend(pod_warnings(obj, template));
+    warnings
+}
+
+/// The warnings of updating `old` into `new`: a pod's always, a template's when the object's
+/// spec changed (its generation moves).
+pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
+    let Some(template) = template_path(info) else {
+        return Vec::new();
+    };
+    if template.is_some()
+        && super::same(old.get("spec"), new.get("spec"))
+        && info.kind != "PodTemplate"
+    {
+        return Vec::new();
+    }
+    pod_warnings(new, template)
+}
+
+fn pod_warnings(obj: &Value, template: Option<&str>) -> Vec<String> {
+    let (holder, prefix) = match template {
+        None => (obj, String::new()),
+        Some(path) => (at(obj, path), format!("{path}.")),
+    };
+    spec_and_meta(&holder["spec"], &holder["metadata"], &prefix)
+}
+
+const DEPRECATED_NODE_LABELS: [(&str, &str); 5] = [
+    (
+        "beta.kubernetes.io/arch",
+        "deprecated since v1.14; use \"kubernetes.io/arch\" instead",
+    ),
+    (
+        "beta.kubernetes.io/os",
+        "deprecated since v1.14; use \"kubernetes.io/os\" instead",
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/region",
+        "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead",
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/zone",
+        "deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead",
+    ),
+    (
+        "beta.kubernetes.io/instance-type",
+        "deprecated since v1.17; use \"node.kubernetes.io/instance-type\" instead",
+    ),
+];
+
+fn deprecated_node_label(key: &str) -> Option<&'static str> {
+    DEPRECATED_NODE_LABELS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, m)| *m)
+}
+
+/// `GetWarningsForNodeSelectorTerm`.
+fn node_selector_term(term: &Value, path: &str, out: &mut Vec<String>) {
+    for (i, req) in arr(term, "matchExpressions").iter().enumerate() {
+        let key = str_of(req, "key");
+        if let Some(msg) = deprecated_node_label(key) {
+            out.push(format!("{path}.matchExpressions[{i}].key: {key} is {msg}"));
+        }
+    }
+}
+
+/// `warningsForPodSpecAndMeta`.
+fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
+    let mut w = Vec::new();
+    for key in spec["nodeSelector"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        if let Some(msg) = deprecated_node_label(key) {
+            w.push(format!("{p}spec.nodeSelector[{key}]: {msg}"));
+        }
+    }
+    let node_affinity = &spec["affinity"]["nodeAffinity"];
+    for (i, term) in arr(
+        &node_affinity["requiredDuringSchedulingIgnoredDuringExecution"],
+        "nodeSelectorTerms",
+    )
+    .iter()
+    .enumerate()
+    {
+        node_selector_term(
+            term,
+            &format!("{p}spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]"),
+            &mut w,
+        );
+    }
+    for (i, term) in arr(
+        node_affinity,
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    )
+    .iter()
+    .enumerate()
+    {
+        node_selector_term(
+            &term["preference"],
+            &format!("{p}spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+            &mut w,
+        );
+    }
+    for (i, c) in arr(spec, "topologySpreadConstraints").iter().enumerate() {
+        let key = str_of(c, "topologyKey");
+        if let Some(msg) = deprecated_node_label(key) {
+            w.push(format!(
+                "{p}spec.topologySpreadConstraints[{i}].topologyKey: {key} is {msg}"
+            ));
+        }
+        if c.get("labelSelector").is_none_or(Value::is_null) {
+            w.push(format!(
+                "{p}spec.topologySpreadConstraints[{i}].labelSelector: a null labelSelector results in matching no pod"
+            ));
+        }
+    }
+    let annotations = meta["annotations"].as_object();
+    for (key, message) in [
+        (
+            "scheduler.alpha.kubernetes.io/critical-pod",
+            "non-functional in v1.16+; use the \"priorityClassName\" field instead",
+        ),
+        (
+            "security.alpha.kubernetes.io/sysctls",
+            "non-functional in v1.11+; use the \"sysctls\" field instead",
+        ),
+        (
+            "security.alpha.kubernetes.io/unsafe-sysctls",
+            "non-functional in v1.11+; use the \"sysctls\" field instead",
+        ),
+    ] {
+        if annotations.is_some_and(|a| a.contains_key(key)) {
+            w.push(format!("{p}metadata.annotations[{key}]: {message}"));
+        }
+    }
+    for (i, v) in arr(spec, "volumes").iter().enumerate() {
+        for (key, shown, message) in [
+            (
+                "photonPersistentDisk",
+                "photonPersistentDisk",
+                "deprecated in v1.11, non-functional in v1.16+",
+            ),
+            ("gitRepo", "gitRepo", "deprecated in v1.11"),
+            (
+                "scaleIO",
+                "scaleIO",
+                "deprecated in v1.16, non-functional in v1.22+",
+            ),
+            (
+                "flocker",
+                "flocker",
+                "deprecated in v1.22, non-functional in v1.25+",
+            ),
+            (
+                "storageos",
+                "storageOS",
+                "deprecated in v1.22, non-functional in v1.25+",
+            ),
+            (
+                "quobyte",
+                "quobyte",
+                "deprecated in v1.22, non-functional in v1.25+",
+            ),
+            (
+                "glusterfs",
+                "glusterfs",
+                "deprecated in v1.25, non-functional in v1.26+",
+            ),
+            (
+                "cephfs",
+                "cephfs",
+                "deprecated in v1.28, non-functional in v1.31+",
+            ),
+            (
+                "rbd",
+                "rbd",
+                "deprecated in v1.28, non-functional in v1.31+",
+            ),
+        ] {
+            if v.get(key).is_some_and(|s| !s.is_null()) {
+                w.push(format!("{p}spec.volumes[{i}].{shown}: {message}"));
+            }
+        }
+    }
+    let aliases = arr(spec, "hostAliases");
+    if aliases.len() > 1 {
+        let mut seen = BTreeSet::new();
+        for (i, a) in aliases.iter().enumerate() {
+            let ip = str_of(a, "ip");
+            if !seen.insert(ip) {
+                w.push(format!(
+                    "{p}spec.hostAliases[{i}].ip: duplicate ip {}",
+                    go_quote(ip)
+                ));
+            }
+        }
+    }
+    let secrets = arr(spec, "imagePullSecrets");
+    if secrets.len() > 1 {
+        let mut seen = BTreeSet::new();
+        for (i, s) in secrets.iter().enumerate() {
+            let name = str_of(s, "name");
+            if !seen.insert(name) {
+                w.push(format!(
+                    "{p}spec.imagePullSecrets[{i}].name: duplicate name {}",
+                    go_quote(name)
+                ));
+            }
+        }
+    }
+    for (i, s) in secrets.iter().enumerate() {
+        if str_of(s, "name").is_empty() {
+            w.push(format!(
+                "{p}spec.imagePullSecrets[{i}].name: invalid empty name \"\""
+            ));
+        }
+    }
+    let containers: Vec<(String, &Value)> = ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|list| {
+            arr(spec, list)
+                .iter()
+                .enumerate()
+                .map(move |(i, c)| (format!("{p}spec.{list}[{i}]"), c))
+        })
+        .collect();
+    for (cp, c) in &containers {
+        for kind in ["limits", "requests"] {
+            for res in ["memory", "ephemeral-storage"] {
+                let q = c["resources"][kind].get(res).and_then(|v| match v {
+                    Value::String(s) => Quantity::parse(s),
+                    Value::Number(n) => Quantity::parse(&n.to_string()),
+                    _ => None,
+                });
+                if let Some(q) = q.filter(|q| !q.is_integer()) {
+                    w.push(format!(
+                        "{cp}.resources.{kind}[{res}]: fractional byte value {} is invalid, must be an integer",
+                        go_quote(&q.canonical())
+                    ));
+                }
+            }
+        }
+        let env = arr(c, "env");
+        if env.len() > 1 {
+            let mut seen = BTreeSet::new();
+            for (i, e) in env.iter().enumerate() {
+                let name = str_of(e, "name");
+                if seen.insert(name) {
+                    continue;
+                }
+                let reference = format!("$({name})");
+                let value = str_of(e, "value");
+                let bad = e.get("valueFrom").is_some_and(|v| !v.is_null())
+                    || value == reference
+                    || !value.contains(&reference);
+                if bad {
+                    w.push(format!(
+                        "{cp}.env[{i}]: hides previous definition of {}, which may be dropped when using apply",
+                        go_quote(name)
+                    ));
+                }
+            }
+        }
+    }
+    // Ports across all containers, by container port and protocol.
+    let mut all: Vec<(String, &Value)> = Vec::new();
+    for (cp, c) in &containers {
+        for (i, port) in arr(c, "ports").iter().enumerate() {
+            let here = format!("{cp}.ports[{i}]");
+            let key = |p: &Value| {
+                (
+                    p["containerPort"].as_i64().unwrap_or(0),
+                    str_of(p, "protocol").to_string(),
+                )
+            };
+            let host_ip = str_of(port, "hostIP");
+            let host_port = port["hostPort"].as_i64().unwrap_or(0);
+            for (other_path, other) in all.iter().filter(|(_, o)| key(o) == key(port)) {
+                let (other_ip, other_port) = (
+                    str_of(other, "hostIP"),
+                    other["hostPort"].as_i64().unwrap_or(0),
+                );
+                if host_ip == other_ip && host_port == other_port {
+                    w.push(format!(
+                        "{here}: duplicate port definition with {other_path}"
+                    ));
+                } else if host_port == 0 || other_port == 0 {
+                    w.push(format!(
+                        "{here}: overlapping port definition with {other_path}"
+                    ));
+                } else if host_port == other_port && (host_ip.is_empty() != other_ip.is_empty()) {
+                    w.push(format!(
+                        "{here}: dangerously ambiguous port definition with {other_path}"
+                    ));
+                }
+            }
+            all.push((here, port));
+        }
+    }
+    if spec["terminationGracePeriodSeconds"]
+        .as_i64()
+        .is_some_and(|g| g < 0)
+    {
+        w.push(format!(
+            "{p}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"
+        ));
+    }
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let a = &spec["affinity"][kind];
+        for (i, t) in arr(a, "requiredDuringSchedulingIgnoredDuringExecution")
+            .iter()
+            .enumerate()
+        {
+            if t.get("labelSelector").is_none_or(Value::is_null) {
+                w.push(format!("{p}spec.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector: a null labelSelector results in matching no pod"));
+            }
+        }
+        for (i, t) in arr(a, "preferredDuringSchedulingIgnoredDuringExecution")
+            .iter()
+            .enumerate()
+        {
+            if t["podAffinityTerm"]
+                .get("labelSelector")
+                .is_none_or(Value::is_null)
+            {
+                w.push(format!("{p}spec.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm.labelSelector: a null labelSelector results in matching no pod"));
+            }
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+    use serde_json::json;
+
+    use super::*;
+
+    fn info(group: &str, kind: &str) -> ResourceInfo {
+        crate::resource::builtin_resources()
+            .into_iter()
+            .find(|r| r.group == group && r.kind == kind)
+            .expect("a built-in kind")
+    }
+
+    fn pod(spec: Value) -> Value {
+        json!({"metadata": {"name": "p"}, "spec": spec})
+    }
+
+    #[rstest]
+    #[case::none(pod(json!({"containers": [{"name": "c", "image": "i"}]})), vec![])]
+    #[case::node_label(pod(json!({"nodeSelector": {"beta.kubernetes.io/os": "linux"}, "containers": []})),
+        vec!["spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use \"kubernetes.io/os\" instead"])]
+    #[case::env(pod(json!({"containers": [{"name": "c", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]}]})),
+        vec!["spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped when using apply"])]
+    #[case::ports(pod(json!({"containers": [{"name": "c", "ports": [{"containerPort": 80, "protocol": "TCP"}]}, {"name": "d", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]})),
+        vec!["spec.containers[1].ports[0]: duplicate port definition with spec.containers[0].ports[0]"])]
+    #[case::fraction(pod(json!({"containers": [{"name": "c", "resources": {"limits": {"memory": "0.5"}}}]})),
+        vec!["spec.containers[0].resources.limits[memory]: fractional byte value \"500m\" is invalid, must be an integer"])]
+    #[case::grace(pod(json!({"terminationGracePeriodSeconds": -1, "containers": []})),
+        vec!["spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"])]
+    fn pods(#[case] obj: Value, #[case] expected: Vec<&str>) {
+        assert_eq!(on_create(&info("", "Pod"), &obj), expected);
+    }
+
+    #[test]
+    fn workloads_warn_about_their_name_and_template() {
+        let d = json!({"metadata": {"name": "web.v1"}, "spec": {"template": {"spec": {
+            "hostAliases": [{"ip": "1.2.3.4"}, {"ip": "1.2.3.4"}], "containers": []}}}});
+        assert_eq!(
+            on_create(&info("apps", "Deployment"), &d),
+            vec![
+                "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]".to_string(),
+                "spec.template.spec.hostAliases[1].ip: duplicate ip \"1.2.3.4\"".to_string(),
+            ]
+        );
+        // An update that leaves the spec alone warns about nothing.
+        assert!(on_update(&info("apps", "Deployment"), &d, &d).is_empty());
+    }
+}
