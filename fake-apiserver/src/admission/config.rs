@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::server::Shared;
+use crate::http::server::Shared;
 use crate::store::resource_key;
 
 /// The API group of the webhook configurations.

@@ -16,8 +16,8 @@ use super::matching::{self, Invocation};
 use super::review::{self, ReviewVersion};
 use super::Attributes;
 use crate::error::{ApiError, StatusCause};
-use crate::server::Shared;
-use crate::typed::FieldValidation;
+use crate::http::server::Shared;
+use crate::http::typed::FieldValidation;
 
 /// How one webhook call went wrong.
 #[derive(Debug)]
@@ -234,17 +234,17 @@ async fn call_mutating(
     if !own_kind {
         // A subresource's own object (an Eviction) keeps its kind.
         patched = super::with_kind(&patched, &a.kind);
-        let changed = !crate::value_eq::equal(object, &patched);
+        let changed = !crate::store::value_eq::equal(object, &patched);
         *object = patched;
         return Ok(changed);
     }
     // Decoded back into the kind (unknown fields dropped), compared, then defaulted, as the
     // real dispatcher does with the patched JSON.
-    crate::encoding::add_type_meta(&a.info, &mut patched);
-    crate::typed::decode(&a.info, &mut patched, FieldValidation::Ignore)
+    crate::http::encoding::add_type_meta(&a.info, &mut patched);
+    crate::http::typed::decode(&a.info, &mut patched, FieldValidation::Ignore)
         .map_err(|e| HookError::Other(internal_error(&e.message)))?;
-    let changed = !crate::value_eq::equal(object, &patched);
-    crate::defaults::on_decode(&a.info, &mut patched);
+    let changed = !crate::store::value_eq::equal(object, &patched);
+    crate::rules::defaults::on_decode(&a.info, &mut patched);
     *object = patched;
     Ok(changed)
 }

@@ -47,7 +47,7 @@ pub use config::{AdmissionConfig, ServiceReference, ServiceResolver};
 
 use crate::auth::UserInfo;
 use crate::error::ApiError;
-use crate::request::Query;
+use crate::http::request::Query;
 use crate::resource::ResourceInfo;
 use crate::store::Mutation;
 use crate::FakeApiServer;
@@ -122,7 +122,7 @@ impl Request {
     pub(crate) fn of_write(
         info: &Arc<ResourceInfo>,
         verb: &str,
-        path: &crate::request::ResourcePath,
+        path: &crate::http::request::ResourcePath,
         query: &Query,
         headers: &http::HeaderMap,
         user: &UserInfo,
@@ -684,7 +684,7 @@ async fn prefetch_collection(
             s.request.namespace.clone(),
         )
     };
-    let Ok(selection) = crate::list::ListRequest::parse(&info, &query) else {
+    let Ok(selection) = crate::http::list::ListRequest::parse(&info, &query) else {
         return;
     };
     let key = crate::store::resource_key(&info.group, &info.plural);

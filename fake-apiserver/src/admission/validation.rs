@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use crate::crd_validation::{validate_webhook_service, validate_webhook_url, Path};
-use crate::validation::{is_dns1035_label, is_dns1123_subdomain, Cause};
+use crate::rules::crd_validation::{validate_webhook_service, validate_webhook_url, Path};
+use crate::rules::validation::{is_dns1035_label, is_dns1123_subdomain, Cause};
 
 const REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 const NO_SIDE_EFFECTS: [&str; 2] = ["None", "NoneOnDryRun"];

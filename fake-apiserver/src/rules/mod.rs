@@ -5,6 +5,18 @@
 //! registry does (`rest.BeforeCreate` / `rest.BeforeUpdate`): the kind strategy's `Validate`, and
 //! on update the generic object-metadata checks first. All causes of one write are reported in
 //! one 422, as the real server reports them, duplicates included.
+//!
+//! Also the rules layer (see the crate documentation), which imports only the store below it:
+//! object metadata checks ([`validation`]), defaulting ([`defaults`]), custom resources'
+//! structural schemas ([`schema`]) and CRD validation ([`crd_validation`]), and label and field
+//! selectors ([`selectors`], [`field_labels`]).
+
+pub mod crd_validation;
+pub mod defaults;
+pub mod field_labels;
+pub mod schema;
+pub mod selectors;
+pub mod validation;
 
 pub mod apps;
 pub mod batch;
@@ -19,7 +31,7 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// Whether the write is to the main resource or to its `/status` subresource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,5 +141,5 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
 /// Whether two optional values are the same, an absent field counting as JSON null.
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     let null = Value::Null;
-    crate::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
+    crate::store::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
 }

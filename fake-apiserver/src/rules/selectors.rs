@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::validation::{go_quote, is_label_value, is_qualified_name};
+use crate::rules::validation::{go_quote, is_label_value, is_qualified_name};
 
 /// A selector that could not be parsed or is not supported; the message is the one a real
 /// server puts in its 400 BadRequest.
@@ -132,9 +132,9 @@ impl Requirement {
             }
         }
         if !errs.is_empty() {
-            return Err(SelectorError::new(crate::validation::aggregate_message(
-                &errs,
-            )));
+            return Err(SelectorError::new(
+                crate::rules::validation::aggregate_message(&errs),
+            ));
         }
         Ok(Requirement {
             key: key.to_string(),
@@ -665,7 +665,7 @@ impl FieldSelector {
     }
 
     /// Runs every term through the field label conversion of the built-in `group/version`
-    /// `kind` ([`crate::field_labels::conversion`]): the selector to match with, its labels
+    /// `kind` ([`crate::rules::field_labels::conversion`]): the selector to match with, its labels
     /// renamed to the internal fields they read, or the conversion's 400 message.
     pub fn convert_for(
         &self,
@@ -673,7 +673,7 @@ impl FieldSelector {
         version: &str,
         kind: &str,
     ) -> Result<FieldSelector, SelectorError> {
-        let conversion = crate::field_labels::conversion(group, version, kind);
+        let conversion = crate::rules::field_labels::conversion(group, version, kind);
         let terms = self
             .terms
             .iter()
@@ -726,7 +726,7 @@ impl FieldSelector {
         self.terms.iter().all(|t| {
             let actual = match &self.target {
                 Some((group, kind)) => {
-                    crate::field_labels::selectable_value(group, kind, obj, &t.field)
+                    crate::rules::field_labels::selectable_value(group, kind, obj, &t.field)
                 }
                 None => field_value(obj, &t.field),
             };
@@ -749,7 +749,7 @@ fn split_term(term: &str) -> Option<(usize, usize, bool)> {
 
 /// The string value of a selectable field of an object, as the server's field sets give it,
 /// for an object that names its own `apiVersion` and `kind`
-/// (see [`crate::field_labels::selectable_value`]).
+/// (see [`crate::rules::field_labels::selectable_value`]).
 pub fn field_value(obj: &Value, field: &str) -> String {
     let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
     let api_version = obj
@@ -757,7 +757,7 @@ pub fn field_value(obj: &Value, field: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let group = api_version.split_once('/').map_or("", |(g, _)| g);
-    crate::field_labels::selectable_value(group, kind, obj, field)
+    crate::rules::field_labels::selectable_value(group, kind, obj, field)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::openapi::{flag, present, props, text};
 use super::Path;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The level of a node in the structural tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,8 @@
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 
+use crate::registry::semantics::DeleteOptions;
 use crate::resource::ResourceInfo;
-use crate::semantics::DeleteOptions;
 
 /// The built-in registries that answer an immediate delete with the deleted object
 /// (`ReturnDeletedObject: true` in their `storage.go`): pods, namespaces, services, service

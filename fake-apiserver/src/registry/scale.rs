@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, StatusCause};
 use crate::resource::ResourceInfo;
-use crate::selector::{LabelSelector, Operator};
+use crate::rules::selectors::{LabelSelector, Operator};
 
 /// Where a kind keeps what its `Scale` shows.
 #[derive(Debug, Clone, PartialEq, Eq)]

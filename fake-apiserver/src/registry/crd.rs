@@ -1,5 +1,5 @@
 //! CustomResourceDefinition handling: the status a real server gives a CRD once its names are
-//! accepted and it is established. Its validation is [`crate::crd_validation`].
+//! accepted and it is established. Its validation is [`crate::rules::crd_validation`].
 
 use serde_json::{json, Value};
 

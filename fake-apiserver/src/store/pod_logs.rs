@@ -3,10 +3,13 @@
 //!
 //! Lines are kept per pod uid and container, so a pod deleted and created again under the same
 //! name starts with no lines, and they are dropped with the pod. Each line carries the server's
-//! clock at the time it was written, for `timestamps` and `sinceSeconds`/`sinceTime`.
+//! clock at the time it was written, for `timestamps` and `sinceSeconds`/`sinceTime`. A
+//! `follow` request subscribes to [`PodLogs::subscribe`], which ticks on every change.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+
+use tokio::sync::watch;
 
 /// One written line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +21,20 @@ pub struct LogLine {
 }
 
 /// Every pod's container logs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct PodLogs {
     lines: Mutex<BTreeMap<(String, String), Vec<LogLine>>>,
+    /// Counts changes (lines written, pods forgotten), for followers.
+    changes: watch::Sender<u64>,
+}
+
+impl Default for PodLogs {
+    fn default() -> Self {
+        Self {
+            lines: Mutex::default(),
+            changes: watch::channel(0).0,
+        }
+    }
 }
 
 impl PodLogs {
@@ -40,6 +54,13 @@ impl PodLogs {
                 text: line.to_string(),
             });
         }
+        drop(lines);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that sees a change whenever a line is written or a pod's logs are dropped.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// A container's lines, or `None` if nothing was ever written for it.
@@ -52,6 +73,7 @@ impl PodLogs {
     /// Forgets a pod's logs.
     pub(crate) fn remove_pod(&self, uid: &str) {
         self.lock().retain(|(u, _), _| u != uid);
+        self.changes.send_modify(|n| *n += 1);
     }
 }
 

@@ -12,7 +12,7 @@ use super::go_value;
 use super::openapi;
 use super::structural;
 use super::{set_field, InternalSpec, InternalVersion, Options, Path};
-use crate::validation::{is_dns1035_label, is_dns1123_subdomain, Cause, FieldErrorType};
+use crate::rules::validation::{is_dns1035_label, is_dns1123_subdomain, Cause, FieldErrorType};
 
 /// At most this many selectable fields per version (`MaxSelectableFields`).
 pub const MAX_SELECTABLE_FIELDS: usize = 8;

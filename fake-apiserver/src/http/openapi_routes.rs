@@ -3,8 +3,9 @@
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
-use crate::server::{value_response, FakeApiServer};
+use crate::http::server::value_response;
 
 /// Answers an OpenAPI request.
 pub(crate) fn serve(server: &FakeApiServer, path: &str, headers: &HeaderMap) -> Response {

@@ -1,5 +1,5 @@
 //! HTTP handlers for resource requests: each verb is a thin layer over the lifecycle rules in
-//! [`crate::semantics`] and the store.
+//! [`crate::registry::semantics`] and the store.
 
 use std::sync::Arc;
 
@@ -9,25 +9,26 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::crd;
-use crate::defaults;
-use crate::encoding::{add_type_meta, strip_type_meta, typed_bytes};
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
 use crate::hooks::RequestInfo;
-use crate::kind_rules;
-use crate::list::{self, ListRequest};
+use crate::http::encoding::{add_type_meta, strip_type_meta, typed_bytes};
+use crate::http::list::{self, ListRequest};
+use crate::http::request::{Query, ResourcePath};
+use crate::http::server::{self, json_response, value_response, MAX_BODY_BYTES};
+use crate::http::typed::FieldValidation;
+use crate::http::watch;
 use crate::patch::PatchType;
-use crate::registry::{self, split_api_version};
-use crate::request::{Query, ResourcePath};
-use crate::resource::ResourceInfo;
-use crate::semantics::{
+use crate::registry::crd;
+use crate::registry::kind_rules;
+use crate::registry::semantics::{
     self, check_namespace, check_type_meta, decide_delete, prepare_create, prepare_update,
     DeleteOptions, UpdateTarget, WriteContext,
 };
-use crate::server::{self, json_response, value_response, FakeApiServer, MAX_BODY_BYTES};
+use crate::registry::{self, split_api_version};
+use crate::resource::ResourceInfo;
+use crate::rules::defaults;
 use crate::store::{resource_key, Mutation};
-use crate::typed::FieldValidation;
-use crate::watch;
 
 /// Longest prefix kept from `generateName` (a generated name is at most 63 characters).
 const MAX_GENERATE_NAME_PREFIX: usize = 58;
@@ -45,7 +46,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         return server::health(parts.method.clone(), parts.uri.clone()).await;
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
-        return crate::openapi_routes::serve(&server, &path, &parts.headers);
+        return crate::http::openapi_routes::serve(&server, &path, &parts.headers);
     }
     if let Some(found) = server::discovery_for_path(&server, &path) {
         return match found {
@@ -69,7 +70,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         return ApiError::no_such_resource().into_response();
     }
     let subresource = match &rp.subresource {
-        Some(name) => match crate::subresource::find(&info, name) {
+        Some(name) => match crate::registry::subresource::find(&info, name) {
             Some(found) => Some(found),
             None => return ApiError::no_such_resource().into_response(),
         },
@@ -280,11 +281,11 @@ impl Call<'_> {
 
     fn object_response(&self, code: StatusCode, mut object: Value) -> Result<Response, ApiError> {
         add_type_meta(self.info, &mut object);
-        if crate::table::wants_table(self.headers) {
-            let table = crate::table::to_table(
+        if crate::http::table::wants_table(self.headers) {
+            let table = crate::http::table::to_table(
                 self.info,
                 std::slice::from_ref(&object),
-                &crate::semantics::format_time(self.server.shared.now()),
+                &crate::registry::semantics::format_time(self.server.shared.now()),
                 true,
             );
             return Ok(self.with_warnings(value_response(code, &table)));
@@ -364,7 +365,7 @@ impl Call<'_> {
         outcome: crate::store::Outcome,
     ) -> Result<Response, ApiError> {
         match &outcome.stored {
-            Some(stored) if !crate::table::wants_table(self.headers) => {
+            Some(stored) if !crate::http::table::wants_table(self.headers) => {
                 Ok(self.with_warnings(json_response(code, typed_bytes(self.info, stored))))
             }
             _ => self.object_response(code, outcome.into_object()),
@@ -378,7 +379,7 @@ impl Call<'_> {
             .store
             .get(&self.key(), self.namespace(), self.name())
             .ok_or_else(|| ApiError::not_found(&self.info.group, &self.info.plural, self.name()))?;
-        if crate::table::wants_table(self.headers) {
+        if crate::http::table::wants_table(self.headers) {
             let object: Value =
                 serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
             return self.object_response(StatusCode::OK, object);
@@ -479,17 +480,20 @@ impl Call<'_> {
             ("scale", "get") => self.get_scale(),
             ("scale", "update") => self.update_scale(body),
             ("scale", "patch") => self.patch_scale(body),
-            ("log", _) => {
-                crate::pod_connect::log(self.server, self.namespace(), self.name(), self.query)
-            }
-            ("exec" | "attach" | "portforward", _) => crate::pod_connect::connect(
+            ("log", _) => crate::http::pod_connect::log(
+                self.server,
+                self.namespace(),
+                self.name(),
+                self.query,
+            ),
+            ("exec" | "attach" | "portforward", _) => crate::http::pod_connect::connect(
                 self.server,
                 self.path.subresource.as_deref().unwrap_or_default(),
                 self.namespace(),
                 self.name(),
                 self.query,
             ),
-            ("proxy", _) => crate::pod_connect::proxy(
+            ("proxy", _) => crate::http::pod_connect::proxy(
                 self.server,
                 self.info,
                 self.path.namespace.as_deref(),
@@ -503,7 +507,7 @@ impl Call<'_> {
     fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
         let mut eviction = parse_body(self.headers, &body)?;
         crate::admission::create_subresource(self.info, &mut eviction)?;
-        let status = crate::eviction::evict(
+        let status = crate::http::eviction::evict(
             self.server,
             self.info,
             self.namespace(),
@@ -515,8 +519,8 @@ impl Call<'_> {
     }
 
     /// The scale subresource's description of this kind (it is served, so it exists).
-    fn scale_spec(&self) -> Result<crate::scale::ScaleSpec, ApiError> {
-        crate::scale::ScaleSpec::of(self.info).ok_or_else(ApiError::no_such_resource)
+    fn scale_spec(&self) -> Result<crate::registry::scale::ScaleSpec, ApiError> {
+        crate::registry::scale::ScaleSpec::of(self.info).ok_or_else(ApiError::no_such_resource)
     }
 
     /// `GET .../{name}/scale`.
@@ -527,7 +531,7 @@ impl Call<'_> {
             .shared
             .store
             .get_value(&self.key(), self.namespace(), self.name())
-            .ok_or_else(|| crate::scale::not_found(self.info, self.name()))?;
+            .ok_or_else(|| crate::registry::scale::not_found(self.info, self.name()))?;
         Ok(value_response(StatusCode::OK, &spec.scale_of(&object)?))
     }
 
@@ -581,8 +585,8 @@ impl Call<'_> {
             self.namespace(),
             self.name(),
             |current| {
-                let current =
-                    current.ok_or_else(|| crate::scale::not_found(self.info, self.name()))?;
+                let current = current
+                    .ok_or_else(|| crate::registry::scale::not_found(self.info, self.name()))?;
                 let scale = new_scale(&spec.scale_of(current)?)?;
                 let object = spec.apply(self.info, current, &scale)?;
                 update_with(&ctx, current, object, UpdateTarget::Main)
@@ -824,8 +828,9 @@ impl Call<'_> {
         if let Some(orphan) = self.query.get("orphanDependents") {
             opts.orphan_dependents = Some(orphan == "true");
         }
-        crate::gc_policy::validate(&opts)?;
-        if let Some(warning) = crate::gc_policy::default_policy_warning(self.info, &opts) {
+        crate::registry::gc_policy::validate(&opts)?;
+        if let Some(warning) = crate::registry::gc_policy::default_policy_warning(self.info, &opts)
+        {
             self.warnings.borrow_mut().push(warning.to_string());
         }
         Ok(opts)
@@ -854,9 +859,9 @@ impl Call<'_> {
         } else {
             delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
         };
-        let code = crate::delete_answer::code(gone, &opts);
-        if gone && !crate::delete_answer::returns_deleted_object(self.info) {
-            let status = crate::delete_answer::body(self.info, object, gone);
+        let code = crate::registry::delete_answer::code(gone, &opts);
+        if gone && !crate::registry::delete_answer::returns_deleted_object(self.info) {
+            let status = crate::registry::delete_answer::body(self.info, object, gone);
             return Ok(self.with_warnings(value_response(code, &status)));
         }
         self.object_response(code, object)
@@ -982,10 +987,12 @@ fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), A
     let (true, Some(schema)) = (info.custom, info.schema.as_ref()) else {
         return Ok(());
     };
-    crate::schema::apply_defaults(schema, object);
-    crate::schema::prune(schema, object);
-    let mut causes = crate::schema::validate(schema, object);
-    causes.extend(crate::scale::validate_custom_replicas(info, object));
+    crate::rules::schema::apply_defaults(schema, object);
+    crate::rules::schema::prune(schema, object);
+    let mut causes = crate::rules::schema::validate(schema, object);
+    causes.extend(crate::registry::scale::validate_custom_replicas(
+        info, object,
+    ));
     if causes.is_empty() {
         return Ok(());
     }
@@ -1006,15 +1013,15 @@ fn finish_builtin_object(
     old: Option<(&Value, UpdateTarget)>,
 ) -> Result<(), ApiError> {
     if is_crd(info) {
-        crate::crd_validation::apply_defaults(object);
+        crate::rules::crd_validation::apply_defaults(object);
         match old {
-            None => crate::crd_validation::validate_create(object)?,
+            None => crate::rules::crd_validation::validate_create(object)?,
             // (`finalize` is a Namespace subresource; a CRD has none.)
             Some((old, UpdateTarget::Main | UpdateTarget::Finalize)) => {
-                crate::crd_validation::validate_update(object, old)?
+                crate::rules::crd_validation::validate_update(object, old)?
             }
             Some((old, UpdateTarget::Status)) => {
-                crate::crd_validation::validate_status_update(object, old)?
+                crate::rules::crd_validation::validate_status_update(object, old)?
             }
         }
         crd::set_established_status(object, now);
@@ -1058,7 +1065,7 @@ fn decode_object(
     validation: FieldValidation,
     ctx: &WriteContext<'_>,
 ) -> Result<(), ApiError> {
-    let warnings = crate::typed::decode(info, object, validation)?;
+    let warnings = crate::http::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
     defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
@@ -1328,9 +1335,9 @@ pub(crate) fn after_write(
     if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
         crate::auth::aggregation::reconcile(server);
     }
-    if crate::disruption::concerns(&info.group, &info.kind) {
+    if crate::registry::disruption::concerns(&info.group, &info.kind) {
         let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
-        crate::disruption::sync_namespace(server, ns);
+        crate::registry::disruption::sync_namespace(server, ns);
     }
     if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
         let name = semantics::name_of(object).to_string();

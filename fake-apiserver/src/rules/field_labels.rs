@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use crate::validation::go_quote;
+use crate::rules::validation::go_quote;
 
 /// How a conversion function words its refusal of an unsupported label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,9 +11,9 @@
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
+use crate::registry::semantics::DeleteOptions;
 use crate::resource::ResourceInfo;
-use crate::semantics::DeleteOptions;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The finalizer that makes the garbage collector orphan an object's dependents before it goes.
 pub const ORPHAN: &str = "orphan";

@@ -35,7 +35,7 @@ pub(crate) use spec::{validate_webhook_service, validate_webhook_url};
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::validation::{validate_object_meta, Cause, NameRule};
+use crate::rules::validation::{validate_object_meta, Cause, NameRule};
 
 pub use path::Path;
 
@@ -241,7 +241,7 @@ impl<'a> InternalSpec<'a> {
 fn semantic_eq_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(a), Some(b)) => crate::value_eq::equal(a, b),
+        (Some(a), Some(b)) => crate::store::value_eq::equal(a, b),
         _ => false,
     }
 }
@@ -436,7 +436,7 @@ fn metadata_causes(crd: &Value, spec: &InternalSpec<'_>) -> Vec<Cause> {
             .unwrap_or_default()
     );
     let mut causes = match validate_object_meta(
-        &crate::validation::qualified_kind(GROUP, KIND),
+        &crate::rules::validation::qualified_kind(GROUP, KIND),
         false,
         NameRule::Dns1123Subdomain,
         crd,

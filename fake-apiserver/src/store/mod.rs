@@ -4,6 +4,10 @@
 //! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion`: callers
 //! compute the next state of an object inside [`Store::mutate`], which runs under the store's lock so
 //! that read-check-write is atomic, as an etcd transaction is for a real server.
+//!
+//! The bottom layer of the server (see the crate documentation): it and its submodules (the
+//! container log lines in [`pod_logs`], the fast JSON equality in `value_eq`) import nothing
+//! from the rules, the registry or the HTTP layer.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,6 +19,8 @@ use tokio::sync::broadcast;
 use crate::error::ApiError;
 
 mod parsed;
+pub mod pod_logs;
+pub(crate) mod value_eq;
 
 use parsed::ParsedCache;
 

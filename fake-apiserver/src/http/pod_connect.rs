@@ -10,7 +10,9 @@
 //! - `pods/log` answers what the kubelet would, from the pod's container statuses (a container
 //!   waiting to start is a 400 with the kubelet's message) and the lines a kubelet stand-in wrote
 //!   with [`crate::FakeApiServer::append_pod_log`], honouring `tailLines`, `limitBytes`,
-//!   `timestamps`, `sinceSeconds` and `sinceTime`. `follow` answers the lines so far and ends.
+//!   `timestamps`, `sinceSeconds` and `sinceTime`. With `follow` the answer streams: the lines
+//!   so far, then each line as it is written, until the container terminates or the pod goes
+//!   (as the kubelet's follow ends when the container exits).
 //! - the streams answer `500` `error dialing backend` (no kubelet to dial);
 //! - the proxies answer `503` as an unreachable backend does (`no endpoints available` for a
 //!   service without ready endpoints).
@@ -19,10 +21,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
-use crate::request::Query;
+use crate::http::request::Query;
 use crate::resource::ResourceInfo;
-use crate::server::FakeApiServer;
 
 /// `GET pods/{name}/log`.
 pub(crate) fn log(
@@ -50,8 +52,131 @@ pub(crate) fn log(
     } else {
         written.unwrap_or_default()
     };
-    let body = options.render(&lines, server.shared.now());
-    Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], body).into_response())
+    let mut writer = options.writer();
+    let first = options.render(&lines, server.shared.now(), &mut writer);
+    if options.follow && !options.previous && !container_terminated(&pod, &container) {
+        let follower = Follower {
+            server: server.clone(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            uid: uid.to_string(),
+            container,
+            changes: server.shared.pod_logs.subscribe(),
+            sent: lines.len(),
+            writer,
+            first: Some(first),
+            done: false,
+        };
+        let body = axum::body::Body::from_stream(follower.into_stream());
+        return Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], body).into_response());
+    }
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain")],
+        first,
+    )
+        .into_response())
+}
+
+/// How often a follower looks at the pod when no line is written (a container may end
+/// without writing a last line).
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A `follow` request's stream: the lines written so far, then each new one, until the
+/// container terminates, the pod goes, or `limitBytes` is used up.
+struct Follower {
+    server: FakeApiServer,
+    namespace: String,
+    name: String,
+    uid: String,
+    container: String,
+    changes: tokio::sync::watch::Receiver<u64>,
+    /// How many of the container's lines have been written out.
+    sent: usize,
+    writer: LineWriter,
+    /// The answer's first chunk (the lines selected when the request came).
+    first: Option<String>,
+    done: bool,
+}
+
+impl Follower {
+    fn into_stream(
+        self,
+    ) -> impl futures::Stream<Item = Result<String, std::convert::Infallible>> + Send {
+        futures::stream::unfold(self, |mut this| async move {
+            if let Some(first) = this.first.take().filter(|f| !f.is_empty()) {
+                return Some((Ok(first), this));
+            }
+            loop {
+                if this.done || this.writer.exhausted() {
+                    return None;
+                }
+                // Looked at before the lines are read, so a last line written just before the
+                // container ended is still sent.
+                let ended = !this.still_running();
+                let lines = this
+                    .server
+                    .shared
+                    .pod_logs
+                    .read(&this.uid, &this.container)
+                    .unwrap_or_default();
+                let mut out = String::new();
+                for line in lines.iter().skip(this.sent) {
+                    if !this.writer.write(line, &mut out) {
+                        break;
+                    }
+                }
+                this.sent = this.sent.max(lines.len());
+                this.done = ended;
+                if !out.is_empty() {
+                    return Some((Ok(out), this));
+                }
+                if this.done {
+                    return None;
+                }
+                tokio::select! {
+                    changed = this.changes.changed() => {
+                        if changed.is_err() {
+                            tokio::time::sleep(FOLLOW_POLL).await;
+                        }
+                    }
+                    _ = tokio::time::sleep(FOLLOW_POLL) => {}
+                }
+            }
+        })
+    }
+
+    /// Whether the same pod is still there with the container not terminated.
+    fn still_running(&self) -> bool {
+        self.server
+            .shared
+            .store
+            .get_value("/pods", &self.namespace, &self.name)
+            .is_some_and(|pod| {
+                pod["metadata"]["uid"] == self.uid.as_str()
+                    && !container_terminated(&pod, &self.container)
+            })
+    }
+}
+
+/// Whether the container has run to its end: the pod finished, or its status says terminated.
+fn container_terminated(pod: &Value, container: &str) -> bool {
+    if matches!(
+        pod["status"]["phase"].as_str(),
+        Some("Succeeded" | "Failed")
+    ) {
+        return true;
+    }
+    [
+        "containerStatuses",
+        "initContainerStatuses",
+        "ephemeralContainerStatuses",
+    ]
+    .iter()
+    .filter_map(|list| pod["status"][list].as_array())
+    .flatten()
+    .find(|s| s["name"] == container)
+    .is_some_and(|s| s["state"]["terminated"].is_object())
 }
 
 /// `pods/exec`, `pods/attach`, `pods/portforward`.
@@ -347,6 +472,7 @@ fn kubelet_log_status(
 /// The `PodLogOptions` of a request.
 #[derive(Debug, Default)]
 struct LogOptions {
+    follow: bool,
     previous: bool,
     timestamps: bool,
     tail_lines: Option<i64>,
@@ -367,6 +493,7 @@ impl LogOptions {
             None => None,
         };
         let options = LogOptions {
+            follow: query.flag("follow"),
             previous: query.flag("previous"),
             timestamps: query.flag("timestamps"),
             tail_lines: query.int("tailLines")?,
@@ -408,8 +535,23 @@ impl LogOptions {
         Ok(options)
     }
 
-    /// The lines the options select, as the kubelet writes them.
-    fn render(&self, lines: &[crate::pod_logs::LogLine], now: jiff::Timestamp) -> String {
+    /// A writer of lines in the options' format and within their `limitBytes`.
+    fn writer(&self) -> LineWriter {
+        LineWriter {
+            timestamps: self.timestamps,
+            remaining: self.limit_bytes.and_then(|n| usize::try_from(n).ok()),
+            full: false,
+        }
+    }
+
+    /// The lines the options select (`sinceSeconds`/`sinceTime`, then `tailLines`), written
+    /// through `writer` as the kubelet writes them.
+    fn render(
+        &self,
+        lines: &[crate::store::pod_logs::LogLine],
+        now: jiff::Timestamp,
+        writer: &mut LineWriter,
+    ) -> String {
         let since = self.since_time.or_else(|| {
             self.since_seconds
                 .and_then(|s| now.checked_sub(jiff::SignedDuration::from_secs(s)).ok())
@@ -426,21 +568,52 @@ impl LogOptions {
         };
         let mut out = String::new();
         for line in &selected[skip..] {
-            if self.timestamps {
-                out.push_str(&line.at.to_string());
-                out.push(' ');
+            if !writer.write(line, &mut out) {
+                break;
             }
-            out.push_str(&line.text);
-            out.push('\n');
-        }
-        if let Some(limit) = self.limit_bytes.and_then(|n| usize::try_from(n).ok()) {
-            let mut end = limit.min(out.len());
-            while !out.is_char_boundary(end) {
-                end -= 1;
-            }
-            out.truncate(end);
         }
         out
+    }
+}
+
+/// Writes log lines (`timestamps` prefixed) and cuts the output at `limitBytes`, counted over
+/// the whole answer, a followed one included.
+#[derive(Debug)]
+struct LineWriter {
+    timestamps: bool,
+    /// Bytes still allowed, if limited.
+    remaining: Option<usize>,
+    /// Set once a line did not fit whole.
+    full: bool,
+}
+
+impl LineWriter {
+    /// Appends `line` to `out`; `false` once the byte limit is used up.
+    fn write(&mut self, line: &crate::store::pod_logs::LogLine, out: &mut String) -> bool {
+        let mut text = String::new();
+        if self.timestamps {
+            text.push_str(&line.at.to_string());
+            text.push(' ');
+        }
+        text.push_str(&line.text);
+        text.push('\n');
+        let Some(remaining) = self.remaining.as_mut() else {
+            out.push_str(&text);
+            return true;
+        };
+        let mut end = (*remaining).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push_str(&text[..end]);
+        *remaining -= end;
+        self.full = end < text.len() || *remaining == 0;
+        !self.full
+    }
+
+    /// Whether nothing more may be written.
+    fn exhausted(&self) -> bool {
+        self.full
     }
 }
 
@@ -507,38 +680,47 @@ mod tests {
         let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         let t1: jiff::Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
         let lines = vec![
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t0,
                 text: "one".into(),
             },
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t1,
                 text: "two".into(),
             },
-            crate::pod_logs::LogLine {
+            crate::store::pod_logs::LogLine {
                 at: t1,
                 text: "three".into(),
             },
         ];
         let now: jiff::Timestamp = "2026-01-01T00:01:30Z".parse().unwrap();
         let all = LogOptions::default();
-        assert_eq!(all.render(&lines, now), "one\ntwo\nthree\n");
+        assert_eq!(
+            all.render(&lines, now, &mut all.writer()),
+            "one\ntwo\nthree\n"
+        );
         let tail = LogOptions {
             tail_lines: Some(1),
             timestamps: true,
             ..Default::default()
         };
-        assert_eq!(tail.render(&lines, now), "2026-01-01T00:01:00Z three\n");
+        assert_eq!(
+            tail.render(&lines, now, &mut tail.writer()),
+            "2026-01-01T00:01:00Z three\n"
+        );
         let since = LogOptions {
             since_seconds: Some(60),
             ..Default::default()
         };
-        assert_eq!(since.render(&lines, now), "two\nthree\n");
+        assert_eq!(
+            since.render(&lines, now, &mut since.writer()),
+            "two\nthree\n"
+        );
         let limit = LogOptions {
             limit_bytes: Some(5),
             ..Default::default()
         };
-        assert_eq!(limit.render(&lines, now), "one\nt");
+        assert_eq!(limit.render(&lines, now, &mut limit.writer()), "one\nt");
     }
 
     #[test]

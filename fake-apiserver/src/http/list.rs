@@ -6,12 +6,13 @@ use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{json, Value};
 
-use crate::encoding::typed_bytes;
+use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
-use crate::request::Query;
+use crate::http::encoding::typed_bytes;
+use crate::http::request::Query;
+use crate::http::server::{json_response, value_response};
 use crate::resource::ResourceInfo;
-use crate::selector::{FieldSelector, LabelSelector};
-use crate::server::{json_response, value_response, FakeApiServer};
+use crate::rules::selectors::{FieldSelector, LabelSelector};
 use crate::store::{resource_key, Snapshot};
 
 /// How the client asked for the list's resourceVersion to be chosen.
@@ -43,7 +44,7 @@ pub struct ListRequest {
     pub read_at: ReadAt,
 }
 
-fn selector_error(e: crate::selector::SelectorError) -> ApiError {
+fn selector_error(e: crate::rules::selectors::SelectorError) -> ApiError {
     ApiError::new(e.code(), e.reason(), e.to_string())
 }
 
@@ -276,13 +277,13 @@ pub fn serve(
             metadata["remainingItemCount"] = json!(remaining);
         }
     }
-    if crate::table::wants_table(headers) {
+    if crate::http::table::wants_table(headers) {
         let objects: Vec<Value> = page
             .iter()
             .filter_map(|(_, b)| serde_json::from_slice(&typed_bytes(info, b)).ok())
             .collect();
-        let now = crate::semantics::format_time(server.shared.now());
-        let mut table = crate::table::to_table(info, &objects, &now, true);
+        let now = crate::registry::semantics::format_time(server.shared.now());
+        let mut table = crate::http::table::to_table(info, &objects, &now, true);
         table["metadata"] = metadata;
         return Ok(value_response(StatusCode::OK, &table));
     }

@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, StatusCause};
 use crate::resource::ResourceInfo;
+use crate::store::value_eq::{equal, maps_equal_where};
 use crate::store::{resource_version_of, Mutation};
-use crate::value_eq::{equal, maps_equal_where};
 
 /// Facts about the request the rules need besides the objects.
 #[derive(Debug, Clone)]
@@ -60,9 +60,9 @@ pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
     /// `preconditions.resourceVersion`.
     pub precondition_resource_version: Option<String>,
-    /// `propagationPolicy`: `Orphan`, `Background` or `Foreground` (see [`crate::gc_policy`]).
+    /// `propagationPolicy`: `Orphan`, `Background` or `Foreground` (see [`crate::registry::gc_policy`]).
     pub propagation_policy: Option<String>,
-    /// The deprecated `orphanDependents` (see [`crate::gc_policy`]).
+    /// The deprecated `orphanDependents` (see [`crate::registry::gc_policy`]).
     pub orphan_dependents: Option<bool>,
 }
 
@@ -262,7 +262,8 @@ fn normalize_metadata(m: &mut Map<String, Value>) {
 
 /// Removes duplicate owner references, as the real server does, with its warning.
 fn dedup_owner_references(object: &mut Value, ctx: &WriteContext<'_>, after_admission: bool) {
-    if let Some(warning) = crate::validation::dedup_owner_references(object, after_admission) {
+    if let Some(warning) = crate::rules::validation::dedup_owner_references(object, after_admission)
+    {
         ctx.warnings.borrow_mut().push(warning);
     }
 }
@@ -623,7 +624,8 @@ pub fn decide_delete(
     };
     let finalizers = finalizers_of(&current);
     // The garbage collector's finalizers, as the request's propagation policy sets them.
-    let gc_finalizers = crate::gc_policy::finalizers_after_delete(info, &finalizers, opts);
+    let gc_finalizers =
+        crate::registry::gc_policy::finalizers_after_delete(info, &finalizers, opts);
 
     if is_deleting(&current) {
         let existing = meta(&current)["deletionGracePeriodSeconds"]
@@ -727,26 +729,29 @@ fn start_namespace_termination(
     let orphan = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
         (Some(orphan), _) => orphan,
         (None, Some(policy)) => policy == "Orphan",
-        (None, None) => has(crate::gc_policy::ORPHAN),
+        (None, None) => has(crate::registry::gc_policy::ORPHAN),
     };
     let foreground = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
         (Some(orphan), _) => !orphan,
         (None, Some(policy)) => policy == "Foreground",
-        (None, None) => has(crate::gc_policy::FOREGROUND),
+        (None, None) => has(crate::registry::gc_policy::FOREGROUND),
     };
-    if orphan != has(crate::gc_policy::ORPHAN) || foreground != has(crate::gc_policy::FOREGROUND) {
+    if orphan != has(crate::registry::gc_policy::ORPHAN)
+        || foreground != has(crate::registry::gc_policy::FOREGROUND)
+    {
         let mut next_finalizers: Vec<String> = finalizers
             .iter()
             .filter(|f| {
-                f.as_str() != crate::gc_policy::ORPHAN && f.as_str() != crate::gc_policy::FOREGROUND
+                f.as_str() != crate::registry::gc_policy::ORPHAN
+                    && f.as_str() != crate::registry::gc_policy::FOREGROUND
             })
             .cloned()
             .collect();
         if orphan {
-            next_finalizers.push(crate::gc_policy::ORPHAN.into());
+            next_finalizers.push(crate::registry::gc_policy::ORPHAN.into());
         }
         if foreground {
-            next_finalizers.push(crate::gc_policy::FOREGROUND.into());
+            next_finalizers.push(crate::registry::gc_policy::FOREGROUND.into());
         }
         let m = meta_mut(&mut next);
         if next_finalizers.is_empty() {

@@ -1,4 +1,20 @@
 //! The set of resource types served right now: the built-ins plus whatever the stored CRDs define.
+//!
+//! Also the registry layer (see the crate documentation): what a write does to an object and to
+//! others, below the HTTP layer and above the rules and the store — the write lifecycle in
+//! [`semantics`], per-kind mutations ([`kind_rules`]), deletes ([`delete_answer`], [`gc_policy`]),
+//! subresources ([`subresource`], [`scale`]), PodDisruptionBudgets (`disruption`), CRDs
+//! ([`crd`]) and the saved state file ([`state`]).
+
+pub mod crd;
+pub mod delete_answer;
+pub(crate) mod disruption;
+pub mod gc_policy;
+pub mod kind_rules;
+pub mod scale;
+pub mod semantics;
+pub mod state;
+pub mod subresource;
 
 use std::sync::{Arc, RwLock};
 

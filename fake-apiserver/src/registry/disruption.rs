@@ -1,6 +1,6 @@
 //! The disruption controller, in-process: it keeps every PodDisruptionBudget's `status` as
 //! `pkg/controller/disruption/disruption.go` computes it, so that the eviction subresource
-//! ([`crate::eviction`]) decides on the numbers a cluster would show.
+//! ([`crate::http::eviction`]) decides on the numbers a cluster would show.
 //!
 //! Like the server's other built-in behaviour (namespace termination, CRD serving) it runs
 //! synchronously after the writes that can change a budget — a pod, a budget, or a workload whose
@@ -20,10 +20,10 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::context::FakeApiServer;
+use crate::registry::semantics::format_time;
 use crate::registry::split_api_version;
-use crate::selector::LabelSelector;
-use crate::semantics::format_time;
-use crate::server::FakeApiServer;
+use crate::rules::selectors::LabelSelector;
 use crate::store::{resource_key, Mutation};
 
 /// Looks up a controller's scale: its selector and replicas, `None` when it has no scale.
@@ -183,7 +183,7 @@ fn controller_scale(
                 reference.kind, reference.api_version
             )
         })?;
-    let Some(scale) = crate::scale::ScaleSpec::of(&info) else {
+    let Some(scale) = crate::registry::scale::ScaleSpec::of(&info) else {
         return Err(format!(
             "{} does not implement the scale subresource",
             crate::error::qualified(&info.group, &info.plural)

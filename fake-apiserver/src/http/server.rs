@@ -1,5 +1,5 @@
-//! The server handle: shared state, the builder, the axum router, the in-process client and the
-//! TCP listener.
+//! The server handle's builder and methods (its state is in [`crate::context`]), the axum
+//! router, the in-process client and the TCP listener.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock};
@@ -10,81 +10,23 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use crate::chaos::Chaos;
+pub(crate) use crate::context::{ClockFn, FakeApiServer, Shared};
 use crate::controllers::{Controller, ControllerConfig, ControllerManager, Work};
-use crate::discovery;
 use crate::error::ApiError;
 use crate::hooks::{FaultRule, Faults, RequestGate, RequestInfo, RequestMatcher};
+use crate::http::discovery;
 use crate::registry::{self, Registry};
 use crate::resource::ResourceInfo;
-use crate::semantics::format_time;
 use crate::store::{resource_key, Store, StoreEvent, DEFAULT_HISTORY, DEFAULT_HISTORY_BYTES};
 
 /// Largest request body accepted (the real server's limit), in bytes.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
-
-/// A source of the server's notion of "now".
-pub type ClockFn = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
-
-/// State shared by every handler.
-pub(crate) struct Shared {
-    pub(crate) store: Store,
-    pub(crate) registry: Registry,
-    pub(crate) clock: ClockFn,
-    rng: Mutex<ChaCha8Rng>,
-    pub(crate) faults: Faults,
-    pub(crate) chaos: Chaos,
-    gate: RwLock<Option<Arc<dyn RequestGate>>>,
-    /// Open watches listen here; a matcher sent here ends the watches it matches.
-    pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
-    /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
-    pub(crate) controllers: ControllerManager,
-    /// Authentication, authorization and admission settings and state.
-    pub(crate) auth: crate::auth::AuthState,
-    /// Container log lines written by kubelet stand-ins.
-    pub(crate) pod_logs: crate::pod_logs::PodLogs,
-    /// Admission webhook settings.
-    pub(crate) admission: crate::admission::AdmissionConfig,
-}
-
-impl Shared {
-    /// The current time.
-    pub(crate) fn now(&self) -> jiff::Timestamp {
-        (self.clock)()
-    }
-
-    /// The current time as `metav1.Time`.
-    pub(crate) fn now_string(&self) -> String {
-        format_time(self.now())
-    }
-
-    /// A new object uid.
-    pub(crate) fn new_uid(&self) -> String {
-        let mut bytes = [0u8; 16];
-        self.rng
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .fill(&mut bytes);
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
-            .to_string()
-    }
-
-    /// A random suffix from the alphabet the real server uses for generated names.
-    pub(crate) fn random_suffix(&self, len: usize) -> String {
-        // Vowels and confusable characters are left out, as in k8s.io/apimachinery/pkg/util/rand.
-        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
-        (0..len)
-            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-            .collect()
-    }
-}
 
 /// Configures a [`FakeApiServer`].
 pub struct FakeApiServerBuilder {
@@ -232,12 +174,6 @@ impl FakeApiServerBuilder {
     }
 }
 
-/// A fake Kubernetes API server. Cheap to clone: clones share one server.
-#[derive(Clone)]
-pub struct FakeApiServer {
-    pub(crate) shared: Arc<Shared>,
-}
-
 impl std::fmt::Debug for FakeApiServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeApiServer")
@@ -276,7 +212,7 @@ impl FakeApiServer {
             .route("/healthz", get(health).fallback(wrong_method))
             .route("/livez", get(health).fallback(wrong_method))
             .route("/readyz", get(health).fallback(wrong_method))
-            .fallback(crate::handlers::dispatch)
+            .fallback(crate::http::handlers::dispatch)
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
                 crate::auth::filter,
@@ -410,7 +346,7 @@ impl FakeApiServer {
             namespace.unwrap_or_default(),
             name,
         )?;
-        crate::encoding::add_type_meta(&info, &mut value);
+        crate::http::encoding::add_type_meta(&info, &mut value);
         Some(value)
     }
 
@@ -434,7 +370,7 @@ impl FakeApiServer {
             .items
             .iter()
             .filter_map(|(_, bytes)| {
-                serde_json::from_slice(&crate::encoding::typed_bytes(&info, bytes)).ok()
+                serde_json::from_slice(&crate::http::encoding::typed_bytes(&info, bytes)).ok()
             })
             .collect();
         (snapshot.revision, objects)
@@ -444,7 +380,7 @@ impl FakeApiServer {
     pub fn event_object(&self, event: &StoreEvent) -> Option<Value> {
         let (group, plural) = event.resource.split_once('/')?;
         let info = self.shared.registry.lookup_resource(group, plural)?;
-        serde_json::from_slice(&crate::encoding::typed_bytes(&info, &event.object)).ok()
+        serde_json::from_slice(&crate::http::encoding::typed_bytes(&info, &event.object)).ok()
     }
 
     /// A receiver for every write from now on, in revision order.
@@ -517,7 +453,7 @@ impl FakeApiServer {
     /// Creates an object, or replaces it if it exists (as `kubectl apply` would, without the
     /// three-way merge). A CRD is served at once. Used to load manifests at start.
     pub fn apply_manifest(&self, object: Value) -> Result<Value, ApiError> {
-        crate::handlers::apply_manifest(self, object)
+        crate::http::handlers::apply_manifest(self, object)
     }
 
     /// The controllers' switches and queue.
@@ -550,9 +486,9 @@ impl FakeApiServer {
     }
 
     /// Replaces every object with saved state (from [`FakeApiServer::export_state`]), after
-    /// checking all of it ([`crate::state::check`]): a state that fails a check changes nothing.
-    pub fn import_state(&self, state: Value) -> Result<(), crate::state::StateError> {
-        let checked = crate::state::check(&state, &self.shared.registry)?;
+    /// checking all of it ([`crate::registry::state::check`]): a state that fails a check changes nothing.
+    pub fn import_state(&self, state: Value) -> Result<(), crate::registry::state::StateError> {
+        let checked = crate::registry::state::check(&state, &self.shared.registry)?;
         let objects = checked
             .objects
             .into_iter()

@@ -167,7 +167,7 @@ pub fn api_resource_list(resources: &[ResourceInfo], group: &str, version: &str)
     let mut entries = Vec::new();
     for info in served {
         entries.push(legacy_resource(info));
-        for sub in crate::subresource::of(info) {
+        for sub in crate::registry::subresource::of(info) {
             let mut entry = Map::new();
             entry.insert(
                 "name".into(),
@@ -263,7 +263,7 @@ fn aggregated_resource(info: &ResourceInfo) -> Value {
     if !info.categories.is_empty() {
         entry.insert("categories".into(), json!(info.categories));
     }
-    let subresources: Vec<Value> = crate::subresource::of(info)
+    let subresources: Vec<Value> = crate::registry::subresource::of(info)
         .into_iter()
         .map(|sub| {
             let (group, version) = sub

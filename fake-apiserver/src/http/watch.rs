@@ -13,13 +13,14 @@ use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::encoding::typed_bytes;
+use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
 use crate::hooks::RequestMatcher;
-use crate::list::ListRequest;
-use crate::request::{Query, ResourcePath};
+use crate::http::encoding::typed_bytes;
+use crate::http::list::ListRequest;
+use crate::http::request::{Query, ResourcePath};
+use crate::http::server::drop_receiver;
 use crate::resource::ResourceInfo;
-use crate::server::{drop_receiver, FakeApiServer};
 use crate::store::{resource_key, EventType, StoreEvent};
 
 /// Used when the client gives no `timeoutSeconds` (the real server picks 30–60 minutes).
@@ -47,7 +48,7 @@ struct WatchSpec {
     table: bool,
     /// Whether the next Table event is the first (which carries the column definitions).
     first_table: std::sync::atomic::AtomicBool,
-    clock: crate::server::ClockFn,
+    clock: crate::context::ClockFn,
     matcher_view: crate::hooks::RequestInfo,
 }
 
@@ -135,7 +136,7 @@ fn start(
         filter,
         bookmarks,
         timeout,
-        table: crate::table::wants_table(headers),
+        table: crate::http::table::wants_table(headers),
         first_table: std::sync::atomic::AtomicBool::new(true),
         clock: server.shared.clock.clone(),
         matcher_view: crate::hooks::RequestInfo {
@@ -143,7 +144,7 @@ fn start(
             group: info.group.clone(),
             resource: info.plural.clone(),
             namespace: path.namespace.clone(),
-            user_agent: crate::server::user_agent(headers),
+            user_agent: crate::http::server::user_agent(headers),
             ..Default::default()
         },
         info,
@@ -226,10 +227,10 @@ impl WatchSpec {
         let typed = typed_bytes(&self.info, bytes);
         if self.table {
             let object: Value = serde_json::from_slice(&typed).unwrap_or(Value::Null);
-            let table = crate::table::to_table(
+            let table = crate::http::table::to_table(
                 &self.info,
                 std::slice::from_ref(&object),
-                &crate::semantics::format_time((self.clock)()),
+                &crate::registry::semantics::format_time((self.clock)()),
                 self.first_table
                     .swap(false, std::sync::atomic::Ordering::Relaxed),
             );

@@ -51,7 +51,7 @@ pub fn of(info: &ResourceInfo) -> Vec<Subresource> {
     if info.has_status {
         subs.push(sub("status", STATUS_VERBS, &info.kind, None));
     }
-    if crate::scale::ScaleSpec::of(info).is_some() {
+    if crate::registry::scale::ScaleSpec::of(info).is_some() {
         subs.push(sub(
             "scale",
             STATUS_VERBS,

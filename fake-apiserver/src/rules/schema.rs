@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::validation::{go_format_float, Cause};
+use crate::rules::validation::{go_format_float, Cause};
 
 fn flag(s: &Value, key: &str) -> bool {
     s.get(key).and_then(Value::as_bool).unwrap_or(false)
@@ -411,7 +411,7 @@ fn type_matches(expected: &str, x: &Value) -> bool {
 
 fn render_limit(v: &Value) -> String {
     match v {
-        Value::Number(n) => crate::validation::render_number(n),
+        Value::Number(n) => crate::rules::validation::render_number(n),
         other => other.to_string(),
     }
 }
@@ -882,7 +882,8 @@ mod tests {
             &widget_schema(),
             &json!({"spec": {"color": "red", "size": "big"}}),
         );
-        let err = crate::validation::InvalidError::new("example.com", "Widget", "bad", causes);
+        let err =
+            crate::rules::validation::InvalidError::new("example.com", "Widget", "bad", causes);
         assert_eq!(
             err.message(),
             "Widget.example.com \"bad\" is invalid: spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\""

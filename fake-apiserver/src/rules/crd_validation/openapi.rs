@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::{defaults, go_value, structural, Options, Path};
-use crate::validation::{Cause, FieldErrorType};
+use crate::rules::validation::{Cause, FieldErrorType};
 
 /// The OpenAPI v3 types a schema may name.
 const OPENAPI_TYPES: [&str; 6] = ["array", "boolean", "integer", "number", "object", "string"];

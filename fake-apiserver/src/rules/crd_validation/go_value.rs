@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::InternalSpec;
 
-pub use crate::validation::go_json;
+pub use crate::rules::validation::go_json;
 
 fn write_string(s: &str, out: &mut String) {
     out.push_str(&go_json(&Value::String(s.to_string())));

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::openapi::{flag, present, props};
 use super::{go_value, Path};
-use crate::validation::{Cause, FieldErrorType};
+use crate::rules::validation::{Cause, FieldErrorType};
 
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
@@ -39,8 +39,8 @@ fn walk(
             let default_path = path.child("default");
             if require_pruned {
                 let mut pruned = default.clone();
-                crate::schema::prune_at(s, &mut pruned, embedded);
-                if !crate::value_eq::equal(&pruned, default) {
+                crate::rules::schema::prune_at(s, &mut pruned, embedded);
+                if !crate::store::value_eq::equal(&pruned, default) {
                     causes.push(Cause::new(
                         FieldErrorType::Invalid,
                         &default_path,
@@ -50,7 +50,7 @@ fn walk(
                 }
             }
             causes.extend(
-                crate::schema::validate_detached(s, default)
+                crate::rules::schema::validate_detached(s, default)
                     .into_iter()
                     .map(|c| prefixed(c, &default_path)),
             );
@@ -104,8 +104,8 @@ pub fn has_unpruned_defaults(schema: &Value) -> bool {
         let embedded = root || flag(s, "x-kubernetes-embedded-resource");
         if let Some(default) = present(s, "default") {
             let mut pruned = default.clone();
-            crate::schema::prune_at(s, &mut pruned, embedded);
-            if !crate::value_eq::equal(&pruned, default) {
+            crate::rules::schema::prune_at(s, &mut pruned, embedded);
+            if !crate::store::value_eq::equal(&pruned, default) {
                 return true;
             }
         }

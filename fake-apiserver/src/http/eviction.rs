@@ -8,16 +8,16 @@
 //! unready pod may go without using the budget (`unhealthyPodEvictionPolicy`); otherwise the
 //! budget's `disruptionsAllowed` is checked and decremented, and the pod recorded in
 //! `disruptedPods`, before the delete. The pod gets the `DisruptionTarget` condition first. The
-//! budget's status itself is kept by [`crate::disruption`].
+//! budget's status itself is kept by [`crate::registry::disruption`].
 
 use serde_json::{json, Value};
 
+use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
-use crate::handlers::{after_write, delete_object};
+use crate::http::handlers::{after_write, delete_object};
+use crate::registry::semantics::{format_time, DeleteOptions};
 use crate::resource::ResourceInfo;
-use crate::selector::LabelSelector;
-use crate::semantics::{format_time, DeleteOptions};
-use crate::server::FakeApiServer;
+use crate::rules::selectors::LabelSelector;
 use crate::store::{resource_key, resource_version_of, Mutation};
 
 /// How many evictions may wait in a budget's `disruptedPods` before the handler refuses more.
@@ -93,7 +93,7 @@ pub(crate) fn evict(
         let status = &budget["status"];
         let current_healthy = status["currentHealthy"].as_i64().unwrap_or(0);
         let desired_healthy = status["desiredHealthy"].as_i64().unwrap_or(0);
-        if !crate::disruption::is_ready(&pod) {
+        if !crate::registry::disruption::is_ready(&pod) {
             let always_allow = budget["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow";
             if always_allow || (current_healthy >= desired_healthy && desired_healthy > 0) {
                 // An unready pod does not count as healthy: it may go without using the budget.
@@ -257,7 +257,7 @@ fn check_and_decrement(
         next["status"]["disruptionsAllowed"] = json!(allowed - 1);
         if allowed - 1 == 0 {
             let conditions = status["conditions"].as_array().cloned().unwrap_or_default();
-            next["status"]["conditions"] = Value::Array(crate::disruption::allowed_condition(
+            next["status"]["conditions"] = Value::Array(crate::registry::disruption::allowed_condition(
                 conditions, 0, observed, now,
             ));
         }
@@ -293,7 +293,7 @@ fn mark_and_delete(
     if dry_run {
         let decide = |current: Option<&Value>| {
             let current = current.ok_or_else(|| ApiError::not_found("", "pods", name))?;
-            Ok(crate::semantics::decide_delete(
+            Ok(crate::registry::semantics::decide_delete(
                 pods,
                 current.clone(),
                 &options,
