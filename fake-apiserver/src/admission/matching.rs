@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::config::Webhook;
 use super::Attributes;
 use crate::error::ApiError;
-use crate::rules::selectors::LabelSelector;
 use crate::http::server::Shared;
+use crate::rules::selectors::LabelSelector;
 
 /// The resource and kind a webhook is called with (the request's own, or an equivalent one).
 #[derive(Debug, Clone, PartialEq, Eq)]
