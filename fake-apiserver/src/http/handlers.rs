@@ -109,7 +109,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    if verb == "watch" {
+    if verb == "watch" && !info.review {
         return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
     }
     let user = crate::auth::request_user(&parts.extensions);
