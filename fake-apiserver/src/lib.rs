@@ -63,6 +63,7 @@ pub mod subresource;
 pub mod table;
 pub mod tls;
 pub mod typed;
+mod typed_shape;
 pub mod validation;
 mod value_eq;
 mod watch;
