@@ -74,8 +74,16 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
     if matches!(args.only, Which::All | Which::Eno) {
         println!("== Eno: a Composition synthesizes ==");
+        let logs = server.clone();
         let options = crate::eno::demo::DemoOptions {
             timeout,
+            pod_logs: Some(Arc::new(move |pod, container, text| {
+                let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+                let name = pod.metadata.name.as_deref().unwrap_or_default();
+                if let Err(e) = logs.append_pod_log(namespace, name, container, text) {
+                    tracing::debug!(error = %e, "writing a pod log line failed");
+                }
+            })),
             ..Default::default()
         };
         let report = crate::eno::demo::run_demo(client.clone(), options).await?;

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-pub use crate::validation::Cause as StatusCause;
+pub use crate::rules::validation::Cause as StatusCause;
 
 /// An error answered to a client as a `metav1.Status`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -150,7 +150,7 @@ impl ApiError {
 
     /// `422 Invalid` for an object, rendered as `<Kind> "<name>" is invalid: <causes>`.
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
-        crate::validation::InvalidError::new(group, kind, name, causes).into()
+        crate::rules::validation::InvalidError::new(group, kind, name, causes).into()
     }
 
     /// `500 InternalError`.
@@ -196,8 +196,11 @@ impl ApiError {
                 .causes
                 .iter()
                 .map(|c| {
-                    // `field` is `omitempty` in `metav1.StatusCause`.
-                    let mut cause = json!({"reason": c.reason, "message": c.message});
+                    // `reason` and `field` are `omitempty` in `metav1.StatusCause`.
+                    let mut cause = json!({"message": c.message});
+                    if !c.reason.is_empty() {
+                        cause["reason"] = json!(c.reason);
+                    }
                     if !c.field.is_empty() {
                         cause["field"] = json!(c.field);
                     }
@@ -225,8 +228,8 @@ pub fn qualified(group: &str, plural: &str) -> String {
     }
 }
 
-impl From<crate::validation::InvalidError> for ApiError {
-    fn from(e: crate::validation::InvalidError) -> Self {
+impl From<crate::rules::validation::InvalidError> for ApiError {
+    fn from(e: crate::rules::validation::InvalidError) -> Self {
         let kind = e.kind.split('.').next().unwrap_or_default().to_string();
         let mut err = Self::new(422, "Invalid", e.message()).with_details(&e.group, &kind, &e.name);
         err.causes = e.causes;

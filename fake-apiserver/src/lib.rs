@@ -11,62 +11,74 @@
 //! # }
 //! ```
 //!
-//! Inside, one [`store::Store`] keeps every object as JSON under a single global revision (as
-//! etcd does), with a bounded event history for watches. Each HTTP verb is a thin handler over the
-//! lifecycle rules in [`semantics`]; errors are `metav1.Status` bodies with the real codes and
-//! reasons. Tests and the race harness get hooks ([`hooks`]): a request gate, fault rules, a
-//! subscription to the event log and a switch that drops watches.
+//! # Layers
+//!
+//! The source tree follows a request through the server; each layer imports only the layers
+//! below it (`tests/layers.rs` checks this):
+//!
+//! - [`http`] — the router (`http::server`), request parsing and dispatch
+//!   ([`http::request`], `http::handlers`), list and watch, discovery, the OpenAPI routes,
+//!   Tables and encodings, `pods/log`/`exec`/`attach`/`portforward`, `pods/eviction`.
+//! - [`registry`] — the served kinds ([`registry::Registry`]) and what a write means: the
+//!   lifecycle rules in [`registry::semantics`], per-kind mutations, delete answers and
+//!   garbage-collection finalizers, `scale` and other subresources, PodDisruptionBudgets, CRDs,
+//!   the saved state file.
+//! - [`rules`] — validation per API group, object metadata checks ([`rules::validation`]),
+//!   defaulting, custom resources' schemas, CRD validation, label and field selectors.
+//! - [`store`] — one [`store::Store`] keeps every object as JSON under a single global revision
+//!   (as etcd does), with a bounded event history for watches; container log lines.
+//!
+//! Beside them: [`context`] defines the shared state ([`context::Shared`]) and the
+//! [`FakeApiServer`] handle every layer may take; [`error`] (`metav1.Status` errors with the
+//! real codes and reasons) and [`resource`] (what a served kind is) are used by all. [`auth`]
+//! (authentication, authorization, admission) wraps the router; [`controllers`] (the garbage
+//! collector, namespaces, service accounts) write through the same write path as requests;
+//! [`apply`], [`patch`] and [`protobuf`] are the server-side apply, patch and protobuf codecs;
+//! [`openapi`] builds the OpenAPI documents. Tests and the race harness get hooks ([`hooks`],
+//! [`chaos`]): a request gate, fault rules, a subscription to the event log and a switch that
+//! drops watches.
 
 // `ApiError` carries a whole `metav1.Status` (message, details, causes); it is the answer to a
 // failed request, not a hot path, so it is returned by value as kube-rs does with its errors.
 #![allow(clippy::result_large_err)]
 
+pub mod admission;
 pub mod apply;
 pub mod auth;
 pub mod chaos;
+pub mod context;
 pub mod controllers;
-pub mod crd;
-pub mod crd_validation;
-pub mod defaults;
-pub mod delete_answer;
-pub mod discovery;
-mod disruption;
-pub mod encoding;
 pub mod error;
-mod eviction;
-pub mod field_labels;
-pub mod gc_policy;
-pub(crate) mod handlers;
 pub mod hooks;
-pub mod kind_rules;
+pub mod http;
 pub mod kubeconfig;
-pub mod list;
 pub mod manifest;
 pub mod openapi;
-mod openapi_routes;
 pub mod patch;
-mod pod_connect;
-pub mod pod_logs;
 pub mod protobuf;
 pub mod registry;
-pub mod request;
 pub mod resource;
 pub mod rules;
-pub mod scale;
-pub mod schema;
-pub mod selector;
-pub mod semantics;
-mod server;
-pub mod state;
 pub mod store;
-pub mod subresource;
-pub mod table;
 pub mod tls;
-pub mod typed;
-mod typed_shape;
-pub mod validation;
-mod value_eq;
-mod watch;
 
+pub use context::{ClockFn, FakeApiServer};
 pub use error::ApiError;
-pub use server::{ClockFn, FakeApiServer, FakeApiServerBuilder, MAX_BODY_BYTES};
+pub use http::server::{FakeApiServerBuilder, MAX_BODY_BYTES};
+
+// The modules' paths before the layers (issue 10), so that code written against them still
+// builds. Inside this crate use the new paths: `tests/layers.rs` refuses these.
+pub use http::{discovery, encoding, list, request, table, typed};
+#[allow(unused_imports)]
+pub(crate) use http::{eviction, handlers, openapi_routes, pod_connect, server, watch};
+#[allow(unused_imports)]
+pub(crate) use registry::disruption;
+pub use registry::{
+    crd, delete_answer, gc_policy, kind_rules, scale, semantics, state, subresource,
+};
+pub use rules::{
+    crd_validation, defaults, field_labels, schema, selectors as selector, validation,
+};
+pub use store::pod_logs;
+#[allow(unused_imports)]
+pub(crate) use store::value_eq;

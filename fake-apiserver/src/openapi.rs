@@ -34,7 +34,7 @@ use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
 use k8s_openapi::schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
-use crate::discovery::{compare_kube_versions, GIT_VERSION};
+use crate::http::discovery::{compare_kube_versions, GIT_VERSION};
 use crate::resource::ResourceInfo;
 
 mod protobuf;
@@ -1114,7 +1114,7 @@ fn fnv1a_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::discovery::fixtures;
+    use crate::http::discovery::fixtures;
     use crate::resource::builtin_resources;
     use rstest::rstest;
 

@@ -11,7 +11,7 @@ pub mod go_json;
 
 use serde_json::{Map, Value};
 
-use crate::validation::{go_format_float, go_quote, Cause};
+use crate::rules::validation::{go_format_float, go_quote, Cause};
 
 /// Most operations one JSON patch may contain (`maxJSONPatchOperations`).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
@@ -40,7 +40,7 @@ pub enum PatchError {
     /// 422 Invalid: the patched document cannot be decoded as an object (a JSON patch replaced
     /// the root with an array). Carries the field error on `patch`.
     #[error("{}", .0.message())]
-    Invalid(crate::validation::InvalidError),
+    Invalid(crate::rules::validation::InvalidError),
     /// 415 UnsupportedMediaType: the patch type is not accepted for this resource.
     #[error("the body of the request was in an unknown format - accepted media types include: {}", .0.join(", "))]
     UnsupportedMediaType(Vec<String>),
@@ -377,19 +377,21 @@ pub fn json_patch(target: &mut Value, patch: &Value) -> Result<(), PatchError> {
     }
     if !doc.is_object() {
         let text = doc.to_string();
-        return Err(PatchError::Invalid(crate::validation::InvalidError::new(
-            "",
-            "",
-            "",
-            vec![Cause::invalid_str(
-                "patch",
-                &text,
-                &format!(
-                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    go_json_kind(&doc)
-                ),
-            )],
-        )));
+        return Err(PatchError::Invalid(
+            crate::rules::validation::InvalidError::new(
+                "",
+                "",
+                "",
+                vec![Cause::invalid_str(
+                    "patch",
+                    &text,
+                    &format!(
+                        "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                        go_json_kind(&doc)
+                    ),
+                )],
+            ),
+        ));
     }
     *target = doc;
     Ok(())

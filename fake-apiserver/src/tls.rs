@@ -119,21 +119,46 @@ impl FakeApiServer {
         tls: TlsConfig,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let listener = TlsListener {
-            tcp: listener,
-            acceptor: TlsAcceptor::from(tls.0),
-        };
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        serve_router_tls(self.router(), listener, tls, shutdown).await
     }
+}
+
+/// Serves any axum router over HTTPS on `listener` until `shutdown` resolves (e.g. an admission
+/// webhook in a test).
+pub async fn serve_router_tls(
+    router: axum::Router,
+    listener: TcpListener,
+    tls: TlsConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = TlsListener {
+        tcp: listener,
+        acceptor: TlsAcceptor::from(tls.0),
+    };
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Makes a self-signed certificate for `127.0.0.1` and `localhost` (one day, P-256) with the
 /// `openssl` command in `dir`, for `--tls-cert-file` / [`TlsConfig::from_pem_files`] in tests and
 /// local runs; returns the certificate and key files. An error carries openssl's own message.
 pub fn self_signed_loopback_certificate(dir: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    self_signed_certificate(dir, &[])
+}
+
+/// [`self_signed_loopback_certificate`], also valid for the DNS names in `extra_names` (e.g. a
+/// webhook service's `NAME.NAMESPACE.svc`).
+pub fn self_signed_certificate(
+    dir: &Path,
+    extra_names: &[&str],
+) -> std::io::Result<(PathBuf, PathBuf)> {
     let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+    let mut names = String::from("subjectAltName=IP:127.0.0.1,DNS:localhost");
+    for name in extra_names {
+        names.push_str(",DNS:");
+        names.push_str(name);
+    }
     let output = std::process::Command::new("openssl")
         .args([
             "req",
@@ -148,9 +173,9 @@ pub fn self_signed_loopback_certificate(dir: &Path) -> std::io::Result<(PathBuf,
             "-subj",
             "/CN=fake-apiserver",
             "-addext",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            "-keyout",
         ])
+        .arg(&names)
+        .arg("-keyout")
         .arg(&key)
         .arg("-out")
         .arg(&cert)

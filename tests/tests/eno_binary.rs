@@ -4,6 +4,7 @@
 
 mod eno_support;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use controllers::eno::cli::{run_eno, EnoArgs};
@@ -109,16 +110,36 @@ async fn the_eno_subcommand_synthesizes_against_a_server_over_tcp() {
 #[tokio::test]
 async fn run_demo_reports_a_synthesized_composition() {
     let server = FakeApiServer::new();
+    let written: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = written.clone();
     let report = run_demo(
         server.client(),
         DemoOptions {
             timeout: Duration::from_secs(30),
+            pod_logs: Some(Arc::new(move |pod, container, text| {
+                sink.lock().unwrap().push(format!(
+                    "{}/{container}: {text}",
+                    pod.metadata.name.as_deref().unwrap_or_default()
+                ))
+            })),
             ..DemoOptions::default()
         },
     )
     .await
     .unwrap();
     assert_eq!(report.pods_left, 0);
+    // The kubelet stand-in wrote the synthesizer container's start and exit to its log.
+    let written = written.lock().unwrap().clone();
+    assert!(
+        written
+            .iter()
+            .any(|l| l.contains(": stand-in kubelet: started container")),
+        "{written:?}"
+    );
+    assert!(
+        written.iter().any(|l| l.ends_with("exited with code 0")),
+        "{written:?}"
+    );
     assert!(synthesized_at(&report.composition, 1));
     assert_eq!(report.slices.len(), 1);
     assert!(report.slices[0].spec.resources[0]

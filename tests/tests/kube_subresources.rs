@@ -16,6 +16,7 @@ use kube::api::{
 use kube::core::GroupVersionKind;
 use kubectl_support::Cluster;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 /// A running, Ready pod labelled `app=web` on `node`, owned by nothing.
 fn running_pod(name: &str, node: &str) -> Value {
@@ -395,6 +396,64 @@ fn kubectl_logs_shows_what_the_kubelet_stand_in_wrote() {
         .kubectl(&["logs", "p", "-c", "nope"])
         .fails()
         .stderr_has("container nope is not valid for pod p");
+}
+
+#[test]
+fn kubectl_logs_follow_streams_lines_until_the_container_ends() {
+    let cluster = Cluster::start();
+    create(&cluster, node("n1"));
+    create(&cluster, running_pod("p", "n1"));
+    make_running(&cluster, "p");
+    cluster
+        .server
+        .append_pod_log("default", "p", "app", "first")
+        .expect("write log");
+    let mut follow = cluster.kubectl_background(&["logs", "-f", "p", "--timestamps"]);
+    follow.expect_line(|l| l.ends_with(" first"), Duration::from_secs(10));
+    // A line written while the request is open arrives on the same answer.
+    cluster
+        .server
+        .append_pod_log("default", "p", "app", "second")
+        .expect("write log");
+    follow.expect_line(|l| l.ends_with(" second"), Duration::from_secs(10));
+    assert!(
+        !follow.has_exited(),
+        "follow ended while the container runs"
+    );
+    // The container ends: so does the answer, after the last line written.
+    cluster
+        .server
+        .append_pod_log("default", "p", "app", "bye")
+        .expect("write log");
+    let pods: Api<Pod> = Api::namespaced(cluster.tcp_client(), "default");
+    cluster
+        .block_on(pods.patch_status(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {
+                "phase": "Succeeded",
+                "containerStatuses": [{"name": "app", "ready": false, "restartCount": 0,
+                    "image": "web", "imageID": "",
+                    "state": {"terminated": {"exitCode": 0, "containerID": "standin://p/app"}}}]
+            }})),
+        ))
+        .expect("pod status");
+    let run = follow.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.ends_with(" bye\n"), "{:?}", run.stdout);
+
+    // Following a finished container answers its lines and ends at once.
+    let text = cluster
+        .block_on(pods.logs(
+            "p",
+            &LogParams {
+                follow: true,
+                limit_bytes: Some(8),
+                ..Default::default()
+            },
+        ))
+        .expect("logs");
+    assert_eq!(text, "first\nse");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use tracing::info;
 
 use super::context::Config;
 use super::error::is_status;
-use super::kubelet_standin::{executor_runner, KubeletStandIn};
+use super::kubelet_standin::{executor_runner, KubeletStandIn, PodLogSink};
 use super::metrics::Metrics;
 use super::synthesis_state::current;
 use super::types::{
@@ -31,7 +31,7 @@ use crate::operator::http::Readiness;
 use crate::operator::shutdown;
 
 /// What the demo creates and how long it waits.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DemoOptions {
     /// Namespace for synthesizer pods.
     pub pod_namespace: String,
@@ -39,6 +39,19 @@ pub struct DemoOptions {
     pub composition_namespace: String,
     /// Give up after this long.
     pub timeout: Duration,
+    /// Where the kubelet stand-in writes the synthesizer pods' log lines.
+    pub pod_logs: Option<PodLogSink>,
+}
+
+impl std::fmt::Debug for DemoOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoOptions")
+            .field("pod_namespace", &self.pod_namespace)
+            .field("composition_namespace", &self.composition_namespace)
+            .field("timeout", &self.timeout)
+            .field("pod_logs", &self.pod_logs.is_some())
+            .finish()
+    }
 }
 
 impl Default for DemoOptions {
@@ -47,6 +60,7 @@ impl Default for DemoOptions {
             pod_namespace: "eno-system".into(),
             composition_namespace: "default".into(),
             timeout: Duration::from_secs(60),
+            pod_logs: None,
         }
     }
 }
@@ -213,6 +227,7 @@ pub async fn run_demo(client: Client, options: DemoOptions) -> Result<DemoReport
         clock,
     );
     kubelet.termination_delay = Duration::from_millis(200);
+    kubelet.logs = options.pod_logs.clone();
     let running = tokio::spawn(futures::future::join(
         controllers.run(stop_signal.clone(), Readiness::new()),
         kubelet.run(stop_signal),

@@ -5,7 +5,9 @@
 //! delay has passed (a delete with grace period 0, as the real kubelet does).
 //!
 //! It is not used against real clusters, where the kubelet does this. The demo and the
-//! end-to-end tests use it.
+//! end-to-end tests use it. Given a [`PodLogSink`] (the demo passes the embedded server's
+//! `append_pod_log`), it writes each container's start and exit as log lines, so `kubectl logs`
+//! shows them, as it would a real container's output.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +37,9 @@ use crate::operator::shutdown::Shutdown;
 /// Runs a pod's workload; `true` for success.
 pub type PodRunner = Arc<dyn Fn(Pod) -> BoxFuture<'static, bool> + Send + Sync>;
 
+/// Where the stand-in writes a container's log lines: `(pod, container, text)`.
+pub type PodLogSink = Arc<dyn Fn(&Pod, &str, &str) + Send + Sync>;
+
 /// The stand-in's settings.
 #[derive(Clone)]
 pub struct KubeletStandIn {
@@ -52,6 +57,8 @@ pub struct KubeletStandIn {
     pub clock: SharedClock,
     /// Set once the API server has refused the `binding` subresource.
     pub binding_unsupported: Arc<AtomicBool>,
+    /// Where containers' log lines go (none: not written).
+    pub logs: Option<PodLogSink>,
 }
 
 /// A runner that executes the Eno synthesis executor for the pod, as the pod's container would.
@@ -114,6 +121,17 @@ impl KubeletStandIn {
             runner,
             clock,
             binding_unsupported: Arc::default(),
+            logs: None,
+        }
+    }
+
+    /// Writes `text` to the log of every container of `pod`.
+    fn log(&self, pod: &Pod, text: impl Fn(&str) -> String) {
+        let Some(sink) = &self.logs else {
+            return;
+        };
+        for container in pod.spec.iter().flat_map(|spec| spec.containers.iter()) {
+            sink(pod, &container.name, &text(&container.name));
         }
     }
 
@@ -236,10 +254,18 @@ impl KubeletStandIn {
                 return;
             }
         };
+        let node = self.node_name.clone();
+        self.log(&running, |container| {
+            format!("stand-in kubelet: started container {container} on node {node}")
+        });
         let this = self.clone();
         let pods = pods.clone();
         tokio::spawn(async move {
-            let success = (this.runner)(running).await;
+            let success = (this.runner)(running.clone()).await;
+            let code = if success { 0 } else { 1 };
+            this.log(&running, |container| {
+                format!("stand-in kubelet: container {container} exited with code {code}")
+            });
             this.finish(&pods, &name, success).await;
         });
     }
@@ -307,12 +333,26 @@ impl KubeletStandIn {
                 pod.spec
                     .iter()
                     .flat_map(|spec| spec.containers.iter())
-                    .map(|container| ContainerStatus {
-                        name: container.name.clone(),
-                        image: container.image.clone().unwrap_or_default(),
-                        ready: exit_code.is_none(),
-                        state: Some(state.clone()),
-                        ..ContainerStatus::default()
+                    .map(|container| {
+                        // A container the kubelet started has an ID; `pods/log` of a
+                        // terminated container without one is refused.
+                        let id = format!(
+                            "standin://{}/{}",
+                            pod.uid().unwrap_or_default(),
+                            container.name
+                        );
+                        let mut state = state.clone();
+                        if let Some(terminated) = state.terminated.as_mut() {
+                            terminated.container_id = Some(id.clone());
+                        }
+                        ContainerStatus {
+                            name: container.name.clone(),
+                            container_id: Some(id),
+                            image: container.image.clone().unwrap_or_default(),
+                            ready: exit_code.is_none(),
+                            state: Some(state),
+                            ..ContainerStatus::default()
+                        }
                     })
                     .collect(),
             ),

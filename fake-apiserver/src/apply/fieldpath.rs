@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::validation::{go_format_float, go_quote};
+use crate::rules::validation::{go_format_float, go_quote};
 
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -59,11 +59,11 @@ impl Identity {
 
     /// How conflict messages name the manager, e.g. `"kubectl" using apps/v1`.
     pub fn describe(&self) -> String {
-        let mut out = crate::validation::go_quote(&self.manager);
+        let mut out = crate::rules::validation::go_quote(&self.manager);
         if !self.subresource.is_empty() {
             out.push_str(&format!(
                 " with subresource {}",
-                crate::validation::go_quote(&self.subresource)
+                crate::rules::validation::go_quote(&self.subresource)
             ));
         }
         if self.operation == Operation::Update {

@@ -442,7 +442,7 @@ fn is_printable(c: char) -> bool {
 /// causes of a 422.
 pub fn validate_field_manager(manager: &str) -> Vec<StatusCause> {
     let mut causes = Vec::new();
-    let quoted = crate::validation::go_quote(manager);
+    let quoted = crate::rules::validation::go_quote(manager);
     if manager.len() > FIELD_MANAGER_MAX_LENGTH {
         causes.push(StatusCause {
             reason: "FieldValueTooLong".into(),

@@ -145,7 +145,7 @@ pub fn item_element(kind: &ListKind, item: &Value) -> Result<PathElement, String
             if !keys.is_empty() && fields.is_empty() {
                 let names: Vec<String> = keys
                     .iter()
-                    .map(|(n, _)| crate::validation::go_quote(n))
+                    .map(|(n, _)| crate::rules::validation::go_quote(n))
                     .collect();
                 return Err(format!(
                     "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
@@ -433,7 +433,7 @@ fn compare_at(
 ) {
     // Equal values compare to nothing, however deep: skip the walk.
     if let (Some(l), Some(r)) = (l, r) {
-        if crate::value_eq::equal(l, r) {
+        if crate::store::value_eq::equal(l, r) {
             return;
         }
     }

@@ -9,9 +9,9 @@
 use serde_json::{json, Value};
 
 use super::attributes::forbidden_error;
+use crate::context::Shared;
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::server::Shared;
 
 const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
 

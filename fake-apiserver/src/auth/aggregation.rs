@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::rbac::RBAC_GROUP;
 use crate::error::ApiError;
-use crate::selector::LabelSelector;
+use crate::rules::selectors::LabelSelector;
 use crate::store::{resource_key, Mutation};
 use crate::FakeApiServer;
 

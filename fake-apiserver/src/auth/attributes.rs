@@ -7,7 +7,7 @@ use http::Method;
 
 use super::user::UserInfo;
 use crate::error::ApiError;
-use crate::request::Query;
+use crate::http::request::Query;
 
 /// One authorization question: may `user` do this?
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

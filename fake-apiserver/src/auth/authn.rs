@@ -15,8 +15,8 @@ use http::{header, HeaderMap};
 
 use super::user::UserInfo;
 use super::AuthConfig;
+use crate::context::Shared;
 use crate::error::ApiError;
-use crate::server::Shared;
 
 /// The audience the server's API accepts when a TokenRequest names none (the real server's
 /// default `--api-audiences`, its service account issuer).

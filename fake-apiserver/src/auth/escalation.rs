@@ -14,9 +14,9 @@ use super::attributes::{forbidden_error, Attributes};
 use super::rbac::{aggregate, PolicyRule, RbacIndex, RBAC_GROUP};
 use super::user::{go_quote_list, UserInfo, MASTERS};
 use super::AuthorizationMode;
+use crate::context::Shared;
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::server::Shared;
 
 /// Checks writes of RBAC objects for one request. Prepared before the store is locked (it reads
 /// the RBAC objects), applied to the object the write would store.

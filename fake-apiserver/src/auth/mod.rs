@@ -43,8 +43,8 @@ pub use rbac::Decision;
 pub use token_file::StaticTokens;
 pub use user::UserInfo;
 
-use crate::request::Query;
-use crate::server::{FakeApiServer, Shared};
+use crate::context::{FakeApiServer, Shared};
+use crate::http::request::Query;
 
 /// How requests are authorized (the real `--authorization-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -13,9 +13,9 @@ use super::attributes::Attributes;
 use super::rbac::{aggregate, PolicyRule};
 use super::user::{UserInfo, MASTERS};
 use super::AuthorizationMode;
+use crate::context::Shared;
 use crate::error::ApiError;
-use crate::server::Shared;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 const GROUP: &str = "authorization.k8s.io";
 

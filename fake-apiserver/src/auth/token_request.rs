@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::authn::{IssuedToken, API_AUDIENCE};
 use crate::error::ApiError;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 use crate::FakeApiServer;
 
 const GROUP: &str = "authentication.k8s.io";
@@ -107,7 +107,7 @@ pub fn create_token(
     request["metadata"] = json!({"name": name, "namespace": namespace, "creationTimestamp": null});
     request["status"] = json!({
         "token": token,
-        "expirationTimestamp": crate::semantics::format_time(expires),
+        "expirationTimestamp": crate::registry::semantics::format_time(expires),
     });
     Ok(request)
 }

@@ -19,11 +19,11 @@ use serde_json::Value;
 
 use super::objects::{self, has_finalizer, is_deleting, uid_of, ObjectRef};
 use super::ControllerManager;
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
-use crate::gc_policy::{FOREGROUND, ORPHAN};
+use crate::registry::gc_policy::{FOREGROUND, ORPHAN};
+use crate::registry::semantics::UpdateTarget;
 use crate::resource::ResourceInfo;
-use crate::semantics::UpdateTarget;
-use crate::server::FakeApiServer;
 
 /// The component name on the collector's events.
 pub const COMPONENT: &str = "garbage-collector-controller";

@@ -34,8 +34,8 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::context::FakeApiServer;
 use crate::resource::ResourceInfo;
-use crate::server::FakeApiServer;
 use crate::store::EventType;
 
 pub use objects::ObjectRef;
@@ -330,7 +330,7 @@ impl ControllerManager {
 
         if self.config.garbage_collector && !garbage_collector::ignored(info) {
             let this = ObjectRef::of(info, object);
-            let finalizers = crate::gc_policy::finalizers_of(object);
+            let finalizers = crate::registry::gc_policy::finalizers_of(object);
             let has = |f: &str| finalizers.iter().any(|x| x == f);
             if deleted {
                 state.foreground.remove(&this);
@@ -347,10 +347,10 @@ impl ControllerManager {
                 {
                     Self::enqueue(&mut state, Work::Collect(this.clone()));
                 }
-                if deleting && has(crate::gc_policy::ORPHAN) {
+                if deleting && has(crate::registry::gc_policy::ORPHAN) {
                     Self::enqueue(&mut state, Work::Orphan(this.clone()));
                 }
-                if deleting && has(crate::gc_policy::FOREGROUND) {
+                if deleting && has(crate::registry::gc_policy::FOREGROUND) {
                     if state.foreground.insert(this.clone()) {
                         // It starts waiting for its dependents: every one of them, blocking or
                         // not, is looked at (`startsWaitingForDependentsDeleted`).

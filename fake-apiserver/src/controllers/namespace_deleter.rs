@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use super::namespace_conditions::{self, ContentReport};
 use super::objects::{self, is_deleting};
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
+use crate::registry::semantics::{namespace_finalizers, UpdateTarget};
 use crate::resource::ResourceInfo;
-use crate::semantics::{namespace_finalizers, UpdateTarget};
-use crate::server::FakeApiServer;
 
 /// The finalizer this controller owns on `spec.finalizers`.
 pub const FINALIZER: &str = "kubernetes";
@@ -175,7 +175,7 @@ fn delete_resource_content(
     }
     let mut finalizers: BTreeMap<String, usize> = BTreeMap::new();
     for object in &left {
-        for f in crate::gc_policy::finalizers_of(object) {
+        for f in crate::registry::gc_policy::finalizers_of(object) {
             *finalizers.entry(f).or_default() += 1;
         }
     }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
+use crate::registry::semantics::{DeleteOptions, UpdateTarget};
 use crate::resource::ResourceInfo;
-use crate::semantics::{DeleteOptions, UpdateTarget};
-use crate::server::FakeApiServer;
 use crate::store::resource_key;
 
 /// Which object a work item is about: its resource, namespace, name and uid (a uid that no
@@ -121,7 +121,7 @@ pub(crate) fn delete(
         precondition_uid: uid.map(str::to_string),
         ..Default::default()
     };
-    crate::handlers::delete_object(server, info, namespace, name, &opts).map(|_| ())
+    crate::http::handlers::delete_object(server, info, namespace, name, &opts).map(|_| ())
 }
 
 /// Updates an object as a client's read-modify-write would: `edit` changes a copy of what is
@@ -135,7 +135,15 @@ pub(crate) fn update(
     target: UpdateTarget,
     edit: impl FnOnce(&mut Value) -> bool,
 ) -> Result<(), ApiError> {
-    crate::handlers::update_object(server, info, namespace, name, target, super::MANAGER, edit)
+    crate::http::handlers::update_object(
+        server,
+        info,
+        namespace,
+        name,
+        target,
+        super::MANAGER,
+        edit,
+    )
 }
 
 /// Creates an object in a namespace; one that exists already is not an error.
@@ -145,13 +153,13 @@ pub(crate) fn create(
     namespace: &str,
     object: Value,
 ) -> Result<(), ApiError> {
-    let options = crate::handlers::CreateOptions {
+    let options = crate::http::handlers::CreateOptions {
         manager: super::MANAGER,
         dry_run: false,
-        validation: crate::typed::FieldValidation::Ignore,
+        validation: crate::http::typed::FieldValidation::Ignore,
         applied: false,
     };
-    match crate::handlers::create_object(server, info, Some(namespace), object, &options) {
+    match crate::http::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),
         Err(e) if e.code == 409 => Ok(()),
         Err(e) => Err(e),
@@ -180,7 +188,7 @@ pub(crate) fn record_event(
         .filter(|n| !n.is_empty())
         .unwrap_or("default");
     let now = server.shared.now();
-    let stamp = crate::semantics::format_time(now);
+    let stamp = crate::registry::semantics::format_time(now);
     let mut involved_object = json!({
         "kind": info.kind,
         "name": name,

@@ -6,10 +6,10 @@
 use serde_json::{json, Value};
 
 use super::objects;
+use crate::context::FakeApiServer;
 use crate::error::ApiError;
+use crate::registry::semantics::UpdateTarget;
 use crate::resource::ResourceInfo;
-use crate::semantics::UpdateTarget;
-use crate::server::FakeApiServer;
 
 /// The ServiceAccount every namespace gets.
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";

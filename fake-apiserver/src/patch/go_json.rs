@@ -45,7 +45,7 @@ fn quote_char(c: u8) -> String {
         b'\'' => "'\\''".to_string(),
         b'"' => "'\"'".to_string(),
         _ => {
-            let quoted = crate::validation::go_quote(&char::from(c).to_string());
+            let quoted = crate::rules::validation::go_quote(&char::from(c).to_string());
             let inner = quoted
                 .get(1..quoted.len().saturating_sub(1))
                 .unwrap_or_default();

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
 use super::{same, selector, str_of, Target};
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The causes of creating an `apps` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -217,7 +217,7 @@ fn stateful_set_spec(spec: &Value) -> Vec<Cause> {
     nonnegative_fields(&mut causes, spec, "spec", &["replicas", "minReadySeconds"]);
     causes.extend(selector_causes(spec, "statefulset", ""));
     causes.extend(template_match(spec));
-    causes.extend(crate::validation::validate_labels(
+    causes.extend(crate::rules::validation::validate_labels(
         spec["template"]["metadata"].get("labels"),
         "spec.template.labels",
     ));

@@ -1,13 +1,13 @@
 //! Rules of `batch` Jobs and CronJobs, from `pkg/apis/batch/validation/validation.go` and
 //! `pkg/registry/batch/job/strategy.go`: a Job's restart policy, immutable selector and template;
 //! a CronJob's name length, schedule and policies. (The generated selector and labels of a new
-//! Job are in [`crate::defaults`], with the other create-time changes.)
+//! Job are in [`crate::rules::defaults`], with the other create-time changes.)
 
 use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
 use super::{same, selector, str_of, Target};
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The causes of creating a `batch` object of `kind` (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
@@ -223,7 +223,7 @@ mod tests {
         if let Some(r) = restart {
             job["spec"]["template"]["spec"]["restartPolicy"] = json!(r);
         }
-        crate::defaults::batch::generate_selector(&mut job);
+        crate::rules::defaults::batch::generate_selector(&mut job);
         job
     }
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::str_of;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// The causes of creating a Lease (beyond metadata).
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {

@@ -7,11 +7,11 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{nonnegative, same, str_of, Target};
-use crate::validation::{
+use crate::rules::validation::{
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, max_len_error,
     regex_error, Cause,
 };
-use crate::value_eq::{equal, maps_equal_where};
+use crate::store::value_eq::{equal, maps_equal_where};
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -754,11 +754,11 @@ pub(crate) fn nonnegative_fields(
 
 /// `ValidatePodTemplateSpec`: template labels and annotations, then the pod spec.
 pub fn pod_template(template: &Value, path: &str) -> Vec<Cause> {
-    let mut causes = crate::validation::validate_labels(
+    let mut causes = crate::rules::validation::validate_labels(
         template["metadata"].get("labels"),
         &format!("{path}.labels"),
     );
-    causes.extend(crate::validation::validate_annotations(
+    causes.extend(crate::rules::validation::validate_annotations(
         template["metadata"].get("annotations"),
         &format!("{path}.annotations"),
     ));

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::{same, str_of};
-use crate::validation::{is_dns1123_subdomain, is_qualified_name, Cause};
+use crate::rules::validation::{is_dns1123_subdomain, is_qualified_name, Cause};
 
 const REPORTING_INSTANCE_LENGTH_LIMIT: usize = 128;
 const ACTION_LENGTH_LIMIT: usize = 128;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::Target;
 use crate::resource::ResourceInfo;
-use crate::validation::{object_meta_causes, object_meta_update_causes, Cause, NameRule};
+use crate::rules::validation::{object_meta_causes, object_meta_update_causes, Cause, NameRule};
 
 /// How a kind's strategy validates metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,18 @@
 //! registry does (`rest.BeforeCreate` / `rest.BeforeUpdate`): the kind strategy's `Validate`, and
 //! on update the generic object-metadata checks first. All causes of one write are reported in
 //! one 422, as the real server reports them, duplicates included.
+//!
+//! Also the rules layer (see the crate documentation), which imports only the store below it:
+//! object metadata checks ([`validation`]), defaulting ([`defaults`]), custom resources'
+//! structural schemas ([`schema`]) and CRD validation ([`crd_validation`]), and label and field
+//! selectors ([`selectors`], [`field_labels`]).
+
+pub mod crd_validation;
+pub mod defaults;
+pub mod field_labels;
+pub mod schema;
+pub mod selectors;
+pub mod validation;
 
 pub mod apps;
 pub mod batch;
@@ -13,13 +25,13 @@ pub mod core;
 pub mod events;
 pub mod meta;
 pub mod rbac;
-mod selector;
+pub(crate) mod selector;
 
 use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
-use crate::validation::Cause;
+use crate::rules::validation::Cause;
 
 /// Whether the write is to the main resource or to its `/status` subresource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +98,9 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "coordination.k8s.io" => coordination::create_causes(&info.kind, object),
         "events.k8s.io" => events::create_causes_events_v1(object),
         "rbac.authorization.k8s.io" => rbac::create_causes(&info.kind, object),
+        "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
+            crate::admission::validation::create_causes(&info.kind, object)
+        }
         _ => Vec::new(),
     }
 }
@@ -98,6 +113,9 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         "coordination.k8s.io" => coordination::update_causes(&info.kind, old, new),
         "events.k8s.io" => events::update_causes_events_v1(old, new),
         "rbac.authorization.k8s.io" => rbac::update_causes(&info.kind, old, new),
+        "admissionregistration.k8s.io" if info.kind.ends_with("WebhookConfiguration") => {
+            crate::admission::validation::update_causes(&info.kind, old, new)
+        }
         _ => Vec::new(),
     }
 }
@@ -123,5 +141,5 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
 /// Whether two optional values are the same, an absent field counting as JSON null.
 fn same(a: Option<&Value>, b: Option<&Value>) -> bool {
     let null = Value::Null;
-    crate::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
+    crate::store::value_eq::equal(a.unwrap_or(&null), b.unwrap_or(&null))
 }

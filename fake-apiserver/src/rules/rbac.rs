@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::str_of;
-use crate::validation::{validate_path_segment_name, Cause, NameRule};
+use crate::rules::validation::{validate_path_segment_name, Cause, NameRule};
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 

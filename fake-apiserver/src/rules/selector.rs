@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::validation::{is_label_value, is_qualified_name, validate_labels, Cause};
+use crate::rules::validation::{is_label_value, is_qualified_name, validate_labels, Cause};
 
 /// `ValidateLabelSelector` with `AllowInvalidLabelValueInSelector: false`.
 pub fn causes(selector: &Value, field: &str) -> Vec<Cause> {

@@ -1,0 +1,84 @@
+//! The state every layer shares: [`Shared`] (the store, the served kinds, the clock, the hooks,
+//! the controllers and the auth state) and the [`FakeApiServer`] handle that carries it.
+//!
+//! The handle's methods are spread over the layers that implement them (the builder, the router
+//! and the public accessors are in `crate::http::server`); this module only defines the types,
+//! so that the registry, the controllers and auth can take a `&FakeApiServer` or a `&Shared`
+//! without importing the HTTP layer.
+
+use std::sync::{Arc, Mutex, RwLock};
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::broadcast;
+
+use crate::chaos::Chaos;
+use crate::controllers::ControllerManager;
+use crate::hooks::{Faults, RequestGate, RequestMatcher};
+use crate::registry::semantics::format_time;
+use crate::registry::Registry;
+use crate::store::Store;
+
+/// A source of the server's notion of "now".
+pub type ClockFn = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
+
+/// State shared by every handler.
+pub(crate) struct Shared {
+    pub(crate) store: Store,
+    pub(crate) registry: Registry,
+    pub(crate) clock: ClockFn,
+    pub(crate) rng: Mutex<ChaCha8Rng>,
+    pub(crate) faults: Faults,
+    pub(crate) chaos: Chaos,
+    pub(crate) gate: RwLock<Option<Arc<dyn RequestGate>>>,
+    /// Open watches listen here; a matcher sent here ends the watches it matches.
+    pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
+    /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
+    pub(crate) controllers: ControllerManager,
+    /// Authentication, authorization and admission settings and state.
+    pub(crate) auth: crate::auth::AuthState,
+    /// Container log lines written by kubelet stand-ins.
+    pub(crate) pod_logs: crate::store::pod_logs::PodLogs,
+    /// Admission webhook settings.
+    pub(crate) admission: crate::admission::AdmissionConfig,
+}
+
+impl Shared {
+    /// The current time.
+    pub(crate) fn now(&self) -> jiff::Timestamp {
+        (self.clock)()
+    }
+
+    /// The current time as `metav1.Time`.
+    pub(crate) fn now_string(&self) -> String {
+        format_time(self.now())
+    }
+
+    /// A new object uid.
+    pub(crate) fn new_uid(&self) -> String {
+        let mut bytes = [0u8; 16];
+        self.rng
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fill(&mut bytes);
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+
+    /// A random suffix from the alphabet the real server uses for generated names.
+    pub(crate) fn random_suffix(&self, len: usize) -> String {
+        // Vowels and confusable characters are left out, as in k8s.io/apimachinery/pkg/util/rand.
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+        (0..len)
+            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+            .collect()
+    }
+}
+
+/// A fake Kubernetes API server. Cheap to clone: clones share one server.
+#[derive(Clone)]
+pub struct FakeApiServer {
+    pub(crate) shared: Arc<Shared>,
+}

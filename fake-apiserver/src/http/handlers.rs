@@ -1,0 +1,1497 @@
+//! HTTP handlers for resource requests: each verb is a thin layer over the lifecycle rules in
+//! [`crate::registry::semantics`] and the store.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+use crate::context::FakeApiServer;
+use crate::error::ApiError;
+use crate::hooks::RequestInfo;
+use crate::http::encoding::{add_type_meta, strip_type_meta, typed_bytes};
+use crate::http::list::{self, ListRequest};
+use crate::http::request::{Query, ResourcePath};
+use crate::http::server::{self, json_response, value_response, MAX_BODY_BYTES};
+use crate::http::typed::FieldValidation;
+use crate::http::watch;
+use crate::patch::PatchType;
+use crate::registry::crd;
+use crate::registry::kind_rules;
+use crate::registry::semantics::{
+    self, check_namespace, check_type_meta, decide_delete, prepare_create, prepare_update,
+    DeleteOptions, UpdateTarget, WriteContext,
+};
+use crate::registry::{self, split_api_version};
+use crate::resource::ResourceInfo;
+use crate::rules::defaults;
+use crate::store::{resource_key, Mutation};
+
+/// Longest prefix kept from `generateName` (a generated name is at most 63 characters).
+const MAX_GENERATE_NAME_PREFIX: usize = 58;
+
+const APIEXTENSIONS: &str = "apiextensions.k8s.io";
+
+/// The router's fallback: resource requests, discovery below the roots, OpenAPI and health checks.
+pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_string();
+    if ["/healthz/", "/livez/", "/readyz/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+    {
+        return server::health(parts.method.clone(), parts.uri.clone()).await;
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        return crate::http::openapi_routes::serve(&server, &path, &parts.headers);
+    }
+    if let Some(found) = server::discovery_for_path(&server, &path) {
+        return match found {
+            Ok(v) => value_response(StatusCode::OK, &v),
+            Err(e) => e.into_response(),
+        };
+    }
+    let Some(rp) = ResourcePath::parse(&path) else {
+        return ApiError::no_such_resource().into_response();
+    };
+    let Some(info) = server
+        .shared
+        .registry
+        .lookup(&rp.group, &rp.version, &rp.plural)
+    else {
+        return ApiError::no_such_resource().into_response();
+    };
+    if rp.namespace.is_some() && !info.namespaced {
+        // A real server's catch-all answers a custom resource in the wrong scope with Go's
+        // plain-text `404 page not found`; clients here always get a Status they can parse.
+        return ApiError::no_such_resource().into_response();
+    }
+    let subresource = match &rp.subresource {
+        Some(name) => match crate::registry::subresource::find(&info, name) {
+            Some(found) => Some(found),
+            None => return ApiError::no_such_resource().into_response(),
+        },
+        None => None,
+    };
+    if rp.subresource.as_deref() == Some("finalize") && parts.method != Method::PUT {
+        // The finalize subresource only serves updates.
+        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
+    }
+    let query = Query::parse(parts.uri.query());
+    let verb = match verb_of(&parts.method, &rp, &query) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    if subresource
+        .as_ref()
+        .is_some_and(|s| !s.verbs.contains(&verb))
+    {
+        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
+    }
+    let request_info = RequestInfo {
+        method: parts.method.to_string(),
+        verb: verb.to_string(),
+        group: rp.group.clone(),
+        resource: rp.plural.clone(),
+        subresource: rp.subresource.clone(),
+        namespace: rp.namespace.clone(),
+        name: rp.name.clone(),
+        path: path.clone(),
+        user_agent: server::user_agent(&parts.headers),
+    };
+    if let Err(e) = server.admit(&request_info).await {
+        return e.into_response();
+    }
+    let body = match read_body(body).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    if verb == "watch" {
+        return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
+    }
+    let user = crate::auth::request_user(&parts.extensions);
+    let admission =
+        crate::admission::Request::of_write(&info, verb, &rp, &query, &parts.headers, &user, &body);
+    // Served once, or again after each round of admission webhook calls (see `admission`).
+    let serve = || {
+        let call = Call {
+            server: &server,
+            info: &info,
+            path: &rp,
+            query: &query,
+            headers: &parts.headers,
+            manager: field_manager(&query, &request_info.user_agent),
+            warnings: Default::default(),
+            user: user.clone(),
+        };
+        let body = body.clone();
+        match verb {
+            "create" if info.review => call.review(body),
+            "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
+            _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            _ if rp
+                .subresource
+                .as_deref()
+                .is_some_and(|s| s != "status" && s != "finalize") =>
+            {
+                call.subresource(verb, body)
+            }
+            "get" => call.get(),
+            "list" => call.list(),
+            "create" => call.create(body),
+            "update" => call.update(body),
+            "patch" => call.patch(body),
+            "delete" => call.delete(body),
+            "deletecollection" => call.delete_collection(body),
+            _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
+        }
+    };
+    let (result, warnings) = crate::admission::admit(&server, admission, serve).await;
+    let response = match result {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::debug!(path, code = e.code, reason = %e.reason, message = %e.message, "request failed");
+            e.into_response()
+        }
+    };
+    crate::admission::with_warnings(response, &warnings)
+}
+
+/// How much of an oversized body is read (and dropped) before answering 413, so that a client
+/// still sending gets the answer rather than a broken connection.
+const MAX_DRAINED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
+async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let mut collected = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| ApiError::bad_request(format!("reading the body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > MAX_DRAINED_BYTES {
+            break;
+        }
+        if seen <= MAX_BODY_BYTES {
+            collected.extend_from_slice(&data);
+        }
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    Ok(collected.freeze())
+}
+
+fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static str, ApiError> {
+    let item = rp.name.is_some();
+    let verb = match (method.as_str(), item) {
+        ("GET", true) => "get",
+        ("GET", false) if query.flag("watch") => "watch",
+        ("GET", false) => "list",
+        ("POST", false) if rp.subresource.is_none() => "create",
+        ("POST", true) if rp.subresource.is_some() => "create",
+        ("PUT", true) => "update",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) if rp.subresource.as_deref() != Some("status") => "delete",
+        ("DELETE", false) => "deletecollection",
+        (m, _) => return Err(ApiError::method_not_allowed(m)),
+    };
+    Ok(verb)
+}
+
+/// The manager recorded in managedFields: `fieldManager`, else derived from the user agent as the
+/// real server does ([`crate::apply::manager_from_user_agent`]).
+fn field_manager(query: &Query, user_agent: &str) -> String {
+    match query.get("fieldManager").filter(|m| !m.is_empty()) {
+        Some(m) => m.to_string(),
+        None => crate::apply::manager_from_user_agent(user_agent),
+    }
+}
+
+/// Checks the write options every create, update and patch carries (`ValidateCreateOptions`,
+/// `ValidateUpdateOptions`, `ValidatePatchOptions`): `kind` names the options type.
+fn check_write_options(query: &Query, kind: &str, apply: bool) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    let manager = query.get("fieldManager").unwrap_or_default();
+    if kind == "PatchOptions" {
+        if !apply && query.get("force").is_some() {
+            causes.push(crate::error::StatusCause {
+                reason: "FieldValueForbidden".into(),
+                message: "Forbidden: may not be specified for non-apply patch".into(),
+                field: "force".into(),
+            });
+        }
+        if apply && manager.is_empty() {
+            causes.push(crate::error::StatusCause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: is required for apply patch".into(),
+                field: "fieldManager".into(),
+            });
+        }
+    }
+    causes.extend(crate::apply::validate_field_manager(manager));
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("meta.k8s.io", kind, "", causes))
+    }
+}
+
+/// One resource request being served.
+struct Call<'a> {
+    server: &'a FakeApiServer,
+    info: &'a Arc<ResourceInfo>,
+    path: &'a ResourcePath,
+    query: &'a Query,
+    headers: &'a HeaderMap,
+    manager: String,
+    /// Warnings for the client, sent as `Warning` headers.
+    warnings: std::cell::RefCell<Vec<String>>,
+    /// Who the request is from.
+    user: crate::auth::UserInfo,
+}
+
+impl Call<'_> {
+    fn key(&self) -> String {
+        resource_key(&self.info.group, &self.info.plural)
+    }
+
+    fn namespace(&self) -> &str {
+        self.path.namespace.as_deref().unwrap_or_default()
+    }
+
+    fn name(&self) -> &str {
+        self.path.name.as_deref().unwrap_or_default()
+    }
+
+    fn target(&self) -> UpdateTarget {
+        match self.path.subresource.as_deref() {
+            Some("status") => UpdateTarget::Status,
+            Some("finalize") => UpdateTarget::Finalize,
+            _ => UpdateTarget::Main,
+        }
+    }
+
+    fn object_response(&self, code: StatusCode, mut object: Value) -> Result<Response, ApiError> {
+        add_type_meta(self.info, &mut object);
+        if crate::http::table::wants_table(self.headers) {
+            let table = crate::http::table::to_table(
+                self.info,
+                std::slice::from_ref(&object),
+                &crate::registry::semantics::format_time(self.server.shared.now()),
+                true,
+            );
+            return Ok(self.with_warnings(value_response(code, &table)));
+        }
+        Ok(self.with_warnings(value_response(code, &object)))
+    }
+
+    /// Adds the collected warnings as `Warning: 299 - "..."` headers.
+    fn with_warnings(&self, mut response: Response) -> Response {
+        for warning in self.warnings.borrow().iter() {
+            if let Some(value) = crate::admission::warning_header(warning) {
+                response.headers_mut().append(header::WARNING, value);
+            }
+        }
+        response
+    }
+
+    /// The object's name must be the URL's.
+    fn check_name(&self, object: &Value) -> Result<(), ApiError> {
+        let name = semantics::name_of(object);
+        if name == self.name() {
+            return Ok(());
+        }
+        Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            self.name()
+        )))
+    }
+
+    /// Writes the object at the URL, which must exist: `decide` gets what is stored and returns
+    /// the write. Answers with the result (or, for a dry run, what the result would be).
+    fn write_existing(
+        &self,
+        ctx: &WriteContext<'_>,
+        dry_run: bool,
+        decide: impl FnOnce(&Value) -> Result<Mutation, ApiError>,
+    ) -> Result<Response, ApiError> {
+        // Read before the store is locked: the RBAC objects a role or binding write is checked
+        // against.
+        let guard = crate::auth::escalation::WriteGuard::prepare(
+            &self.server.shared,
+            &self.user,
+            self.info,
+        );
+        let decide = |current: &Value| {
+            let mutation = decide(current)?;
+            if let Mutation::Put(next) = &mutation {
+                guard.check(self.info, self.name(), next, Some(current))?;
+            }
+            Ok(mutation)
+        };
+        let outcome = commit(
+            self.server,
+            dry_run,
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                decide(current)
+            },
+        )?;
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
+        self.outcome_response(StatusCode::OK, outcome)
+    }
+
+    /// Answers a write with its result: the stored bytes when the store holds them (no second
+    /// encoding), else the object.
+    fn outcome_response(
+        &self,
+        code: StatusCode,
+        outcome: crate::store::Outcome,
+    ) -> Result<Response, ApiError> {
+        match &outcome.stored {
+            Some(stored) if !crate::http::table::wants_table(self.headers) => {
+                Ok(self.with_warnings(json_response(code, typed_bytes(self.info, stored))))
+            }
+            _ => self.object_response(code, outcome.into_object()),
+        }
+    }
+
+    fn get(&self) -> Result<Response, ApiError> {
+        let bytes = self
+            .server
+            .shared
+            .store
+            .get(&self.key(), self.namespace(), self.name())
+            .ok_or_else(|| ApiError::not_found(&self.info.group, &self.info.plural, self.name()))?;
+        if crate::http::table::wants_table(self.headers) {
+            let object: Value =
+                serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+            return self.object_response(StatusCode::OK, object);
+        }
+        Ok(json_response(
+            StatusCode::OK,
+            typed_bytes(self.info, &bytes),
+        ))
+    }
+
+    fn list(&self) -> Result<Response, ApiError> {
+        let request = ListRequest::parse(self.info, self.query)?;
+        list::serve(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            &request,
+            self.headers,
+        )
+    }
+
+    fn write_context<'b>(&'b self, now: &'b str) -> WriteContext<'b> {
+        WriteContext::new(self.info, now, &self.manager)
+    }
+
+    fn create(&self, body: Bytes) -> Result<Response, ApiError> {
+        if self.info.namespaced && self.path.namespace.is_none() {
+            return Err(ApiError::no_such_resource());
+        }
+        check_write_options(self.query, "CreateOptions", false)?;
+        let mut object = parse_body(self.headers, &body)?;
+        let shared = &self.server.shared;
+        crate::auth::admission::admit_create(
+            shared,
+            self.info,
+            self.path.namespace.as_deref(),
+            &mut object,
+        )?;
+        if object["metadata"]["namespace"].is_null() {
+            if let (Some(ns), Some(meta)) = (
+                self.path.namespace.as_deref(),
+                object["metadata"].as_object_mut(),
+            ) {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info)
+            .check(self.info, "", &object, None)?;
+        let options = CreateOptions {
+            manager: &self.manager,
+            dry_run: is_dry_run(self.query),
+            validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
+            applied: false,
+        };
+        let (outcome, warnings) = create_object(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            object,
+            &options,
+        )?;
+        self.warnings.borrow_mut().extend(warnings);
+        self.outcome_response(StatusCode::CREATED, outcome)
+    }
+
+    /// A review (`authorization.k8s.io`, `SelfSubjectReview`), answered from the request's user;
+    /// nothing is stored.
+    fn review(&self, body: Bytes) -> Result<Response, ApiError> {
+        let mut review = parse_body(self.headers, &body)?;
+        check_type_meta(self.info, &mut review)?;
+        let answered = crate::auth::reviews::answer(
+            &self.server.shared,
+            &self.user,
+            &self.info.kind,
+            self.path.namespace.as_deref(),
+            review,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
+    }
+
+    /// `POST serviceaccounts/{name}/token`: a TokenRequest.
+    fn token_request(&self, body: Bytes) -> Result<Response, ApiError> {
+        let request = parse_body(self.headers, &body)?;
+        let answered = crate::auth::token_request::create_token(
+            self.server,
+            self.namespace(),
+            self.name(),
+            request,
+        )?;
+        Ok(value_response(StatusCode::CREATED, &answered))
+    }
+
+    /// A request to a subresource other than `status` (whose verb the subresource allows).
+    fn subresource(&self, verb: &str, body: Bytes) -> Result<Response, ApiError> {
+        match (self.path.subresource.as_deref().unwrap_or_default(), verb) {
+            ("binding", _) => self.bind(body),
+            ("eviction", _) => self.evict(body),
+            ("scale", "get") => self.get_scale(),
+            ("scale", "update") => self.update_scale(body),
+            ("scale", "patch") => self.patch_scale(body),
+            ("log", _) => crate::http::pod_connect::log(
+                self.server,
+                self.namespace(),
+                self.name(),
+                self.query,
+            ),
+            ("exec" | "attach" | "portforward", _) => crate::http::pod_connect::connect(
+                self.server,
+                self.path.subresource.as_deref().unwrap_or_default(),
+                self.namespace(),
+                self.name(),
+                self.query,
+            ),
+            ("proxy", _) => crate::http::pod_connect::proxy(
+                self.server,
+                self.info,
+                self.path.namespace.as_deref(),
+                self.name(),
+            ),
+            _ => Err(ApiError::no_such_resource()),
+        }
+    }
+
+    /// `POST pods/{name}/eviction`.
+    fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
+        let mut eviction = parse_body(self.headers, &body)?;
+        crate::admission::create_subresource(self.info, &mut eviction)?;
+        let status = crate::http::eviction::evict(
+            self.server,
+            self.info,
+            self.namespace(),
+            self.name(),
+            &eviction,
+            is_dry_run(self.query),
+        )?;
+        Ok(value_response(StatusCode::CREATED, &status))
+    }
+
+    /// The scale subresource's description of this kind (it is served, so it exists).
+    fn scale_spec(&self) -> Result<crate::registry::scale::ScaleSpec, ApiError> {
+        crate::registry::scale::ScaleSpec::of(self.info).ok_or_else(ApiError::no_such_resource)
+    }
+
+    /// `GET .../{name}/scale`.
+    fn get_scale(&self) -> Result<Response, ApiError> {
+        let spec = self.scale_spec()?;
+        let object = self
+            .server
+            .shared
+            .store
+            .get_value(&self.key(), self.namespace(), self.name())
+            .ok_or_else(|| crate::registry::scale::not_found(self.info, self.name()))?;
+        Ok(value_response(StatusCode::OK, &spec.scale_of(&object)?))
+    }
+
+    /// `PUT .../{name}/scale`.
+    fn update_scale(&self, body: Bytes) -> Result<Response, ApiError> {
+        let scale = parse_body(self.headers, &body)?;
+        check_scale_type(&scale)?;
+        self.write_scale(|_| Ok(scale))
+    }
+
+    /// `PATCH .../{name}/scale`: the patch applies to the `Scale`, which is then written.
+    fn patch_scale(&self, body: Bytes) -> Result<Response, ApiError> {
+        let patch_type = crate::patch::check_patch_type(&content_type(self.headers), false)?;
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "server-side apply (application/apply-patch+yaml) is not supported by this fake API server yet; use a merge, JSON or strategic merge patch, or an update",
+            ));
+        }
+        let patch = crate::patch::decode_patch(patch_type, &body)?;
+        self.write_scale(|current| {
+            let mut scale = current.clone();
+            crate::patch::apply_patch(
+                patch_type,
+                &mut scale,
+                &patch,
+                "autoscaling",
+                "Scale",
+                false,
+            )?;
+            check_scale_type(&scale)?;
+            Ok(scale)
+        })
+    }
+
+    /// Writes the replicas of the `Scale` that `new_scale` makes of the current one through the
+    /// object's update rules; answers with the resulting `Scale`.
+    fn write_scale(
+        &self,
+        new_scale: impl FnOnce(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Response, ApiError> {
+        let spec = self.scale_spec()?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let dry_run = is_dry_run(self.query);
+        let outcome = commit(
+            self.server,
+            dry_run,
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current
+                    .ok_or_else(|| crate::registry::scale::not_found(self.info, self.name()))?;
+                let scale = new_scale(&spec.scale_of(current)?)?;
+                let object = spec.apply(self.info, current, &scale)?;
+                update_with(&ctx, current, object, UpdateTarget::Main)
+            },
+        )?;
+        if !dry_run {
+            after_write(self.server, self.info, &outcome.object, outcome.event);
+        }
+        self.warnings.borrow_mut().extend(ctx.warnings.take());
+        let scale = spec.scale_of(&outcome.object)?;
+        Ok(self.with_warnings(value_response(StatusCode::OK, &scale)))
+    }
+
+    /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
+    fn bind(&self, body: Bytes) -> Result<Response, ApiError> {
+        let binding = parse_body(self.headers, &body)?;
+        let node = binding["target"]["name"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "",
+                    "Binding",
+                    self.name(),
+                    vec![crate::error::StatusCause {
+                        reason: "FieldValueRequired".into(),
+                        message: "Required value".into(),
+                        field: "target.name".into(),
+                    }],
+                )
+            })?
+            .to_string();
+        let outcome = self.server.shared.store.mutate(
+            &self.key(),
+            self.namespace(),
+            self.name(),
+            |current| {
+                let current = current.ok_or_else(|| {
+                    ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                })?;
+                let conflict =
+                    |why: String| ApiError::conflict("", "pods/binding", self.name(), &why);
+                if current["metadata"].get("deletionTimestamp").is_some() {
+                    return Err(conflict(format!(
+                        "pod {} is being deleted, cannot be assigned to a host",
+                        self.name()
+                    )));
+                }
+                if let Some(assigned) = current["spec"]["nodeName"]
+                    .as_str()
+                    .filter(|n| !n.is_empty())
+                {
+                    return Err(conflict(format!(
+                        "pod {} is already assigned to node {assigned:?}",
+                        self.name()
+                    )));
+                }
+                let mut next = current.clone();
+                next["spec"]["nodeName"] = json!(node);
+                // Binding is the one way to change a pod's spec.nodeName: it bypasses the pod
+                // update rules.
+                Ok(Mutation::Put(next))
+            },
+        )?;
+        after_write(self.server, self.info, &outcome.object, outcome.event);
+        let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+        Ok(value_response(StatusCode::CREATED, &status))
+    }
+
+    fn update(&self, body: Bytes) -> Result<Response, ApiError> {
+        check_write_options(self.query, "UpdateOptions", false)?;
+        let mut object = parse_body(self.headers, &body)?;
+        check_type_meta(self.info, &mut object)?;
+        self.check_name(&object)?;
+        check_namespace(self.info, self.path.namespace.as_deref(), &mut object)?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let target = self.target();
+        let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        // Decoding needs nothing stored, so it runs before the store is locked.
+        decode_object(self.info, &mut object, validation, &ctx)?;
+        self.write_existing(&ctx, dry_run, |current| {
+            update_with(&ctx, current, object, target)
+        })
+    }
+
+    fn patch(&self, body: Bytes) -> Result<Response, ApiError> {
+        let patch_type =
+            crate::patch::check_patch_type(&content_type(self.headers), self.info.custom)?;
+        check_write_options(self.query, "PatchOptions", patch_type == PatchType::Apply)?;
+        if patch_type == PatchType::Apply {
+            return self.apply(body);
+        }
+        let patch = crate::patch::decode_patch(patch_type, &body)?;
+        let now = self.server.shared.now_string();
+        let ctx = self.write_context(&now);
+        let target = self.target();
+        let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        self.write_existing(&ctx, dry_run, |current| {
+            let mut patched = current.clone();
+            add_type_meta(self.info, &mut patched);
+            crate::patch::apply_patch(
+                patch_type,
+                &mut patched,
+                &patch,
+                &self.info.group,
+                &self.info.kind,
+                self.info.custom,
+            )?;
+            check_type_meta(self.info, &mut patched)?;
+            self.check_name(&patched)?;
+            decode_object(self.info, &mut patched, validation, &ctx)?;
+            update_with(&ctx, current, patched, target)
+        })
+    }
+
+    /// `PATCH` with `application/apply-patch+yaml`: server-side apply of the body (YAML or JSON)
+    /// for `fieldManager`, creating the object when it does not exist (not through `/status`).
+    fn apply(&self, body: Bytes) -> Result<Response, ApiError> {
+        let config = decode_apply_body(&body)?;
+        let (group, version) = split_api_version(config["apiVersion"].as_str().unwrap_or_default());
+        let kind = config["kind"].as_str().unwrap_or_default();
+        if group != self.info.group || version != self.info.version || kind != self.info.kind {
+            return Err(ApiError::bad_request(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )));
+        }
+        if config
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| !m.is_null())
+        {
+            return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+        }
+        if let Some(ns) = config
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+        {
+            if self.info.namespaced && ns != self.namespace() {
+                return Err(ApiError::bad_request(format!(
+                    "the namespace of the object ({ns}) does not match the namespace on the URL ({})",
+                    self.namespace()
+                )));
+            }
+        }
+        let force = self.query.flag("force");
+        let dry_run = is_dry_run(self.query);
+        let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        let now = self.server.shared.now_string();
+        let mut ctx = self.write_context(&now);
+        ctx.applied = true;
+        let target = self.target();
+        let subresource = self.path.subresource.as_deref();
+        let exists = self
+            .server
+            .shared
+            .store
+            .get(&self.key(), self.namespace(), self.name())
+            .is_some();
+        if !exists && subresource.is_none() {
+            return self.create_by_apply(&ctx, &config, force, dry_run, validation);
+        }
+        self.write_existing(&ctx, dry_run, |current| {
+            let mut live = current.clone();
+            add_type_meta(self.info, &mut live);
+            let applied =
+                crate::apply::apply(&ctx.writer(subresource), Some(&live), &config, force)?;
+            let mut merged = applied.object;
+            check_type_meta(self.info, &mut merged)?;
+            self.check_name(&merged)?;
+            check_namespace(self.info, self.path.namespace.as_deref(), &mut merged)?;
+            decode_object(self.info, &mut merged, validation, &ctx)?;
+            update_with(&ctx, current, merged, target)
+        })
+    }
+
+    /// An apply to an object that does not exist creates it (201), as the real server's
+    /// create-on-update for apply patches does; a `resourceVersion` in the configuration is not
+    /// checked against anything then.
+    fn create_by_apply(
+        &self,
+        ctx: &WriteContext<'_>,
+        config: &Value,
+        force: bool,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Response, ApiError> {
+        let applied = crate::apply::apply(&ctx.writer(None), None, config, force)?;
+        let mut object = applied.object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        self.check_name(&object)?;
+        let shared = &self.server.shared;
+        let namespace = self.path.namespace.as_deref();
+        crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
+        crate::auth::authorize_create_on_update(
+            shared,
+            &self.user,
+            self.info,
+            self.namespace(),
+            self.name(),
+        )?;
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info).check(
+            self.info,
+            self.name(),
+            &object,
+            None,
+        )?;
+        let options = CreateOptions {
+            manager: &self.manager,
+            dry_run,
+            validation,
+            applied: true,
+        };
+        let (outcome, warnings) = create_object(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            object,
+            &options,
+        )?;
+        self.warnings.borrow_mut().extend(warnings);
+        self.outcome_response(StatusCode::CREATED, outcome)
+    }
+
+    /// DeleteOptions from the body and the query, validated; a kind whose default policy
+    /// orphans its dependents warns when the request leaves the policy to it.
+    fn delete_options(&self, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+        let mut opts = DeleteOptions::from_body(body)?;
+        if let Some(grace) = self.query.int("gracePeriodSeconds")? {
+            opts.grace_period_seconds = Some(grace);
+        }
+        if let Some(policy) = self.query.get("propagationPolicy") {
+            opts.propagation_policy = Some(policy.to_string());
+        }
+        if let Some(orphan) = self.query.get("orphanDependents") {
+            opts.orphan_dependents = Some(orphan == "true");
+        }
+        crate::registry::gc_policy::validate(&opts)?;
+        if let Some(warning) = crate::registry::gc_policy::default_policy_warning(self.info, &opts)
+        {
+            self.warnings.borrow_mut().push(warning.to_string());
+        }
+        Ok(opts)
+    }
+
+    fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
+        let opts = self.delete_options(&body)?;
+        let (object, gone) = if is_dry_run(self.query) {
+            let outcome = self.server.shared.store.preview(
+                &self.key(),
+                self.namespace(),
+                self.name(),
+                |current| {
+                    let current = current.ok_or_else(|| {
+                        ApiError::not_found(&self.info.group, &self.info.plural, self.name())
+                    })?;
+                    crate::admission::delete(self.info, current)?;
+                    Ok(
+                        decide_delete(self.info, current.clone(), &opts, self.server.shared.now())?
+                            .mutation,
+                    )
+                },
+            )?;
+            let gone = outcome.event == Some(crate::store::EventType::Deleted);
+            (outcome.into_object(), gone)
+        } else {
+            delete_object(self.server, self.info, self.namespace(), self.name(), &opts)?
+        };
+        let code = crate::registry::delete_answer::code(gone, &opts);
+        if gone && !crate::registry::delete_answer::returns_deleted_object(self.info) {
+            let status = crate::registry::delete_answer::body(self.info, object, gone);
+            return Ok(self.with_warnings(value_response(code, &status)));
+        }
+        self.object_response(code, object)
+    }
+
+    /// Deletes every object the list options select; answers the list of them as they were
+    /// listed, before the deletes (as `Store.DeleteCollection` does).
+    fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
+        let opts = self.delete_options(&body)?;
+        let request = ListRequest::parse(self.info, self.query)?;
+        let snapshot = self
+            .server
+            .shared
+            .store
+            .snapshot(&self.key(), self.path.namespace.as_deref());
+        let mut listed = Vec::new();
+        for ((ns, name), bytes) in snapshot.items {
+            let Ok(mut object) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
+            if !request.matches(&object) {
+                continue;
+            }
+            if !is_dry_run(self.query) {
+                match delete_object(self.server, self.info, &ns, &name, &opts) {
+                    Ok(_) => {}
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            add_type_meta(self.info, &mut object);
+            listed.push(object);
+        }
+        let list = json!({
+            "kind": self.info.list_kind(),
+            "apiVersion": self.info.api_version(),
+            "metadata": {"resourceVersion": snapshot.revision.to_string()},
+            "items": listed,
+        });
+        Ok(self.with_warnings(value_response(StatusCode::OK, &list)))
+    }
+}
+
+/// A scale subresource takes `autoscaling/v1` `Scale` objects.
+fn check_scale_type(scale: &Value) -> Result<(), ApiError> {
+    let kind = scale["kind"].as_str().unwrap_or_default();
+    let api_version = scale["apiVersion"].as_str().unwrap_or_default();
+    if (kind.is_empty() || kind == "Scale")
+        && (api_version.is_empty() || api_version == "autoscaling/v1")
+    {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Scale in version \"v1\" cannot be handled as a Scale: the body is a {kind} of {api_version}, not an autoscaling/v1 Scale"
+    )))
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Decodes an apply body: YAML (JSON is YAML too) holding an object.
+fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Default::default())
+    } else {
+        serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
+    };
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(Value::Object(Default::default())),
+        other => Err(ApiError::bad_request(format!(
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            match other {
+                Value::Array(_) => "array",
+                Value::String(_) => "string",
+                Value::Number(_) => "number",
+                _ => "bool",
+            }
+        ))),
+    }
+}
+
+/// Decodes a request body (JSON, or YAML when the content type says so).
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = content_type(headers);
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let value: Value = match media {
+        "" | "application/json" | "*/*" => {
+            if body.iter().all(u8::is_ascii_whitespace) {
+                return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
+            }
+            serde_json::from_slice(body).map_err(|e| {
+                // Go's wording where we can give it, so clients see what a real server says.
+                let detail =
+                    crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+                ApiError::bad_request(format!(
+                    "couldn't get version/kind; json parse error: {detail}"
+                ))
+            })?
+        }
+        "application/yaml" => serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?,
+        "application/vnd.kubernetes.protobuf" => crate::protobuf::decode(body)
+            .map_err(|e| ApiError::new(e.code(), e.reason(), e.to_string()))?,
+        other => return Err(ApiError::unsupported_media_type(other)),
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }",
+        ));
+    }
+    Ok(value)
+}
+
+/// Applies a custom resource's schema: defaults, pruning of unknown fields, validation.
+fn finish_custom_object(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    let (true, Some(schema)) = (info.custom, info.schema.as_ref()) else {
+        return Ok(());
+    };
+    crate::rules::schema::apply_defaults(schema, object);
+    crate::rules::schema::prune(schema, object);
+    let mut causes = crate::rules::schema::validate(schema, object);
+    causes.extend(crate::registry::scale::validate_custom_replicas(
+        info, object,
+    ));
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &info.group,
+        &info.kind,
+        semantics::name_of(object),
+        causes,
+    ))
+}
+
+/// Per-kind rules for built-in objects on every write (CRD defaults, validation and status).
+/// `old` is the stored object of an update (`None` on create).
+fn finish_builtin_object(
+    info: &ResourceInfo,
+    object: &mut Value,
+    now: &str,
+    old: Option<(&Value, UpdateTarget)>,
+) -> Result<(), ApiError> {
+    if is_crd(info) {
+        crate::rules::crd_validation::apply_defaults(object);
+        match old {
+            None => crate::rules::crd_validation::validate_create(object)?,
+            // (`finalize` is a Namespace subresource; a CRD has none.)
+            Some((old, UpdateTarget::Main | UpdateTarget::Finalize)) => {
+                crate::rules::crd_validation::validate_update(object, old)?
+            }
+            Some((old, UpdateTarget::Status)) => {
+                crate::rules::crd_validation::validate_status_update(object, old)?
+            }
+        }
+        crd::set_established_status(object, now);
+    }
+    Ok(())
+}
+
+fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
+}
+
+/// Writes through the store, or with a server-side dry run only computes the result.
+fn commit<F>(
+    server: &FakeApiServer,
+    dry_run: bool,
+    key: &str,
+    namespace: &str,
+    name: &str,
+    decide: F,
+) -> Result<crate::store::Outcome, ApiError>
+where
+    F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
+{
+    if dry_run {
+        server.shared.store.preview(key, namespace, name, decide)
+    } else {
+        server.shared.store.mutate(key, namespace, name, decide)
+    }
+}
+
+/// Whether the request asks for a server-side dry run (`dryRun=All`).
+fn is_dry_run(query: &Query) -> bool {
+    query.get("dryRun") == Some("All")
+}
+
+/// Decodes a written object as the real server does: through the kind's typed schema (unknown
+/// fields, wrong types), then the kind's decoding rules.
+fn decode_object(
+    info: &ResourceInfo,
+    object: &mut Value,
+    validation: FieldValidation,
+    ctx: &WriteContext<'_>,
+) -> Result<(), ApiError> {
+    let warnings = crate::http::typed::decode(info, object, validation)?;
+    ctx.warnings.borrow_mut().extend(warnings);
+    defaults::on_decode(info, object);
+    kind_rules::on_decode(info, object)
+}
+
+/// The write path every update shares (PUT, PATCH, replacing a loaded manifest), after the body
+/// was decoded ([`decode_object`]): the custom resource schema, per-kind rules, then the update
+/// rules against what is stored.
+fn update_with(
+    ctx: &WriteContext<'_>,
+    current: &Value,
+    mut object: Value,
+    target: UpdateTarget,
+) -> Result<Mutation, ApiError> {
+    crate::admission::mutate(ctx.info, Some(current), &mut object)?;
+    finish_custom_object(ctx.info, &mut object)?;
+    finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
+    strip_type_meta(ctx.info, &mut object);
+    let mutation = prepare_update(ctx, current, object, target)?;
+    crate::admission::validate_mutation(ctx.info, current, mutation)
+}
+
+/// How a create is performed.
+pub(crate) struct CreateOptions<'a> {
+    /// The field manager recorded in managedFields.
+    pub manager: &'a str,
+    /// Compute the result without storing it.
+    pub dry_run: bool,
+    /// What to do with unknown fields.
+    pub validation: FieldValidation,
+    /// A server-side apply: the object carries its `managedFields` already.
+    pub applied: bool,
+}
+
+/// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
+/// store's outcome (the created object) and the warnings for the client.
+pub(crate) fn create_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: Option<&str>,
+    mut object: Value,
+    options: &CreateOptions<'_>,
+) -> Result<(crate::store::Outcome, Vec<String>), ApiError> {
+    let dry_run = options.dry_run;
+    let now = server.shared.now_string();
+    let mut ctx = WriteContext::new(info, &now, options.manager);
+    ctx.applied = options.applied;
+    check_type_meta(info, &mut object)?;
+    check_namespace(info, namespace, &mut object)?;
+    decode_object(info, &mut object, options.validation, &ctx)?;
+    let ns = object["metadata"]["namespace"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if info.namespaced {
+        check_namespace_accepts(server, info, &ns, &object)?;
+    }
+    crate::admission::mutate(info, None, &mut object)?;
+    let generate_name = object["metadata"]["generateName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let explicit_name = semantics::name_of(&object).to_string();
+    if explicit_name.is_empty() && generate_name.is_empty() {
+        return Err(ApiError::invalid(
+            &info.group,
+            &info.kind,
+            "",
+            vec![crate::error::StatusCause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value: name or generateName is required".into(),
+                field: "metadata.name".into(),
+            }],
+        ));
+    }
+    // A generated name that collides is retried with another suffix, as the real server does.
+    let attempts = if explicit_name.is_empty() { 8 } else { 1 };
+    let mut last_error = None;
+    for _ in 0..attempts {
+        let mut candidate = object.clone();
+        if explicit_name.is_empty() {
+            let prefix: String = generate_name
+                .chars()
+                .take(MAX_GENERATE_NAME_PREFIX)
+                .collect();
+            candidate["metadata"]["name"] =
+                json!(format!("{prefix}{}", server.shared.random_suffix(5)));
+        }
+        let uid = server.shared.new_uid();
+        prepare_create(&ctx, &mut candidate, &uid)?;
+        match (info.group.as_str(), info.kind.as_str()) {
+            ("", "Pod") => defaults::default_pod(&mut candidate, &server.shared.random_suffix(5)),
+            ("", "Namespace") => defaults::default_namespace(&mut candidate),
+            _ => defaults::on_create(info, &mut candidate),
+        }
+        kind_rules::on_create(info, &mut candidate)?;
+        crate::rules::validate_create(info, &candidate)?;
+        finish_custom_object(info, &mut candidate)?;
+        if !ctx.applied {
+            crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
+        }
+        finish_builtin_object(info, &mut candidate, &now, None)?;
+        if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+            // Established only by the controllers after the create (see `after_write`).
+            crd::set_initial_status(&mut candidate);
+        }
+        strip_type_meta(info, &mut candidate);
+        crate::admission::validate(info, None, &mut candidate)?;
+        let name = semantics::name_of(&candidate).to_string();
+        let result = commit(
+            server,
+            dry_run,
+            &resource_key(&info.group, &info.plural),
+            &ns,
+            &name,
+            |current| match current {
+                Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
+                None => Ok(Mutation::Put(candidate)),
+            },
+        );
+        match result {
+            Ok(outcome) => {
+                if !dry_run {
+                    after_write(server, info, &outcome.object, outcome.event);
+                }
+                return Ok((outcome, ctx.warnings.take()));
+            }
+            Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| ApiError::internal("could not generate a unique name")))
+}
+
+/// A namespaced create needs its namespace to exist and not be terminating.
+fn check_namespace_accepts(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    ns: &str,
+    object: &Value,
+) -> Result<(), ApiError> {
+    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
+        return Err(ApiError::not_found("", "namespaces", ns));
+    };
+    // NamespaceLifecycle admission: no new content in a terminating namespace.
+    if namespace["status"]["phase"] == "Terminating"
+        || namespace["metadata"].get("deletionTimestamp").is_some()
+    {
+        let name = semantics::name_of(object);
+        let mut err = ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "{} \"{name}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                crate::error::qualified(&info.group, &info.plural)
+            ),
+        )
+        .with_details(&info.group, &info.plural, name);
+        err.causes.push(crate::error::StatusCause {
+            reason: "NamespaceTerminating".into(),
+            message: format!("namespace {ns} is being terminated"),
+            field: "metadata.namespace".into(),
+        });
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// Deletes (or marks for deletion) one object; returns its last state and whether it is gone.
+pub(crate) fn delete_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    opts: &DeleteOptions,
+) -> Result<(Value, bool), ApiError> {
+    let key = resource_key(&info.group, &info.plural);
+    let now = server.shared.now();
+    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        return delete_crd(server, info, name, now);
+    }
+    let mut gone = false;
+    let outcome = server
+        .shared
+        .store
+        .mutate(&key, namespace, name, |current| {
+            let current =
+                current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+            crate::admission::delete(info, current)?;
+            let decision = decide_delete(info, current.clone(), opts, now)?;
+            gone = decision.gone;
+            Ok(decision.mutation)
+        })?;
+    let mut object = outcome.object;
+    let mut event = outcome.event;
+    if gone && event != Some(crate::store::EventType::Deleted) {
+        // Marked first (MODIFIED), then removed (DELETED), as the real server does for pods.
+        let removed =
+            server
+                .shared
+                .store
+                .mutate(&key, namespace, name, |current| match current {
+                    Some(current) => Ok(Mutation::Delete(current.clone())),
+                    None => Err(ApiError::not_found(&info.group, &info.plural, name)),
+                })?;
+        object = removed.object;
+        event = removed.event;
+    }
+    after_write(server, info, &object, event);
+    Ok((Arc::unwrap_or_clone(object), gone))
+}
+
+/// A CRD is deleted as the real server does it: marked with the cleanup finalizer, its custom
+/// resources removed, then the CRD itself. The answer is the marked CRD.
+fn delete_crd(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    name: &str,
+    now: jiff::Timestamp,
+) -> Result<(Value, bool), ApiError> {
+    let key = resource_key(&info.group, &info.plural);
+    let marked = server.shared.store.mutate(&key, "", name, |current| {
+        let current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+        crate::admission::delete(info, current)?;
+        let mut current = current.clone();
+        if current["metadata"].get("deletionTimestamp").is_none() {
+            current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
+            current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            current["metadata"]["finalizers"] =
+                json!(["customresourcecleanup.apiextensions.k8s.io"]);
+        }
+        Ok(Mutation::Put(current))
+    })?;
+    remove_custom_resources(server, name);
+    let removed = server
+        .shared
+        .store
+        .mutate(&key, "", name, |current| match current {
+            Some(current) => {
+                let mut current = current.clone();
+                if let Some(m) = current["metadata"].as_object_mut() {
+                    m.remove("finalizers");
+                }
+                Ok(Mutation::Delete(current))
+            }
+            None => Err(ApiError::not_found(&info.group, &info.plural, name)),
+        })?;
+    after_write(server, info, &removed.object, removed.event);
+    Ok((marked.into_object(), false))
+}
+
+/// Side effects of a write: CRDs start or stop being served; disruption budgets follow their
+/// pods; the controllers ([`crate::controllers`]) learn of every write.
+pub(crate) fn after_write(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    object: &Value,
+    event: Option<crate::store::EventType>,
+) {
+    let Some(event) = event else {
+        return;
+    };
+    // What the server writes in reaction is not the request's write: no admission webhooks.
+    let _unadmitted = crate::admission::Unadmitted::enter();
+    let deleted = event == crate::store::EventType::Deleted;
+    if info.group == crate::auth::rbac::RBAC_GROUP && info.kind == "ClusterRole" {
+        crate::auth::aggregation::reconcile(server);
+    }
+    if crate::registry::disruption::concerns(&info.group, &info.kind) {
+        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        crate::registry::disruption::sync_namespace(server, ns);
+    }
+    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        let name = semantics::name_of(object).to_string();
+        if event == crate::store::EventType::Deleted {
+            remove_custom_resources(server, &name);
+        } else {
+            server
+                .shared
+                .registry
+                .set_custom(&name, registry::resources_of_crd(object));
+            if event == crate::store::EventType::Added {
+                crd::establish(server, &name);
+            }
+        }
+    }
+    if deleted && info.group.is_empty() && info.kind == "Pod" {
+        let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+        server.shared.pod_logs.remove_pod(uid);
+    }
+    server
+        .shared
+        .controllers
+        .observe(server, info, object, event);
+}
+
+/// Stops serving a deleted CRD's resources and removes their objects.
+fn remove_custom_resources(server: &FakeApiServer, crd_name: &str) {
+    let removed = server.shared.registry.remove_custom(crd_name);
+    let Some(info) = removed.first() else {
+        return;
+    };
+    let key = resource_key(&info.group, &info.plural);
+    for ((ns, name), _) in server.shared.store.snapshot(&key, None).items {
+        let removed = server
+            .shared
+            .store
+            .mutate(&key, &ns, &name, |current| match current {
+                Some(current) => Ok(Mutation::Delete(current.clone())),
+                None => Err(ApiError::not_found(&info.group, &info.plural, &name)),
+            });
+        if let Ok(removed) = removed {
+            if let Some(event) = removed.event {
+                server
+                    .shared
+                    .controllers
+                    .observe(server, info, &removed.object, event);
+            }
+        }
+    }
+}
+
+/// Create-or-replace of a whole object, for loading manifests and state.
+pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Value, ApiError> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let info = server
+        .shared
+        .registry
+        .lookup_kind(api_version, kind)
+        .ok_or_else(|| {
+            let (group, version) = split_api_version(api_version);
+            ApiError::new(
+                404,
+                "NotFound",
+                format!("no matches for kind {kind:?} in version \"{group}/{version}\""),
+            )
+        })?;
+    let namespace = if info.namespaced {
+        Some(
+            object["metadata"]["namespace"]
+                .as_str()
+                .filter(|n| !n.is_empty())
+                .unwrap_or("default")
+                .to_string(),
+        )
+    } else {
+        None
+    };
+    let name = semantics::name_of(&object).to_string();
+    let key = resource_key(&info.group, &info.plural);
+    if name.is_empty()
+        || server
+            .shared
+            .store
+            .get(&key, namespace.as_deref().unwrap_or_default(), &name)
+            .is_none()
+    {
+        let mut object = object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let options = CreateOptions {
+            manager: "fake-apiserver",
+            dry_run: false,
+            validation: FieldValidation::Warn,
+            applied: false,
+        };
+        let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
+        let mut created = created.into_object();
+        add_type_meta(&info, &mut created);
+        return Ok(created);
+    }
+    let now = server.shared.now_string();
+    let ctx = WriteContext::new(&info, &now, "fake-apiserver");
+    let mut object = object;
+    check_type_meta(&info, &mut object)?;
+    check_namespace(&info, namespace.as_deref(), &mut object)?;
+    let ns = namespace.unwrap_or_default();
+    decode_object(&info, &mut object, FieldValidation::Warn, &ctx)?;
+    let outcome = server.shared.store.mutate(&key, &ns, &name, |current| {
+        let current =
+            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, &name))?;
+        let mut object = object;
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.insert(
+                "resourceVersion".into(),
+                json!(crate::store::resource_version_of(current)),
+            );
+        }
+        update_with(&ctx, current, object, UpdateTarget::Main)
+    })?;
+    after_write(server, &info, &outcome.object, outcome.event);
+    let mut object = outcome.into_object();
+    add_type_meta(&info, &mut object);
+    Ok(object)
+}
+
+/// A read-modify-write of a stored object by an in-process controller: `edit` changes a copy of
+/// the stored object (resourceVersion included, so the write is conditional) and says whether
+/// it changed anything; the result goes through the same update rules as a client's PUT.
+pub(crate) fn update_object(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    target: UpdateTarget,
+    manager: &str,
+    edit: impl FnOnce(&mut Value) -> bool,
+) -> Result<(), ApiError> {
+    let now = server.shared.now_string();
+    let ctx = WriteContext::new(info, &now, manager);
+    let key = resource_key(&info.group, &info.plural);
+    let outcome = server
+        .shared
+        .store
+        .mutate(&key, namespace, name, |current| {
+            let current =
+                current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
+            let mut next = current.clone();
+            if !edit(&mut next) {
+                return Ok(Mutation::Unchanged(current.clone()));
+            }
+            update_with(&ctx, current, next, target)
+        })?;
+    after_write(server, info, &outcome.object, outcome.event);
+    Ok(())
+}

@@ -1,0 +1,386 @@
+//! WATCH: a chunked stream of JSON events — synthetic ADDED events for a watch from "0" (or
+//! unset), exactly the events after a given resourceVersion otherwise, `410 Expired` as an ERROR
+//! event when that is older than the kept history, bookmarks, `sendInitialEvents`, timeouts,
+//! and selectors (an object leaving the selector is a DELETED event for that watcher).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::{BufMut, Bytes, BytesMut};
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::context::FakeApiServer;
+use crate::error::{ApiError, StatusCause};
+use crate::hooks::RequestMatcher;
+use crate::http::encoding::typed_bytes;
+use crate::http::list::ListRequest;
+use crate::http::request::{Query, ResourcePath};
+use crate::http::server::drop_receiver;
+use crate::resource::ResourceInfo;
+use crate::store::{resource_key, EventType, StoreEvent};
+
+/// Used when the client gives no `timeoutSeconds` (the real server picks 30–60 minutes).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// How often an idle watch with `allowWatchBookmarks` gets a bookmark.
+const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Where a watch starts.
+enum Start {
+    /// Synthetic ADDED events for what exists now, then live events.
+    Current { initial_end_bookmark: bool },
+    /// The events after this revision.
+    After(u64),
+}
+
+struct WatchSpec {
+    info: Arc<ResourceInfo>,
+    key: String,
+    namespace: Option<String>,
+    name: Option<String>,
+    filter: ListRequest,
+    bookmarks: bool,
+    timeout: Duration,
+    table: bool,
+    /// Whether the next Table event is the first (which carries the column definitions).
+    first_table: std::sync::atomic::AtomicBool,
+    clock: crate::context::ClockFn,
+    matcher_view: crate::hooks::RequestInfo,
+}
+
+fn invalid(field: &str, message: &str) -> ApiError {
+    ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        vec![StatusCause {
+            reason: "FieldValueForbidden".into(),
+            message: message.into(),
+            field: field.into(),
+        }],
+    )
+}
+
+/// Serves a WATCH request.
+pub fn serve(
+    server: &FakeApiServer,
+    info: Arc<ResourceInfo>,
+    path: &ResourcePath,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Response {
+    match start(server, info, path, query, headers) {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+fn start(
+    server: &FakeApiServer,
+    info: Arc<ResourceInfo>,
+    path: &ResourcePath,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let send_initial = match query.get("sendInitialEvents") {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    };
+    let rv = query.get("resourceVersion").filter(|r| !r.is_empty());
+    let rv_match = query.get("resourceVersionMatch").filter(|r| !r.is_empty());
+    let bookmarks = query.flag("allowWatchBookmarks");
+    if send_initial.is_some() && rv_match != Some("NotOlderThan") {
+        return Err(invalid(
+            "resourceVersionMatch",
+            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if rv_match.is_some() && send_initial.is_none() {
+        return Err(invalid(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    // The selector and field checks are those of a list.
+    let mut list_query = query.clone();
+    list_query.0.remove("resourceVersion");
+    list_query.0.remove("resourceVersionMatch");
+    list_query.0.remove("continue");
+    let filter = ListRequest::parse(&info, &list_query)?;
+    let start = match (rv, send_initial) {
+        (_, Some(true)) => Start::Current {
+            initial_end_bookmark: bookmarks,
+        },
+        (None | Some("0"), _) => Start::Current {
+            initial_end_bookmark: false,
+        },
+        (Some(rv), _) => Start::After(
+            rv.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?,
+        ),
+    };
+    let timeout = query
+        .int("timeoutSeconds")?
+        .filter(|t| *t > 0)
+        .map(|t| Duration::from_secs(t as u64))
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let spec = WatchSpec {
+        key: resource_key(&info.group, &info.plural),
+        namespace: path.namespace.clone(),
+        name: None,
+        filter,
+        bookmarks,
+        timeout,
+        table: crate::http::table::wants_table(headers),
+        first_table: std::sync::atomic::AtomicBool::new(true),
+        clock: server.shared.clock.clone(),
+        matcher_view: crate::hooks::RequestInfo {
+            verb: "watch".into(),
+            group: info.group.clone(),
+            resource: info.plural.clone(),
+            namespace: path.namespace.clone(),
+            user_agent: crate::http::server::user_agent(headers),
+            ..Default::default()
+        },
+        info,
+    };
+    let (tx, rx) = mpsc::channel::<Bytes>(256);
+    let store = &server.shared.store;
+    match start {
+        Start::Current {
+            initial_end_bookmark,
+        } => {
+            let (snapshot, live) =
+                store.snapshot_and_subscribe(&spec.key, spec.namespace.as_deref());
+            let mut initial = Vec::new();
+            for (_, bytes) in &snapshot.items {
+                if let Some(line) = spec.initial_line(bytes) {
+                    initial.push(line);
+                }
+            }
+            if initial_end_bookmark {
+                initial.push(spec.bookmark(snapshot.revision, true));
+            }
+            spawn_stream(
+                server,
+                spec,
+                initial,
+                Vec::new(),
+                live,
+                snapshot.revision,
+                tx,
+            );
+        }
+        Start::After(revision) => match store.watch_from(revision) {
+            Ok((backlog, live)) => {
+                spawn_stream(server, spec, Vec::new(), backlog, live, revision, tx);
+            }
+            Err(e) => {
+                // As a real server does: 200, then one ERROR event, then the end of the stream.
+                let line = event_line(
+                    "ERROR",
+                    &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
+                );
+                let _ = tx.try_send(line);
+            }
+        },
+    }
+    let body = Body::from_stream(futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<Bytes, std::convert::Infallible>(chunk), rx))
+    }));
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        header::TRANSFER_ENCODING,
+        HeaderValue::from_static("chunked"),
+    );
+    Ok(response)
+}
+
+fn event_line(event_type: &str, object: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(object.len() + 32);
+    out.put_slice(b"{\"type\":\"");
+    out.put_slice(event_type.as_bytes());
+    out.put_slice(b"\",\"object\":");
+    out.put_slice(object);
+    out.put_slice(b"}\n");
+    out.freeze()
+}
+
+impl WatchSpec {
+    fn passes(&self, bytes: &[u8]) -> bool {
+        !self.filter.has_selector() || self.filter.matches_bytes(bytes)
+    }
+
+    fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {
+        let typed = typed_bytes(&self.info, bytes);
+        if self.table {
+            let object: Value = serde_json::from_slice(&typed).unwrap_or(Value::Null);
+            let table = crate::http::table::to_table(
+                &self.info,
+                std::slice::from_ref(&object),
+                &crate::registry::semantics::format_time((self.clock)()),
+                self.first_table
+                    .swap(false, std::sync::atomic::Ordering::Relaxed),
+            );
+            return event_line(event_type, &serde_json::to_vec(&table).unwrap_or_default());
+        }
+        event_line(event_type, &typed)
+    }
+
+    fn initial_line(&self, bytes: &Bytes) -> Option<Bytes> {
+        self.passes(bytes).then(|| self.render("ADDED", bytes))
+    }
+
+    fn bookmark(&self, revision: u64, initial_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": revision.to_string()});
+        if initial_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({
+            "kind": self.info.kind,
+            "apiVersion": self.info.api_version(),
+            "metadata": metadata,
+        });
+        event_line("BOOKMARK", &serde_json::to_vec(&object).unwrap_or_default())
+    }
+
+    /// The line this watcher gets for a store event, if any.
+    fn line_for(&self, event: &StoreEvent) -> Option<Bytes> {
+        if *event.resource != *self.key {
+            return None;
+        }
+        if self
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != event.namespace)
+        {
+            return None;
+        }
+        if self.name.as_deref().is_some_and(|n| n != event.name) {
+            return None;
+        }
+        let now_in = self.passes(&event.object);
+        let was_in = event.previous.as_ref().is_some_and(|p| self.passes(p));
+        let event_type = match (event.event_type, was_in, now_in) {
+            (EventType::Deleted, true, _) => "DELETED",
+            (EventType::Deleted, false, _) => return None,
+            (EventType::Added, _, true) => "ADDED",
+            (EventType::Modified, true, true) => "MODIFIED",
+            (EventType::Modified, false, true) => "ADDED",
+            (EventType::Modified, true, false) => "DELETED",
+            _ => return None,
+        };
+        // An object leaving the selector is reported as its last state that matched, at the
+        // revision of the change (a client resumes from there, not from before the change).
+        match (event.event_type, event_type, &event.previous) {
+            (EventType::Modified, "DELETED", Some(previous)) => {
+                Some(self.render(event_type, &at_revision(previous, event.revision)))
+            }
+            _ => Some(self.render(event_type, &event.object)),
+        }
+    }
+}
+
+/// A stored object's bytes with `metadata.resourceVersion` set to `revision`.
+fn at_revision(bytes: &Bytes, revision: u64) -> Bytes {
+    let Ok(mut object) = serde_json::from_slice::<Value>(bytes) else {
+        return bytes.clone();
+    };
+    if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.insert("resourceVersion".into(), json!(revision.to_string()));
+    }
+    serde_json::to_vec(&object).map_or_else(|_| bytes.clone(), Bytes::from)
+}
+
+fn spawn_stream(
+    server: &FakeApiServer,
+    spec: WatchSpec,
+    initial: Vec<Bytes>,
+    backlog: Vec<Arc<StoreEvent>>,
+    mut live: broadcast::Receiver<Arc<StoreEvent>>,
+    from_revision: u64,
+    tx: mpsc::Sender<Bytes>,
+) {
+    let mut drops = drop_receiver(server);
+    let compacted_error = |revision: u64| {
+        let status = ApiError::expired(format!(
+            "too old resource version: {revision} (the watch fell behind)"
+        ))
+        .to_status();
+        event_line("ERROR", &serde_json::to_vec(&status).unwrap_or_default())
+    };
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + spec.timeout;
+        let mut last_revision = from_revision;
+        for line in initial {
+            if tx.send(line).await.is_err() {
+                return;
+            }
+        }
+        for event in backlog {
+            last_revision = event.revision;
+            if let Some(line) = spec.line_for(&event) {
+                if tx.send(line).await.is_err() {
+                    return;
+                }
+            }
+        }
+        let mut bookmark_timer = tokio::time::interval_at(
+            tokio::time::Instant::now() + BOOKMARK_INTERVAL,
+            BOOKMARK_INTERVAL,
+        );
+        loop {
+            // Biased, so a seeded run makes the same choice every time: a received event is
+            // sent before a drop, a bookmark or the deadline is handled.
+            tokio::select! {
+                biased;
+                received = live.recv() => match received {
+                    Ok(event) => {
+                        if event.revision <= last_revision {
+                            continue;
+                        }
+                        last_revision = event.revision;
+                        if let Some(line) = spec.line_for(&event) {
+                            if tx.send(line).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = tx.send(compacted_error(last_revision)).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                dropped = drops.recv() => match dropped {
+                    Ok(matcher) if matches_watch(&matcher, &spec) => return,
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = bookmark_timer.tick(), if spec.bookmarks => {
+                    if tx.send(spec.bookmark(last_revision, false)).await.is_err() {
+                        return;
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => return,
+                _ = tx.closed() => return,
+            }
+        }
+    });
+}
+
+fn matches_watch(matcher: &RequestMatcher, spec: &WatchSpec) -> bool {
+    matcher.matches(&spec.matcher_view)
+}

@@ -1,0 +1,229 @@
+//! The set of resource types served right now: the built-ins plus whatever the stored CRDs define.
+//!
+//! Also the registry layer (see the crate documentation): what a write does to an object and to
+//! others, below the HTTP layer and above the rules and the store — the write lifecycle in
+//! [`semantics`], per-kind mutations ([`kind_rules`]), deletes ([`delete_answer`], [`gc_policy`]),
+//! subresources ([`subresource`], [`scale`]), PodDisruptionBudgets (`disruption`), CRDs
+//! ([`crd`]) and the saved state file ([`state`]).
+
+pub mod crd;
+pub mod delete_answer;
+pub(crate) mod disruption;
+pub mod gc_policy;
+pub mod kind_rules;
+pub mod scale;
+pub mod semantics;
+pub mod state;
+pub mod subresource;
+
+use std::sync::{Arc, RwLock};
+
+use serde_json::Value;
+
+use crate::resource::{builtin_resources, ResourceInfo};
+
+/// Served resource types. Cheap to clone; clones share the same set.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    inner: Arc<RwLock<Vec<Arc<ResourceInfo>>>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Registry {
+    /// The built-in resource types.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(RwLock::new(
+                builtin_resources().into_iter().map(Arc::new).collect(),
+            )),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<ResourceInfo>>> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every served resource type, built-ins first, then custom ones in the order added.
+    pub fn all(&self) -> Vec<ResourceInfo> {
+        self.read().iter().map(|r| (**r).clone()).collect()
+    }
+
+    /// The resource served at `group/version/plural`.
+    pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.read()
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.plural == plural)
+            .cloned()
+    }
+
+    /// The first served version of `group/plural` (how store keys name resources).
+    pub fn lookup_resource(&self, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.read()
+            .iter()
+            .find(|r| r.group == group && r.plural == plural)
+            .cloned()
+    }
+
+    /// The resource for an `apiVersion` and `kind`.
+    pub fn lookup_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        let (group, version) = split_api_version(api_version);
+        self.read()
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .cloned()
+    }
+
+    /// Replaces the custom resource types defined by the CRD named `crd_name` with `infos`.
+    pub fn set_custom(&self, crd_name: &str, infos: Vec<ResourceInfo>) {
+        let mut all = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        all.retain(|r| !(r.custom && crd_name_of(r) == crd_name));
+        all.extend(infos.into_iter().map(Arc::new));
+    }
+
+    /// Stops serving the custom resource types of the CRD named `crd_name`; returns what was removed.
+    pub fn remove_custom(&self, crd_name: &str) -> Vec<ResourceInfo> {
+        let mut all = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let removed = all
+            .iter()
+            .filter(|r| r.custom && crd_name_of(r) == crd_name)
+            .map(|r| (**r).clone())
+            .collect();
+        all.retain(|r| !(r.custom && crd_name_of(r) == crd_name));
+        removed
+    }
+}
+
+/// `plural.group`: the name a CRD for this resource has.
+pub fn crd_name_of(info: &ResourceInfo) -> String {
+    format!("{}.{}", info.plural, info.group)
+}
+
+/// Splits `group/version` (or `version` for core).
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+/// The resource types a CRD object defines (one per served version).
+pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
+    let spec = &crd["spec"];
+    let group = spec["group"].as_str().unwrap_or_default();
+    let names = &spec["names"];
+    let plural = names["plural"].as_str().unwrap_or_default();
+    let kind = names["kind"].as_str().unwrap_or_default();
+    if group.is_empty() || plural.is_empty() || kind.is_empty() {
+        return Vec::new();
+    }
+    let singular = names["singular"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_lowercase());
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let namespaced = spec["scope"].as_str() != Some("Cluster");
+    spec["versions"]
+        .as_array()
+        .map(|versions| {
+            versions
+                .iter()
+                .filter(|v| v["served"].as_bool().unwrap_or(false))
+                .filter_map(|v| {
+                    Some(ResourceInfo {
+                        group: group.to_string(),
+                        version: v["name"].as_str()?.to_string(),
+                        kind: kind.to_string(),
+                        plural: plural.to_string(),
+                        singular: singular.clone(),
+                        namespaced,
+                        has_status: v.pointer("/subresources/status").is_some(),
+                        short_names: strings(&names["shortNames"]),
+                        categories: strings(&names["categories"]),
+                        allow_unconditional_update: false,
+                        custom: true,
+                        schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                        additional_printer_columns: v["additionalPrinterColumns"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default(),
+                        selectable_fields: v["selectableFields"]
+                            .as_array()
+                            .map(|fs| {
+                                fs.iter()
+                                    .filter_map(|f| f["jsonPath"].as_str().map(str::to_string))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        tracks_generation: true,
+                        review: false,
+                        scale: crate::resource::ScalePaths::from_crd_version(v),
+                        apply_schema: Default::default(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn crd() -> Value {
+        json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "scope": "Cluster",
+                "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
+                "versions": [
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                     "schema": {"openAPIV3Schema": {"type": "object"}}},
+                    {"name": "v0", "served": false, "storage": false}
+                ]
+            }
+        })
+    }
+
+    #[test]
+    fn a_crd_defines_its_served_versions() {
+        let infos = resources_of_crd(&crd());
+        assert_eq!(infos.len(), 1);
+        let w = &infos[0];
+        assert!(!w.namespaced && w.has_status && w.custom && !w.allow_unconditional_update);
+        assert_eq!(w.singular, "widget");
+        assert_eq!(w.short_names, vec!["wd"]);
+    }
+
+    #[test]
+    fn custom_resources_come_and_go() {
+        let reg = Registry::new();
+        reg.set_custom("widgets.example.com", resources_of_crd(&crd()));
+        assert!(reg.lookup("example.com", "v1", "widgets").is_some());
+        assert!(reg.lookup_kind("example.com/v1", "Widget").is_some());
+        assert_eq!(reg.remove_custom("widgets.example.com").len(), 1);
+        assert!(reg.lookup("example.com", "v1", "widgets").is_none());
+        assert!(reg.lookup("", "v1", "pods").is_some());
+    }
+
+    #[test]
+    fn a_malformed_crd_defines_nothing() {
+        assert!(resources_of_crd(&json!({"spec": {"group": 5}})).is_empty());
+        assert!(resources_of_crd(&json!(null)).is_empty());
+    }
+}

@@ -1,0 +1,1022 @@
+//! The object lifecycle rules of the API server: what a create, an update (main endpoint or
+//! `/status`) and a delete do to an object, given what is stored.
+//!
+//! These functions are pure: they take the current object and the request and return the next
+//! state for the store to write (see [`crate::store::Mutation`]). The rules follow the real
+//! server's `rest.BeforeCreate`/`BeforeUpdate`, the generic registry store and the per-kind
+//! strategies, for the kinds this server serves.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, StatusCause};
+use crate::resource::ResourceInfo;
+use crate::store::value_eq::{equal, maps_equal_where};
+use crate::store::{resource_version_of, Mutation};
+
+/// Facts about the request the rules need besides the objects.
+#[derive(Debug, Clone)]
+pub struct WriteContext<'a> {
+    /// The served resource.
+    pub info: &'a ResourceInfo,
+    /// The server's current time, RFC 3339 with second precision.
+    pub now: &'a str,
+    /// The field manager recorded in `managedFields`.
+    pub manager: &'a str,
+    /// Warnings for the client (`Warning` headers), collected while the rules run.
+    pub warnings: std::cell::RefCell<Vec<String>>,
+    /// A server-side apply: the written object already carries its `managedFields`.
+    pub applied: bool,
+}
+
+impl<'a> WriteContext<'a> {
+    /// A context with no warnings yet.
+    pub fn new(info: &'a ResourceInfo, now: &'a str, manager: &'a str) -> Self {
+        Self {
+            info,
+            now,
+            manager,
+            warnings: Default::default(),
+            applied: false,
+        }
+    }
+
+    /// The field manager's view of this write.
+    pub fn writer(&self, subresource: Option<&'a str>) -> crate::apply::Writer<'a> {
+        crate::apply::Writer {
+            info: self.info,
+            manager: self.manager,
+            subresource,
+            now: self.now,
+        }
+    }
+}
+
+/// Options of a DELETE (from the body's DeleteOptions and the query).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeleteOptions {
+    /// `gracePeriodSeconds`.
+    pub grace_period_seconds: Option<i64>,
+    /// `preconditions.uid`.
+    pub precondition_uid: Option<String>,
+    /// `preconditions.resourceVersion`.
+    pub precondition_resource_version: Option<String>,
+    /// `propagationPolicy`: `Orphan`, `Background` or `Foreground` (see [`crate::registry::gc_policy`]).
+    pub propagation_policy: Option<String>,
+    /// The deprecated `orphanDependents` (see [`crate::registry::gc_policy`]).
+    pub orphan_dependents: Option<bool>,
+}
+
+impl DeleteOptions {
+    /// Reads DeleteOptions from a JSON body (may be empty).
+    pub fn from_body(body: &[u8]) -> Result<Self, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self::default());
+        }
+        let v: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        if !v.is_object() {
+            return Err(ApiError::bad_request(
+                "error decoding DeleteOptions: expected an object",
+            ));
+        }
+        Ok(Self {
+            grace_period_seconds: v["gracePeriodSeconds"].as_i64(),
+            precondition_uid: v
+                .pointer("/preconditions/uid")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            precondition_resource_version: v
+                .pointer("/preconditions/resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            propagation_policy: v["propagationPolicy"].as_str().map(str::to_string),
+            orphan_dependents: v["orphanDependents"].as_bool(),
+        })
+    }
+}
+
+fn meta(obj: &Value) -> &Value {
+    &obj["metadata"]
+}
+
+fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.is_object() {
+        *obj = Value::Object(Map::new());
+    }
+    let Value::Object(map) = obj else {
+        unreachable!("made an object above")
+    };
+    let metadata = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    match metadata {
+        Value::Object(m) => m,
+        _ => unreachable!("made an object above"),
+    }
+}
+
+/// `metadata.name`.
+pub fn name_of(obj: &Value) -> &str {
+    meta(obj)["name"].as_str().unwrap_or_default()
+}
+
+fn finalizers_of(obj: &Value) -> Vec<String> {
+    meta(obj)["finalizers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_deleting(obj: &Value) -> bool {
+    meta(obj)
+        .get("deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+}
+
+/// Checks `apiVersion`/`kind` of a request body against the URL's resource and fills them if
+/// absent; checks that the body is an object.
+pub fn check_type_meta(info: &ResourceInfo, body: &mut Value) -> Result<(), ApiError> {
+    let Some(obj) = body.as_object_mut() else {
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {})",
+            info.kind
+        )));
+    };
+    let expected_api_version = info.api_version();
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {}
+        Some(v) if v == expected_api_version => {}
+        Some(v) => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({expected_api_version})"
+            )))
+        }
+    }
+    match obj.get("kind").and_then(Value::as_str) {
+        None | Some("") => {}
+        Some(k) if k == info.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                info.kind
+            )))
+        }
+    }
+    if !obj
+        .get("metadata")
+        .is_none_or(|m| m.is_object() || m.is_null())
+    {
+        return Err(ApiError::bad_request(
+            "json: cannot unmarshal metadata into Go struct field of type v1.ObjectMeta",
+        ));
+    }
+    obj.insert("apiVersion".into(), json!(expected_api_version));
+    obj.insert("kind".into(), json!(info.kind));
+    Ok(())
+}
+
+/// Checks the body's namespace against the URL's and sets it (cluster-scoped objects have none).
+pub fn check_namespace(
+    info: &ResourceInfo,
+    url_namespace: Option<&str>,
+    body: &mut Value,
+) -> Result<(), ApiError> {
+    let m = meta_mut(body);
+    if !info.namespaced {
+        m.remove("namespace");
+        return Ok(());
+    }
+    let url_ns = url_namespace.unwrap_or_default();
+    match m.get("namespace").and_then(Value::as_str) {
+        None | Some("") => {}
+        Some(ns) if ns == url_ns => {}
+        Some(_) => return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+    }
+    m.insert("namespace".into(), json!(url_ns));
+    Ok(())
+}
+
+/// Prepares an object for creation: server-owned metadata, generation, status, defaults.
+///
+/// `uid` is the new object's uid; the name (or generated name) must already be set.
+pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Result<(), ApiError> {
+    let info = ctx.info;
+    if !resource_version_of(body).is_empty() {
+        return Err(ApiError::plain_500(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let m = meta_mut(body);
+    m.insert("uid".into(), json!(uid));
+    m.insert("creationTimestamp".into(), json!(ctx.now));
+    for server_owned in [
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "resourceVersion",
+    ] {
+        m.remove(server_owned);
+    }
+    // Kinds that track generation start at 1; the others keep whatever the client sent.
+    if info.tracks_generation {
+        m.insert("generation".into(), json!(1));
+    }
+    normalize_metadata(m);
+    dedup_owner_references(body, ctx, false);
+    // Per-kind create strategy: status is not settable on create where a subresource owns it.
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("", "Pod") | ("", "Namespace") | ("", "Node") => {}
+        _ if info.has_status => {
+            if let Some(obj) = body.as_object_mut() {
+                obj.remove("status");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Drops empty metadata lists and maps, as Go's `omitempty` encoding does.
+fn normalize_metadata(m: &mut Map<String, Value>) {
+    for key in ["finalizers", "labels", "annotations", "ownerReferences"] {
+        let empty = match m.get(key) {
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(Value::Object(o)) => o.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            m.remove(key);
+        }
+    }
+}
+
+/// Removes duplicate owner references, as the real server does, with its warning.
+fn dedup_owner_references(object: &mut Value, ctx: &WriteContext<'_>, after_admission: bool) {
+    if let Some(warning) = crate::rules::validation::dedup_owner_references(object, after_admission)
+    {
+        ctx.warnings.borrow_mut().push(warning);
+    }
+}
+
+/// Which endpoint an update came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateTarget {
+    /// The main endpoint: everything but `status` (where a status subresource exists).
+    Main,
+    /// The `/status` subresource: only `status` (and, for pods, labels and annotations).
+    Status,
+    /// A namespace's `/finalize` subresource: metadata and `spec.finalizers`, never `status`.
+    Finalize,
+}
+
+/// Computes the stored object after an update (PUT, or the result of applying a patch).
+///
+/// Checks the resourceVersion precondition, keeps server-owned metadata, applies the status
+/// split, the generation rule and the finalizer rules, and removes an object whose deletion was
+/// only waiting for its last finalizer.
+pub fn prepare_update(
+    ctx: &WriteContext<'_>,
+    current: &Value,
+    mut new: Value,
+    target: UpdateTarget,
+) -> Result<Mutation, ApiError> {
+    let info = ctx.info;
+    let name = name_of(current).to_string();
+    let current_rv = resource_version_of(current);
+    // An apply computed the managed fields already (for any endpoint).
+    let applied_managed_fields = ctx
+        .applied
+        .then(|| meta(&new).get("managedFields").cloned());
+    let new_rv = resource_version_of(&new);
+    if new_rv.is_empty() {
+        if !info.allow_unconditional_update {
+            return Err(ApiError::invalid(
+                &info.group,
+                &info.kind,
+                &name,
+                vec![StatusCause {
+                    reason: "FieldValueInvalid".into(),
+                    message: "Invalid value: 0: must be specified for an update".into(),
+                    field: "metadata.resourceVersion".into(),
+                }],
+            ));
+        }
+    } else if new_rv.parse::<u64>().is_err() {
+        return Err(ApiError::plain_500(format!(
+            "invalid resource version: {new_rv:?}"
+        )));
+    } else if new_rv != current_rv {
+        return Err(ApiError::conflict_modified(
+            &info.group,
+            &info.plural,
+            &name,
+        ));
+    }
+    if let Some(uid) = meta(&new)["uid"].as_str().filter(|u| !u.is_empty()) {
+        let current_uid = meta(current)["uid"].as_str().unwrap_or_default();
+        if uid != current_uid {
+            return Err(ApiError::conflict(
+                &info.group,
+                &info.plural,
+                &name,
+                &format!(
+                    "Precondition failed: UID in precondition: {current_uid}, UID in object meta: {uid}"
+                ),
+            ));
+        }
+    }
+
+    // Start from what the endpoint may change.
+    let mut next = match target {
+        UpdateTarget::Main => {
+            if info.has_status {
+                if let Some(obj) = new.as_object_mut() {
+                    // The status stays as stored; clients mostly send back what they read, so
+                    // compare before copying.
+                    match current.get("status") {
+                        Some(status) if obj.get("status").is_some_and(|s| equal(s, status)) => {}
+                        Some(status) => {
+                            obj.insert("status".into(), status.clone());
+                        }
+                        None => {
+                            obj.remove("status");
+                        }
+                    }
+                }
+            }
+            new
+        }
+        UpdateTarget::Status => {
+            let mut next = current.clone();
+            match new.get("status") {
+                Some(status) => next["status"] = status.clone(),
+                None => {
+                    if let Some(obj) = next.as_object_mut() {
+                        obj.remove("status");
+                    }
+                }
+            }
+            if info.group.is_empty() && info.kind == "Pod" {
+                // The pod status strategy keeps metadata changes made through /status.
+                for key in ["labels", "annotations"] {
+                    let value = meta(&new).get(key).cloned();
+                    let m = meta_mut(&mut next);
+                    match value {
+                        Some(v) => m.insert(key.into(), v),
+                        None => m.remove(key),
+                    };
+                }
+            }
+            next
+        }
+        UpdateTarget::Finalize => {
+            // The finalize strategy keeps the stored status; spec and metadata come from the
+            // request.
+            let mut next = new;
+            match current.get("status") {
+                Some(status) => next["status"] = status.clone(),
+                None => {
+                    if let Some(obj) = next.as_object_mut() {
+                        obj.remove("status");
+                    }
+                }
+            }
+            crate::rules::validate_namespace_finalize(info, &next)?;
+            next
+        }
+    };
+
+    // Server-owned metadata always comes from the stored object.
+    {
+        let current_meta = meta(current).as_object();
+        let stored = |key: &str| current_meta.and_then(|m| m.get(key));
+        let m = meta_mut(&mut next);
+        for key in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "namespace",
+            "name",
+            "selfLink",
+        ] {
+            match stored(key) {
+                Some(v) => m.insert(key.into(), v.clone()),
+                None => m.remove(key),
+            };
+        }
+        if let Some(mf) = stored("managedFields") {
+            m.entry("managedFields").or_insert_with(|| mf.clone());
+        }
+    }
+    if info.kind == "Namespace" && info.group.is_empty() && target != UpdateTarget::Finalize {
+        // Only the finalize subresource changes a namespace's spec (its finalizers).
+        match current.get("spec") {
+            Some(spec) => next["spec"] = spec.clone(),
+            None => {
+                if let Some(obj) = next.as_object_mut() {
+                    obj.remove("spec");
+                }
+            }
+        }
+    }
+    check_immutable_data(info, current, &next)?;
+
+    // Metadata rules of an update: label, annotation, finalizer and owner-reference syntax, and
+    // no new finalizers on an object that is being deleted.
+    if resource_version_of(&next).is_empty() {
+        meta_mut(&mut next).insert("resourceVersion".into(), json!(current_rv));
+    }
+    // `namespaces/finalize` checked its finalizers above; like a status write, it is held to the
+    // metadata update rules and none of the kind's spec rules.
+    let rules_target = match target {
+        UpdateTarget::Main => crate::rules::Target::Main,
+        UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
+    };
+    crate::rules::validate_update(info, current, &next, rules_target)?;
+    normalize_metadata(meta_mut(&mut next));
+    dedup_owner_references(&mut next, ctx, true);
+
+    if info.tracks_generation && spec_changed(info, current, &next) {
+        let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
+        meta_mut(&mut next).insert("generation".into(), json!(generation));
+    }
+
+    let subresource = match target {
+        UpdateTarget::Main => None,
+        UpdateTarget::Status => Some("status"),
+        UpdateTarget::Finalize => Some("finalize"),
+    };
+    match applied_managed_fields {
+        Some(Some(managed_fields)) => {
+            meta_mut(&mut next).insert("managedFields".into(), managed_fields);
+        }
+        Some(None) => {
+            meta_mut(&mut next).remove("managedFields");
+        }
+        None => crate::apply::track_update(&ctx.writer(subresource), Some(current), &mut next),
+    }
+    if content_equal(current, &next) {
+        return Ok(Mutation::Unchanged(current.clone()));
+    }
+
+    if is_deleting(&next) && finalizers_of(&next).is_empty() && deletion_complete(info, &next) {
+        // The update is answered with the object as written, but the object goes: watchers get
+        // a DELETED event carrying its last stored state.
+        return Ok(Mutation::Finalize(next));
+    }
+    Ok(Mutation::Put(next))
+}
+
+/// Whether a deleting object without finalizers may go now. Pods bound to a node wait for the
+/// kubelet (a delete with grace period 0); namespaces wait for their `spec.finalizers` too
+/// (`ShouldDeleteNamespaceDuringUpdate`).
+fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
+    if info.group.is_empty() && info.kind == "Namespace" {
+        return namespace_finalizers(obj).is_empty();
+    }
+    if info.group.is_empty() && info.kind == "Pod" {
+        return meta(obj)["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0)
+            == 0;
+    }
+    true
+}
+
+/// Whether two versions of an object differ outside `resourceVersion`.
+fn content_equal(a: &Value, b: &Value) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return equal(a, b);
+    };
+    let same_meta = |x: &Value, y: &Value| match (x.as_object(), y.as_object()) {
+        (Some(x), Some(y)) => maps_equal_where(x, y, |k| k != "resourceVersion"),
+        _ => equal(x, y),
+    };
+    maps_equal_where(a, b, |k| k != "metadata")
+        && match (a.get("metadata"), b.get("metadata")) {
+            (Some(x), Some(y)) => same_meta(x, y),
+            (x, y) => x == y,
+        }
+}
+
+/// The generation rule: any change outside `metadata` (and `status`, which a status subresource
+/// owns) is a spec change.
+fn spec_changed(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
+    let spec_key = |k: &str| {
+        let owned_elsewhere =
+            matches!(k, "metadata" | "apiVersion" | "kind") || (info.has_status && k == "status");
+        !owned_elsewhere
+    };
+    match (old.as_object(), new.as_object()) {
+        (Some(old), Some(new)) => !maps_equal_where(old, new, spec_key),
+        _ => !equal(old, new),
+    }
+}
+
+/// ConfigMaps and Secrets marked `immutable` refuse changes to their data.
+fn check_immutable_data(info: &ResourceInfo, old: &Value, new: &Value) -> Result<(), ApiError> {
+    if !(info.group.is_empty() && matches!(info.kind.as_str(), "ConfigMap" | "Secret")) {
+        return Ok(());
+    }
+    if old["immutable"] != json!(true) {
+        return Ok(());
+    }
+    let mut causes = Vec::new();
+    for field in ["data", "binaryData", "stringData"] {
+        if old.get(field) != new.get(field) && field != "stringData" {
+            causes.push(StatusCause {
+                reason: "FieldValueForbidden".into(),
+                message: "Forbidden: field is immutable when `immutable` is set".to_string(),
+                field: field.into(),
+            });
+        }
+    }
+    if new["immutable"] != json!(true) {
+        causes.push(StatusCause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: field is immutable when `immutable` is set".into(),
+            field: "immutable".into(),
+        });
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            &info.group,
+            &info.kind,
+            name_of(old),
+            causes,
+        ))
+    }
+}
+
+/// What a DELETE does to a stored object.
+#[derive(Debug)]
+pub struct DeleteDecision {
+    /// The write to perform.
+    pub mutation: Mutation,
+    /// Whether the object is gone after it (rather than marked for deletion).
+    pub gone: bool,
+}
+
+/// Decides a DELETE: preconditions, graceful deletion of bound pods, finalizers.
+pub fn decide_delete(
+    info: &ResourceInfo,
+    current: Value,
+    opts: &DeleteOptions,
+    now: jiff::Timestamp,
+) -> Result<DeleteDecision, ApiError> {
+    let name = name_of(&current).to_string();
+    if let Some(uid) = &opts.precondition_uid {
+        let actual = meta(&current)["uid"].as_str().unwrap_or_default();
+        if uid != actual {
+            return Err(ApiError::conflict(
+                &info.group,
+                &info.plural,
+                &name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &opts.precondition_resource_version {
+        let actual = resource_version_of(&current);
+        if *rv != actual {
+            return Err(ApiError::conflict(
+                &info.group,
+                &info.plural,
+                &name,
+                &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"),
+            ));
+        }
+    }
+    if info.group.is_empty() && info.kind == "Namespace" && !is_deleting(&current) {
+        return Ok(start_namespace_termination(current, opts, now));
+    }
+    if info.group.is_empty()
+        && info.kind == "Namespace"
+        && !namespace_finalizers(&current).is_empty()
+    {
+        // The namespace controller still has content to remove: the DELETE changes nothing.
+        return Ok(DeleteDecision {
+            mutation: Mutation::Unchanged(current),
+            gone: false,
+        });
+    }
+    let is_pod = info.group.is_empty() && info.kind == "Pod";
+    let grace = if is_pod {
+        pod_grace_period(&current, opts)
+    } else {
+        0
+    };
+    let finalizers = finalizers_of(&current);
+    // The garbage collector's finalizers, as the request's propagation policy sets them.
+    let gc_finalizers =
+        crate::registry::gc_policy::finalizers_after_delete(info, &finalizers, opts);
+
+    if is_deleting(&current) {
+        let existing = meta(&current)["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0);
+        if is_pod && existing > 0 {
+            // A graceful deletion is pending: only a shorter grace period changes anything
+            // (finalizers cannot be changed through DeleteOptions any more).
+            if grace < existing {
+                let has_finalizers = !finalizers.is_empty();
+                let mut next = current;
+                set_deletion(&mut next, now, grace);
+                return Ok(DeleteDecision {
+                    mutation: Mutation::Put(next),
+                    gone: grace == 0 && !has_finalizers,
+                });
+            }
+            return Ok(DeleteDecision {
+                mutation: Mutation::Unchanged(current),
+                gone: false,
+            });
+        }
+        // Marked for deletion and only waiting for finalizers: a DELETE may still change the
+        // garbage collector's finalizers; with none left the object goes now.
+        let next_finalizers = gc_finalizers.unwrap_or_else(|| finalizers.clone());
+        if next_finalizers.is_empty() {
+            return Ok(DeleteDecision {
+                mutation: Mutation::Delete(current),
+                gone: true,
+            });
+        }
+        if next_finalizers == finalizers {
+            return Ok(DeleteDecision {
+                mutation: Mutation::Unchanged(current),
+                gone: false,
+            });
+        }
+        let mut next = current;
+        meta_mut(&mut next).insert("finalizers".into(), json!(next_finalizers));
+        return Ok(DeleteDecision {
+            mutation: Mutation::Put(next),
+            gone: false,
+        });
+    }
+
+    let next_finalizers = gc_finalizers.clone().unwrap_or_else(|| finalizers.clone());
+    let has_finalizers = !next_finalizers.is_empty();
+    if !has_finalizers && grace == 0 && !is_pod {
+        return Ok(DeleteDecision {
+            mutation: Mutation::Delete(current),
+            gone: true,
+        });
+    }
+    // Graceful: mark the object; it stays until its finalizers are gone (and, for a bound pod,
+    // until the kubelet deletes it with grace period 0).
+    let mut next = current;
+    if gc_finalizers.is_some() {
+        let m = meta_mut(&mut next);
+        if next_finalizers.is_empty() {
+            m.remove("finalizers");
+        } else {
+            m.insert("finalizers".into(), json!(next_finalizers));
+        }
+    }
+    set_deletion(&mut next, now, grace);
+    if info.tracks_generation {
+        let generation = meta(&next)["generation"].as_i64().unwrap_or(0) + 1;
+        meta_mut(&mut next).insert("generation".into(), json!(generation));
+    }
+    let gone = !has_finalizers && grace == 0;
+    Ok(DeleteDecision {
+        mutation: Mutation::Put(next),
+        gone,
+    })
+}
+
+/// A namespace's `spec.finalizers` (the namespace controller's `kubernetes`, and any others).
+pub fn namespace_finalizers(namespace: &Value) -> Vec<String> {
+    namespace["spec"]["finalizers"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first DELETE of a namespace (the namespace storage's own `Delete`): the namespace is
+/// marked (a deletion timestamp without a grace period) and `Terminating`, and keeps existing
+/// until the namespace controller has emptied it and removed its `spec.finalizers`. The
+/// garbage collector's metadata finalizers follow the request's policy.
+fn start_namespace_termination(
+    current: Value,
+    opts: &DeleteOptions,
+    now: jiff::Timestamp,
+) -> DeleteDecision {
+    let mut next = current;
+    let finalizers = finalizers_of(&next);
+    let has = |f: &str| finalizers.iter().any(|x| x == f);
+    let orphan = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(orphan), _) => orphan,
+        (None, Some(policy)) => policy == "Orphan",
+        (None, None) => has(crate::registry::gc_policy::ORPHAN),
+    };
+    let foreground = match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(orphan), _) => !orphan,
+        (None, Some(policy)) => policy == "Foreground",
+        (None, None) => has(crate::registry::gc_policy::FOREGROUND),
+    };
+    if orphan != has(crate::registry::gc_policy::ORPHAN)
+        || foreground != has(crate::registry::gc_policy::FOREGROUND)
+    {
+        let mut next_finalizers: Vec<String> = finalizers
+            .iter()
+            .filter(|f| {
+                f.as_str() != crate::registry::gc_policy::ORPHAN
+                    && f.as_str() != crate::registry::gc_policy::FOREGROUND
+            })
+            .cloned()
+            .collect();
+        if orphan {
+            next_finalizers.push(crate::registry::gc_policy::ORPHAN.into());
+        }
+        if foreground {
+            next_finalizers.push(crate::registry::gc_policy::FOREGROUND.into());
+        }
+        let m = meta_mut(&mut next);
+        if next_finalizers.is_empty() {
+            m.remove("finalizers");
+        } else {
+            m.insert("finalizers".into(), json!(next_finalizers));
+        }
+    }
+    meta_mut(&mut next).insert("deletionTimestamp".into(), json!(format_time(now)));
+    next["status"]["phase"] = json!("Terminating");
+    DeleteDecision {
+        mutation: Mutation::Put(next),
+        gone: false,
+    }
+}
+
+fn set_deletion(obj: &mut Value, now: jiff::Timestamp, grace: i64) {
+    let at = now
+        .checked_add(jiff::SignedDuration::from_secs(grace))
+        .unwrap_or(now);
+    let m = meta_mut(obj);
+    m.insert("deletionTimestamp".into(), json!(format_time(at)));
+    m.insert("deletionGracePeriodSeconds".into(), json!(grace));
+}
+
+/// The grace period a pod deletion gets: 0 for pods not bound to a node or already finished;
+/// otherwise the request's, else the pod's `terminationGracePeriodSeconds`, else 30.
+fn pod_grace_period(pod: &Value, opts: &DeleteOptions) -> i64 {
+    let bound = pod["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
+    let finished = matches!(
+        pod["status"]["phase"].as_str(),
+        Some("Succeeded" | "Failed")
+    );
+    if !bound || finished {
+        return 0;
+    }
+    opts.grace_period_seconds
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(30)
+        .max(0)
+}
+
+/// Formats a timestamp as `metav1.Time` does: RFC 3339, seconds, `Z`.
+pub fn format_time(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+
+    fn builtin(plural: &str) -> ResourceInfo {
+        builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == plural)
+            .unwrap()
+    }
+
+    fn custom() -> ResourceInfo {
+        ResourceInfo {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            namespaced: true,
+            has_status: true,
+            custom: true,
+            tracks_generation: true,
+            ..Default::default()
+        }
+    }
+
+    fn ctx(info: &ResourceInfo) -> WriteContext<'_> {
+        WriteContext::new(info, "2024-01-01T00:00:00Z", "test")
+    }
+
+    fn stored(extra: Value) -> Value {
+        let mut v = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u1", "resourceVersion": "5", "generation": 1, "creationTimestamp": "2024-01-01T00:00:00Z"}, "spec": {"a": 1}, "status": {"s": 1}});
+        if let (Some(v), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
+            for (k, x) in extra {
+                v.insert(k.clone(), x.clone());
+            }
+        }
+        v
+    }
+
+    fn put(m: Mutation) -> Value {
+        match m {
+            Mutation::Put(v) => v,
+            other => panic!("expected a put, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stale_resource_version_conflicts() {
+        let info = custom();
+        let mut new = stored(json!({}));
+        new["metadata"]["resourceVersion"] = json!("4");
+        new["spec"]["a"] = json!(2);
+        let err =
+            prepare_update(&ctx(&info), &stored(json!({})), new, UpdateTarget::Main).unwrap_err();
+        assert_eq!(err.code, 409);
+        assert_eq!(err.reason, "Conflict");
+    }
+
+    #[test]
+    fn custom_resources_need_a_resource_version() {
+        let info = custom();
+        let mut new = stored(json!({}));
+        meta_mut(&mut new).remove("resourceVersion");
+        let err =
+            prepare_update(&ctx(&info), &stored(json!({})), new, UpdateTarget::Main).unwrap_err();
+        assert_eq!(err.code, 422);
+        let cm = builtin("configmaps");
+        let mut new = json!({"metadata": {"name": "w", "namespace": "ns"}, "data": {"a": "2"}});
+        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u", "resourceVersion": "3"}, "data": {"a": "1"}});
+        let next =
+            put(prepare_update(&ctx(&cm), &current, new.take(), UpdateTarget::Main).unwrap());
+        assert_eq!(next["metadata"]["uid"], "u");
+    }
+
+    #[test]
+    fn generation_moves_on_spec_changes_only() {
+        let info = custom();
+        let mut new = stored(json!({}));
+        new["spec"]["a"] = json!(2);
+        new["status"]["s"] = json!(9);
+        let next =
+            put(prepare_update(&ctx(&info), &stored(json!({})), new, UpdateTarget::Main).unwrap());
+        assert_eq!(next["metadata"]["generation"], 2);
+        assert_eq!(next["status"]["s"], 1, "main endpoint ignores status");
+
+        let mut new = stored(json!({}));
+        new["status"]["s"] = json!(9);
+        new["spec"]["a"] = json!(7);
+        let next = put(
+            prepare_update(&ctx(&info), &stored(json!({})), new, UpdateTarget::Status).unwrap(),
+        );
+        assert_eq!(next["metadata"]["generation"], 1);
+        assert_eq!(next["status"]["s"], 9);
+        assert_eq!(next["spec"]["a"], 1, "status endpoint ignores spec");
+
+        let mut new = stored(json!({}));
+        new["metadata"]["labels"] = json!({"x": "y"});
+        let next =
+            put(prepare_update(&ctx(&info), &stored(json!({})), new, UpdateTarget::Main).unwrap());
+        assert_eq!(next["metadata"]["generation"], 1);
+    }
+
+    #[test]
+    fn no_op_update_is_unchanged() {
+        let info = custom();
+        let m = prepare_update(
+            &ctx(&info),
+            &stored(json!({})),
+            stored(json!({})),
+            UpdateTarget::Main,
+        )
+        .unwrap();
+        assert!(matches!(m, Mutation::Unchanged(_)));
+    }
+
+    #[test]
+    fn finalizers_hold_a_deletion_and_cannot_be_added_while_deleting() {
+        let info = custom();
+        let mut current = stored(json!({}));
+        current["metadata"]["finalizers"] = json!(["a.io/x"]);
+        let d = decide_delete(
+            &info,
+            current,
+            &DeleteOptions::default(),
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(!d.gone);
+        let deleting = put(d.mutation);
+        assert_eq!(deleting["metadata"]["generation"], 2);
+        assert_eq!(deleting["metadata"]["deletionGracePeriodSeconds"], 0);
+
+        let mut add = deleting.clone();
+        add["metadata"]["finalizers"] = json!(["a.io/x", "b.io/y"]);
+        let err = prepare_update(&ctx(&info), &deleting, add, UpdateTarget::Main).unwrap_err();
+        assert_eq!(err.code, 422);
+        assert!(err.message.contains("no new finalizers can be added if the object is being deleted, found new finalizers []string{\"b.io/y\"}"), "{}", err.message);
+
+        let mut remove = deleting.clone();
+        remove["metadata"]["finalizers"] = json!([]);
+        let m = prepare_update(&ctx(&info), &deleting, remove, UpdateTarget::Main).unwrap();
+        assert!(matches!(m, Mutation::Finalize(_)));
+    }
+
+    #[test]
+    fn bound_pods_are_deleted_gracefully() {
+        let pods = builtin("pods");
+        let pod = json!({"metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "2", "generation": 1}, "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}});
+        let d = decide_delete(
+            &pods,
+            pod.clone(),
+            &DeleteOptions::default(),
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        let marked = put(d.mutation);
+        assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
+        let again = decide_delete(
+            &pods,
+            marked.clone(),
+            &DeleteOptions {
+                grace_period_seconds: Some(40),
+                ..Default::default()
+            },
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(matches!(again.mutation, Mutation::Unchanged(_)));
+        let now = decide_delete(
+            &pods,
+            marked,
+            &DeleteOptions {
+                grace_period_seconds: Some(0),
+                ..Default::default()
+            },
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(now.gone && matches!(now.mutation, Mutation::Put(_)));
+
+        let mut unbound = pod;
+        unbound["spec"] = json!({});
+        let d = decide_delete(
+            &pods,
+            unbound,
+            &DeleteOptions::default(),
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert!(d.gone, "an unbound pod goes at once");
+    }
+
+    #[test]
+    fn preconditions_conflict() {
+        let cm = builtin("configmaps");
+        let current = json!({"metadata": {"name": "c", "uid": "u", "resourceVersion": "3"}});
+        let opts = DeleteOptions {
+            precondition_uid: Some("other".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            decide_delete(&cm, current.clone(), &opts, jiff::Timestamp::UNIX_EPOCH)
+                .unwrap_err()
+                .code,
+            409
+        );
+        let opts = DeleteOptions {
+            precondition_resource_version: Some("2".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            decide_delete(&cm, current, &opts, jiff::Timestamp::UNIX_EPOCH)
+                .unwrap_err()
+                .code,
+            409
+        );
+    }
+}

@@ -1,0 +1,904 @@
+//! The object store: one global revision, objects kept as serialized JSON, and a bounded history of
+//! events that feeds watches and consistent paged lists.
+//!
+//! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion`: callers
+//! compute the next state of an object inside [`Store::mutate`], which runs under the store's lock so
+//! that read-check-write is atomic, as an etcd transaction is for a real server.
+//!
+//! The bottom layer of the server (see the crate documentation): it and its submodules (the
+//! container log lines in [`pod_logs`], the fast JSON equality in `value_eq`) import nothing
+//! from the rules, the registry or the HTTP layer.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::ApiError;
+
+mod parsed;
+pub mod pod_logs;
+pub(crate) mod value_eq;
+
+use parsed::ParsedCache;
+
+/// Default number of events kept for watches and paged lists.
+pub const DEFAULT_HISTORY: usize = 100_000;
+
+/// Default bound on the bytes of the objects the kept events carry (256 MiB): with big objects
+/// the history is bounded by memory before it reaches [`DEFAULT_HISTORY`] events, as etcd's
+/// periodic compaction bounds a real server's.
+pub const DEFAULT_HISTORY_BYTES: usize = 256 * 1024 * 1024;
+
+/// Capacity of the live event channel; a watcher that falls this far behind is expired (410).
+const LIVE_CHANNEL_CAPACITY: usize = 65_536;
+
+/// What happened to an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EventType {
+    /// The object was created.
+    Added,
+    /// The object changed.
+    Modified,
+    /// The object is gone.
+    Deleted,
+}
+
+impl EventType {
+    /// The watch event type string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One write, as recorded in the history and sent to watchers.
+#[derive(Debug, Clone)]
+pub struct StoreEvent {
+    /// The revision this write created.
+    pub revision: u64,
+    /// What happened.
+    pub event_type: EventType,
+    /// The resource key, `group/plural` (`/pods` for the core group).
+    pub resource: Arc<str>,
+    /// Namespace (empty for cluster-scoped objects).
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+    /// The object after the write (for a deletion: its last state, with the deletion's revision).
+    pub object: Bytes,
+    /// The object before the write (none for a creation).
+    pub previous: Option<Bytes>,
+}
+
+impl StoreEvent {
+    /// Parses the object (the store only ever holds valid JSON).
+    pub fn object_value(&self) -> Value {
+        serde_json::from_slice(&self.object).unwrap_or(Value::Null)
+    }
+}
+
+/// The key of a resource type in the store: `group/plural`.
+pub fn resource_key(group: &str, plural: &str) -> String {
+    format!("{group}/{plural}")
+}
+
+/// What a [`Store::mutate`] closure decides.
+#[derive(Debug)]
+pub enum Mutation {
+    /// Write this object (create or update); the store stamps the new resourceVersion.
+    Put(Value),
+    /// Remove the object; the value is its last state, sent in the DELETED event.
+    Delete(Value),
+    /// Nothing changes; the value is returned to the caller as is.
+    Unchanged(Value),
+    /// Remove the object because an update released it (its last finalizer went): the caller
+    /// gets this value (with the stored resourceVersion), watchers a DELETED event carrying the
+    /// last stored state.
+    Finalize(Value),
+}
+
+/// The result of a [`Store::mutate`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The object as stored (or as last seen, for a deletion), with its resourceVersion.
+    pub object: Arc<Value>,
+    /// The stored bytes of [`Outcome::object`] when it is what the store now holds (a `Put`,
+    /// changed or not): a response can send them instead of encoding the object again.
+    pub stored: Option<Bytes>,
+    /// The event the write produced, if it changed anything.
+    pub event: Option<EventType>,
+}
+
+impl Outcome {
+    /// The object, owned (a copy only when the store's parse cache shares it).
+    pub fn into_object(self) -> Value {
+        Arc::unwrap_or_clone(self.object)
+    }
+}
+
+/// The start of a watch: the backlog of events still in the history, and the live receiver.
+pub type WatchStart = (Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>>);
+
+/// A stored object: its serialized JSON.
+pub type StoredObject = Bytes;
+
+type Objects = BTreeMap<(String, String), StoredObject>;
+
+struct Inner {
+    revision: u64,
+    /// resource key → (namespace, name) → object.
+    objects: BTreeMap<String, Objects>,
+    history: VecDeque<Arc<StoreEvent>>,
+    history_limit: usize,
+    /// Bytes of the objects the kept events carry, and the bound on them.
+    history_bytes: usize,
+    history_bytes_limit: usize,
+    /// Revisions at or below this are no longer in the history.
+    compacted: u64,
+    /// Parsed forms of recently written objects.
+    parsed: ParsedCache,
+}
+
+impl Inner {
+    /// The stored object of `key` (whose bytes are `bytes`), parsed, from the cache if it holds
+    /// this version.
+    fn parse_stored(
+        &self,
+        resource: &str,
+        key: &(String, String),
+        bytes: &Bytes,
+    ) -> Result<Arc<Value>, ApiError> {
+        if let Some(value) = self.parsed.get(resource, key, bytes) {
+            return Ok(value);
+        }
+        serde_json::from_slice(bytes)
+            .map(Arc::new)
+            .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))
+    }
+
+    /// The stored bytes and parsed form of one object.
+    fn current(
+        &self,
+        resource: &str,
+        key: &(String, String),
+    ) -> Result<Option<(Bytes, Arc<Value>)>, ApiError> {
+        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
+            return Ok(None);
+        };
+        let value = self.parse_stored(resource, key, bytes)?;
+        Ok(Some((bytes.clone(), value)))
+    }
+}
+
+/// The store. Cheap to share behind an `Arc`.
+pub struct Store {
+    inner: Mutex<Inner>,
+    live: broadcast::Sender<Arc<StoreEvent>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("revision", &self.revision())
+            .finish()
+    }
+}
+
+/// A consistent read of one resource type.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The revision the read reflects.
+    pub revision: u64,
+    /// `((namespace, name), object)` in key order.
+    pub items: Vec<((String, String), StoredObject)>,
+}
+
+impl Store {
+    /// An empty store that keeps `history_limit` events (and at most
+    /// [`DEFAULT_HISTORY_BYTES`] of their objects).
+    pub fn new(history_limit: usize) -> Self {
+        Self::with_limits(history_limit, DEFAULT_HISTORY_BYTES)
+    }
+
+    /// An empty store that keeps at most `events` events and `bytes` bytes of their objects
+    /// (always at least the newest event).
+    pub fn with_limits(events: usize, bytes: usize) -> Self {
+        let (live, _) = broadcast::channel(LIVE_CHANNEL_CAPACITY);
+        Self {
+            inner: Mutex::new(Inner {
+                revision: 0,
+                objects: BTreeMap::new(),
+                history: VecDeque::new(),
+                history_limit: events.max(1),
+                history_bytes: 0,
+                history_bytes_limit: bytes,
+                compacted: 0,
+                parsed: ParsedCache::default(),
+            }),
+            live,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the maps half-written (every write is a
+        // single insert/remove), so a poisoned lock is still consistent.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.lock().revision
+    }
+
+    /// The oldest revision a watch may still start from.
+    pub fn compacted_revision(&self) -> u64 {
+        self.lock().compacted
+    }
+
+    /// Forgets every event so far: watches and continue tokens from before now expire (410).
+    pub fn compact(&self) {
+        let mut inner = self.lock();
+        inner.history.clear();
+        inner.history_bytes = 0;
+        inner.compacted = inner.revision;
+    }
+
+    /// One object's serialized JSON.
+    pub fn get(&self, resource: &str, namespace: &str, name: &str) -> Option<StoredObject> {
+        let inner = self.lock();
+        inner
+            .objects
+            .get(resource)?
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// One object, parsed.
+    pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
+        self.get(resource, namespace, name)
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    }
+
+    /// How many objects of one resource type are stored.
+    pub fn count(&self, resource: &str) -> usize {
+        self.lock().objects.get(resource).map_or(0, |m| m.len())
+    }
+
+    /// Every resource key that has objects.
+    pub fn resources(&self) -> Vec<String> {
+        self.lock()
+            .objects
+            .iter()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Atomically reads an object, lets `decide` compute its next state, and writes that.
+    ///
+    /// `decide` receives the current object (parsed) or `None`. A `Put` whose content equals the
+    /// current object (ignoring `metadata.resourceVersion`) is a no-op: no new revision, no
+    /// event.
+    pub fn mutate<F>(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        decide: F,
+    ) -> Result<Outcome, ApiError>
+    where
+        F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
+    {
+        let mut inner = self.lock();
+        let key = (namespace.to_string(), name.to_string());
+        let current = inner.current(resource, &key)?;
+        let current_bytes = current.as_ref().map(|(bytes, _)| bytes.clone());
+        let current = current.map(|(_, value)| value);
+        match decide(current.as_deref())? {
+            Mutation::Unchanged(object) => Ok(Outcome {
+                object: Arc::new(object),
+                stored: None,
+                event: None,
+            }),
+            Mutation::Put(mut object) => {
+                let revision = inner.revision + 1;
+                let new_rv = revision.to_string();
+                set_resource_version(&mut object, &new_rv);
+                let bytes = encode(&object, current_bytes.as_ref().map_or(0, Bytes::len))?;
+                if let (Some(old), Some(stored)) = (&current_bytes, &current) {
+                    // Identical to what is stored but for the revision: no new revision, no
+                    // event.
+                    let old_rv = resource_version_of(stored);
+                    if differs_only_in_revision(old, &old_rv, &bytes, &new_rv) {
+                        set_resource_version(&mut object, &old_rv);
+                        return Ok(Outcome {
+                            object: Arc::new(object),
+                            stored: Some(old.clone()),
+                            event: None,
+                        });
+                    }
+                }
+                inner.revision = revision;
+                inner
+                    .objects
+                    .entry(resource.to_string())
+                    .or_default()
+                    .insert(key.clone(), bytes.clone());
+                let object = Arc::new(object);
+                inner
+                    .parsed
+                    .insert(resource, key, bytes.clone(), object.clone());
+                let event_type = if current.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                self.record(
+                    &mut inner,
+                    StoreEvent {
+                        revision,
+                        event_type,
+                        resource: Arc::from(resource),
+                        namespace: namespace.to_string(),
+                        name: name.to_string(),
+                        object: bytes.clone(),
+                        previous: current_bytes,
+                    },
+                );
+                Ok(Outcome {
+                    object,
+                    stored: Some(bytes),
+                    event: Some(event_type),
+                })
+            }
+            Mutation::Finalize(mut response) => {
+                let Some(last) = current else {
+                    return Err(ApiError::internal("delete of an object that is not stored"));
+                };
+                set_resource_version(&mut response, &resource_version_of(&last));
+                let last = Arc::unwrap_or_clone(last);
+                self.remove(&mut inner, resource, key, last, current_bytes)?;
+                Ok(Outcome {
+                    object: Arc::new(response),
+                    stored: None,
+                    event: Some(EventType::Deleted),
+                })
+            }
+            Mutation::Delete(last) => {
+                if current.is_none() {
+                    return Err(ApiError::internal("delete of an object that is not stored"));
+                }
+                let last = self.remove(&mut inner, resource, key, last, current_bytes)?;
+                Ok(Outcome {
+                    object: Arc::new(last),
+                    stored: None,
+                    event: Some(EventType::Deleted),
+                })
+            }
+        }
+    }
+
+    /// Runs `decide` as [`Store::mutate`] would, without writing anything (server-side dry run).
+    pub fn preview<F>(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        decide: F,
+    ) -> Result<Outcome, ApiError>
+    where
+        F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
+    {
+        let key = (namespace.to_string(), name.to_string());
+        let current = self.lock().current(resource, &key)?.map(|(_, value)| value);
+        let (object, event) = match decide(current.as_deref())? {
+            Mutation::Unchanged(object) => (object, None),
+            Mutation::Put(object) => {
+                let event = if current.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                (object, Some(event))
+            }
+            Mutation::Delete(object) | Mutation::Finalize(object) => {
+                (object, Some(EventType::Deleted))
+            }
+        };
+        Ok(Outcome {
+            object: Arc::new(object),
+            stored: None,
+            event,
+        })
+    }
+
+    /// Removes an object at the next revision; watchers get a DELETED event carrying `last`
+    /// (stamped with that revision), which is returned.
+    fn remove(
+        &self,
+        inner: &mut Inner,
+        resource: &str,
+        key: (String, String),
+        mut last: Value,
+        previous: Option<Bytes>,
+    ) -> Result<Value, ApiError> {
+        let revision = inner.revision + 1;
+        set_resource_version(&mut last, &revision.to_string());
+        let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len))?;
+        inner.revision = revision;
+        if let Some(m) = inner.objects.get_mut(resource) {
+            m.remove(&key);
+        }
+        inner.parsed.remove(resource, &key);
+        let (namespace, name) = key;
+        self.record(
+            inner,
+            StoreEvent {
+                revision,
+                event_type: EventType::Deleted,
+                resource: Arc::from(resource),
+                namespace,
+                name,
+                object: bytes,
+                previous,
+            },
+        );
+        Ok(last)
+    }
+
+    fn record(&self, inner: &mut Inner, event: StoreEvent) {
+        let event = Arc::new(event);
+        inner.history_bytes += event.object.len();
+        inner.history.push_back(event.clone());
+        while inner.history.len() > inner.history_limit
+            || (inner.history_bytes > inner.history_bytes_limit && inner.history.len() > 1)
+        {
+            let Some(dropped) = inner.history.pop_front() else {
+                break;
+            };
+            inner.history_bytes -= dropped.object.len();
+            inner.compacted = dropped.revision;
+        }
+        // Sent under the lock so that every receiver sees events in revision order.
+        let _ = self.live.send(event);
+    }
+
+    /// The current state of one resource type (optionally one namespace).
+    pub fn snapshot(&self, resource: &str, namespace: Option<&str>) -> Snapshot {
+        let inner = self.lock();
+        Snapshot {
+            revision: inner.revision,
+            items: collect(inner.objects.get(resource), namespace),
+        }
+    }
+
+    /// The state of one resource type as it was at `revision`, rebuilt from the history.
+    ///
+    /// Fails with 410 Expired when that revision has been compacted away.
+    pub fn snapshot_at(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+        revision: u64,
+    ) -> Result<Snapshot, ApiError> {
+        let inner = self.lock();
+        if revision > inner.revision {
+            return Err(too_large_rv(revision, inner.revision));
+        }
+        if revision < inner.compacted {
+            return Err(ApiError::expired(format!(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list. (revision {revision} has been compacted)"
+            )));
+        }
+        let mut state: Objects = inner.objects.get(resource).cloned().unwrap_or_default();
+        for event in inner.history.iter().rev() {
+            if event.revision <= revision {
+                break;
+            }
+            if &*event.resource != resource {
+                continue;
+            }
+            let key = (event.namespace.clone(), event.name.clone());
+            match &event.previous {
+                Some(prev) => {
+                    state.insert(key, prev.clone());
+                }
+                None => {
+                    state.remove(&key);
+                }
+            }
+        }
+        Ok(Snapshot {
+            revision,
+            items: collect(Some(&state), namespace),
+        })
+    }
+
+    /// Starts a watch: the events after `revision` still in the history, and a receiver for
+    /// every later one, taken atomically so nothing is missed or repeated.
+    pub fn watch_from(&self, revision: u64) -> Result<WatchStart, ApiError> {
+        let inner = self.lock();
+        if revision < inner.compacted {
+            return Err(ApiError::expired(format!(
+                "too old resource version: {revision} ({})",
+                inner.compacted + 1
+            )));
+        }
+        let backlog = inner
+            .history
+            .iter()
+            .filter(|e| e.revision > revision)
+            .cloned()
+            .collect();
+        Ok((backlog, self.live.subscribe()))
+    }
+
+    /// The current state of one resource type and a receiver for every later event, atomically.
+    pub fn snapshot_and_subscribe(
+        &self,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> (Snapshot, broadcast::Receiver<Arc<StoreEvent>>) {
+        let inner = self.lock();
+        let snapshot = Snapshot {
+            revision: inner.revision,
+            items: collect(inner.objects.get(resource), namespace),
+        };
+        (snapshot, self.live.subscribe())
+    }
+
+    /// A receiver for every event from now on (the harness's view of the event log).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
+        self.live.subscribe()
+    }
+
+    /// Every stored object, for saving state.
+    pub fn dump(&self) -> (u64, Vec<(String, StoredObject)>) {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for (resource, objects) in &inner.objects {
+            for bytes in objects.values() {
+                out.push((resource.clone(), bytes.clone()));
+            }
+        }
+        (inner.revision, out)
+    }
+
+    /// Replaces everything with saved state; history starts empty at `revision`.
+    pub fn load(&self, revision: u64, objects: Vec<(String, String, String, StoredObject)>) {
+        let mut inner = self.lock();
+        inner.objects.clear();
+        inner.parsed.clear();
+        for (resource, namespace, name, bytes) in objects {
+            inner
+                .objects
+                .entry(resource)
+                .or_default()
+                .insert((namespace, name), bytes);
+        }
+        inner.revision = revision.max(inner.revision);
+        inner.history.clear();
+        inner.history_bytes = 0;
+        inner.compacted = inner.revision;
+    }
+}
+
+/// Encodes an object for storing. `size_hint` is the size of its previous version (0 if none):
+/// a buffer of about that size usually fits at once, and is kept as is when little of it is
+/// left unused; otherwise the bytes are copied to an exact-size buffer, since spare capacity
+/// would stay allocated for as long as the object is stored.
+fn encode(object: &Value, size_hint: usize) -> Result<Bytes, ApiError> {
+    const SLACK: usize = 64;
+    let mut buffer = Vec::with_capacity(if size_hint == 0 {
+        256
+    } else {
+        size_hint + SLACK
+    });
+    serde_json::to_writer(&mut buffer, object)
+        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?;
+    if buffer.capacity() - buffer.len() <= SLACK {
+        Ok(Bytes::from(buffer))
+    } else {
+        Ok(Bytes::copy_from_slice(&buffer))
+    }
+}
+
+/// `504 Timeout` for a read at a revision the store has not reached.
+pub fn too_large_rv(asked: u64, current: u64) -> ApiError {
+    let mut err = ApiError::new(
+        504,
+        "Timeout",
+        format!("Too large resource version: {asked}, current: {current}"),
+    );
+    err.retry_after_seconds = Some(1);
+    err
+}
+
+fn collect(objects: Option<&Objects>, namespace: Option<&str>) -> Vec<((String, String), Bytes)> {
+    let Some(objects) = objects else {
+        return Vec::new();
+    };
+    match namespace {
+        Some(ns) => objects
+            .range((ns.to_string(), String::new())..)
+            .take_while(|((n, _), _)| n == ns)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        None => objects
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
+
+/// `metadata.resourceVersion` of an object, or empty.
+pub fn resource_version_of(object: &Value) -> String {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Whether `new` is `old` with only the resourceVersion changed from `old_rv` to `new_rv`, both
+/// being encodings of the same object by [`encode`] (so equal content means equal bytes).
+///
+/// The bytes must then read `prefix "resourceVersion":"<rv>" suffix` with the same prefix and
+/// suffix. The prefix is at most the two encodings' common prefix, and it ends with the last
+/// `"resourceVersion":"` there (the two revisions are different digit strings, so their common
+/// part holds no such key). Since the new object's `metadata.resourceVersion` differs from the
+/// old one, a match in any other `resourceVersion` field would leave a second difference and fail
+/// the suffix comparison.
+fn differs_only_in_revision(old: &[u8], old_rv: &str, new: &[u8], new_rv: &str) -> bool {
+    const KEY: &[u8] = br#""resourceVersion":""#;
+    if old_rv.is_empty() || old.len() + new_rv.len() != new.len() + old_rv.len() {
+        return false;
+    }
+    let common = common_prefix(old, new);
+    let Some(at) = new[..common].windows(KEY.len()).rposition(|w| w == KEY) else {
+        return false;
+    };
+    let value = at + KEY.len();
+    let (old_rest, new_rest) = (&old[value..], &new[value..]);
+    let quoted = |rest: &[u8], rv: &str| {
+        rest.starts_with(rv.as_bytes()) && rest.get(rv.len()) == Some(&b'"')
+    };
+    quoted(old_rest, old_rv)
+        && quoted(new_rest, new_rv)
+        && old_rest[old_rv.len()..] == new_rest[new_rv.len()..]
+}
+
+/// The length of the longest common prefix of two byte strings.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const CHUNK: usize = 64;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+fn set_resource_version(object: &mut Value, rv: &str) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn put(store: &Store, name: &str, data: &str) -> Outcome {
+        store
+            .mutate("/configmaps", "ns", name, |_| {
+                Ok(Mutation::Put(
+                    json!({"metadata": {"name": name, "namespace": "ns"}, "data": {"a": data}}),
+                ))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn every_write_takes_the_next_revision() {
+        let store = Store::new(10);
+        assert_eq!(resource_version_of(&put(&store, "a", "1").object), "1");
+        assert_eq!(resource_version_of(&put(&store, "b", "1").object), "2");
+        let again = put(&store, "a", "2");
+        assert_eq!(again.event, Some(EventType::Modified));
+        assert_eq!(resource_version_of(&again.object), "3");
+        assert_eq!(store.revision(), 3);
+    }
+
+    #[test]
+    fn a_write_that_changes_nothing_keeps_the_revision() {
+        let store = Store::new(10);
+        put(&store, "a", "1");
+        let same = put(&store, "a", "1");
+        assert_eq!(same.event, None);
+        assert_eq!(resource_version_of(&same.object), "1");
+        assert_eq!(store.revision(), 1);
+    }
+
+    #[test]
+    fn snapshot_at_rebuilds_the_past() {
+        let store = Store::new(100);
+        put(&store, "a", "1");
+        put(&store, "b", "1");
+        put(&store, "a", "2");
+        store
+            .mutate("/configmaps", "ns", "b", |cur| {
+                Ok(Mutation::Delete(cur.unwrap().clone()))
+            })
+            .unwrap();
+        let past = store.snapshot_at("/configmaps", Some("ns"), 2).unwrap();
+        assert_eq!(past.items.len(), 2);
+        let a: Value = serde_json::from_slice(&past.items[0].1).unwrap();
+        assert_eq!(a["data"]["a"], "1");
+        let now = store.snapshot("/configmaps", Some("ns"));
+        assert_eq!(now.items.len(), 1);
+    }
+
+    #[test]
+    fn old_revisions_expire() {
+        let store = Store::new(2);
+        for i in 0..5 {
+            put(&store, "a", &i.to_string());
+        }
+        assert_eq!(store.watch_from(1).unwrap_err().code, 410);
+        let (backlog, _) = store.watch_from(3).unwrap();
+        assert_eq!(
+            backlog.iter().map(|e| e.revision).collect::<Vec<_>>(),
+            vec![4, 5]
+        );
+        assert_eq!(
+            store.snapshot_at("/configmaps", None, 1).unwrap_err().code,
+            410
+        );
+        assert_eq!(
+            store.snapshot_at("/configmaps", None, 9).unwrap_err().code,
+            504
+        );
+    }
+
+    #[rstest::rstest]
+    #[case::only_the_revision(
+        r#"{"metadata":{"name":"a","resourceVersion":"9"},"x":1}"#,
+        "9",
+        r#"{"metadata":{"name":"a","resourceVersion":"10"},"x":1}"#,
+        "10",
+        true
+    )]
+    #[case::shared_digits(
+        r#"{"metadata":{"resourceVersion":"12"},"x":1}"#,
+        "12",
+        r#"{"metadata":{"resourceVersion":"123"},"x":1}"#,
+        "123",
+        true
+    )]
+    #[case::content_too(
+        r#"{"metadata":{"resourceVersion":"9"},"x":1}"#,
+        "9",
+        r#"{"metadata":{"resourceVersion":"10"},"x":2}"#,
+        "10",
+        false
+    )]
+    #[case::same_length_change(
+        r#"{"metadata":{"resourceVersion":"9"},"x":"ab"}"#,
+        "9",
+        r#"{"metadata":{"resourceVersion":"10"},"x":"a"}"#,
+        "10",
+        false
+    )]
+    #[case::another_field_named_so(
+        r#"{"spec":{"resourceVersion":"9"},"metadata":{"resourceVersion":"9"}}"#,
+        "9",
+        r#"{"spec":{"resourceVersion":"10"},"metadata":{"resourceVersion":"10"}}"#,
+        "10",
+        false
+    )]
+    #[case::no_revision_stored(
+        r#"{"metadata":{}}"#,
+        "",
+        r#"{"metadata":{"resourceVersion":"1"}}"#,
+        "1",
+        false
+    )]
+    fn a_no_op_write_is_recognised_in_the_bytes(
+        #[case] old: &str,
+        #[case] old_rv: &str,
+        #[case] new: &str,
+        #[case] new_rv: &str,
+        #[case] same: bool,
+    ) {
+        assert_eq!(
+            differs_only_in_revision(old.as_bytes(), old_rv, new.as_bytes(), new_rv),
+            same
+        );
+    }
+
+    #[test]
+    fn common_prefix_spans_chunks() {
+        let a = vec![7u8; 200];
+        let mut b = a.clone();
+        assert_eq!(common_prefix(&a, &b), 200);
+        b[130] = 0;
+        assert_eq!(common_prefix(&a, &b), 130);
+        assert_eq!(common_prefix(&a[..10], &b), 10);
+    }
+
+    #[test]
+    fn writes_reuse_the_parse_of_what_they_stored() {
+        let store = Store::new(10);
+        put(&store, "a", "1");
+        let first = store
+            .lock()
+            .current("/configmaps", &("ns".into(), "a".into()))
+            .unwrap();
+        let (_, parsed) = first.unwrap();
+        // The cache hands out the very value the write stored.
+        assert!(Arc::strong_count(&parsed) >= 2);
+        assert_eq!(parsed["data"]["a"], "1");
+        put(&store, "a", "2");
+        let (_, parsed) = store
+            .lock()
+            .current("/configmaps", &("ns".into(), "a".into()))
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed["data"]["a"], "2");
+        assert_eq!(resource_version_of(&parsed), "2");
+        store
+            .mutate("/configmaps", "ns", "a", |cur| {
+                Ok(Mutation::Delete(cur.unwrap().clone()))
+            })
+            .unwrap();
+        assert_eq!(store.lock().parsed.len(), 0);
+    }
+
+    #[test]
+    fn the_history_is_bounded_in_bytes_too() {
+        // Every event carries an object of the same size; room for three and a half.
+        let size = put(&Store::new(10), "a", "00000000").stored.unwrap().len();
+        let store = Store::with_limits(100, size * 7 / 2);
+        for i in 0..10 {
+            put(&store, "a", &format!("{i:0>8}"));
+        }
+        let (backlog, _) = store.watch_from(7).unwrap();
+        assert_eq!(
+            backlog.iter().map(|e| e.revision).collect::<Vec<_>>(),
+            vec![8, 9, 10]
+        );
+        assert_eq!(store.watch_from(6).unwrap_err().code, 410);
+        // One event bigger than the bound is still kept: a watch from just before it works.
+        let tiny = Store::with_limits(100, 1);
+        put(&tiny, "a", "1");
+        put(&tiny, "a", "2");
+        assert_eq!(tiny.watch_from(1).unwrap().0.len(), 1);
+        assert_eq!(tiny.watch_from(0).unwrap_err().code, 410);
+    }
+
+    #[test]
+    fn namespace_scoping_is_exact() {
+        let store = Store::new(10);
+        for ns in ["a", "ab", "b"] {
+            store
+                .mutate("/configmaps", ns, "x", |_| {
+                    Ok(Mutation::Put(json!({"metadata": {"name": "x"}})))
+                })
+                .unwrap();
+        }
+        assert_eq!(store.snapshot("/configmaps", Some("a")).items.len(), 1);
+        assert_eq!(store.snapshot("/configmaps", None).items.len(), 3);
+    }
+}
