@@ -4,11 +4,14 @@
 //! figures are: it reports, it does not assert. Sections:
 //!
 //! 1. `inproc`  — the in-process `kube::Client` on one core: GET, CREATE, UPDATE, watch delivery;
+//!    the server alone (prepared requests) and the client alone (a stub server), and the ratios
+//!    of issue 13 (each figure to a reference measured in the same run);
 //! 2. `tcp`     — GET over TCP loopback, one core and two workers;
 //! 3. `list`    — LIST latency with 10k ConfigMaps, with and without a label selector;
 //! 4. `fanout`  — 100 watchers, write-to-100th-watcher latency and burst throughput;
 //! 5. `memory`  — resident memory holding 100k ConfigMaps of 1 KiB (in a fresh process);
-//! 6. `startup` — nothing to the first answered request (fresh processes, then warm).
+//! 6. `startup` — nothing to the first answered request (fresh processes, then warm), and exec
+//!    of the `fake-apiserver` binary to its first answered `/readyz`.
 //!
 //! `cargo run --release -p fake-apiserver --example bench -- --only list --only tcp` runs some.
 
@@ -66,7 +69,9 @@ struct Args {
     /// Run only these sections (repeatable); default: all but fanout2.
     #[arg(long, value_enum)]
     only: Vec<Section>,
-    /// Limit `inproc` to these operations (get, create, update, watch), e.g. for profiling.
+    /// Limit `inproc` to these operations (get, get_small, create, update, ceiling, server or
+    /// one of server_get, server_update, server_merge, server_strategic, server_create, minimal,
+    /// watch), e.g. for profiling.
     #[arg(long)]
     op: Vec<String>,
     /// Run `memory` in this process instead of a fresh one.

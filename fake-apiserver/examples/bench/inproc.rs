@@ -11,19 +11,28 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
 
 use crate::fixtures::{self, rate, run_for, Result};
-use crate::report::{emit, Figure, Target};
+use crate::report::{emit, ratio, Figure, Target};
 
 /// How long each throughput loop runs.
 const LOOP: Duration = Duration::from_secs(2);
 /// The realistic pod's name.
 const POD: &str = "checkout-7d9f8b6c5d-x2x9q";
+/// The server-only operations, in the order they run.
+const SERVER_OPS: [&str; 5] = ["get", "update", "merge", "strategic", "create"];
 /// Events the watch-delivery writer produces (at most; it also stops after [`LOOP`]).
 const WATCH_EVENTS: u64 = 20_000;
 
 /// Runs section 1 on a current-thread runtime; `ops` limits it to some of `get`, `get_small`,
-/// `create`, `update`, `server`, `minimal`, `watch` (empty: all).
+/// `create`, `update`, `ceiling`, `server` (or one of its operations: `server_get`,
+/// `server_update`, `server_merge`, `server_strategic`, `server_create`), `minimal`, `watch`
+/// (empty: all). Ends with the ratios of the figures it measured to their references.
 pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
     let wanted = |op: &str| ops.is_empty() || ops.iter().any(|o| o == op);
+    let server_ops: Vec<&str> = SERVER_OPS
+        .iter()
+        .copied()
+        .filter(|op| wanted("server") || wanted(&format!("server_{op}")))
+        .collect();
     fixtures::current_thread()?.block_on(async {
         let server = FakeApiServer::builder().seed(1).build();
         let client = server.client();
@@ -48,8 +57,11 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
             let target = Target::AtLeast(30_000.0);
             update(&client, pod.clone(), "inproc.update", target, all).await?;
         }
-        if wanted("server") {
-            server_only(&server, pod, all).await?;
+        if wanted("ceiling") {
+            client_ceiling(&pod, all).await?;
+        }
+        if !server_ops.is_empty() {
+            server_only(&server, pod, &server_ops, all).await?;
         }
         if wanted("minimal") {
             minimal_pod(&client, all).await?;
@@ -57,8 +69,109 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
         if wanted("watch") {
             watch_delivery(&client, all).await?;
         }
+        ratios(all);
         Ok(())
     })
+}
+
+/// The targets of issue 13, each a ratio to a reference measured in this run (so that the
+/// machine's speed cancels out); a ratio is printed only when both figures were measured.
+///
+/// - the server alone spends at most half the time on a write of the pod that the client
+///   spends encoding and decoding it (`pod_value_roundtrip`): time ratio = roundtrip rate /
+///   server rate;
+/// - end to end, UPDATE reaches 0.6 of the client-only ceiling and GET 0.85 of the client's
+///   decode ceiling.
+fn ratios(all: &mut Vec<Figure>) {
+    let find = |all: &[Figure], name: &str| all.iter().rev().find(|f| f.name == name).cloned();
+    let mut lines = Vec::new();
+    if let Some(roundtrip) = find(all, "inproc.pod_value_roundtrip") {
+        for op in SERVER_OPS.iter().filter(|op| **op != "get") {
+            if let Some(server) = find(all, &format!("inproc.server_only.{op}")) {
+                lines.push(ratio(
+                    &format!("ratio.server_{op}_time_vs_roundtrip"),
+                    &server,
+                    &roundtrip,
+                    roundtrip.value / server.value.max(1e-9),
+                    Target::AtMost(0.5),
+                ));
+            }
+        }
+    }
+    let pairs = [
+        ("inproc.update", "inproc.client_only.update", 0.6),
+        ("inproc.get", "inproc.pod_decode_only", 0.85),
+        ("inproc.get", "inproc.client_only.get", 0.85),
+    ];
+    for (figure, reference, target) in pairs {
+        if let (Some(f), Some(r)) = (find(all, figure), find(all, reference)) {
+            let name = format!(
+                "ratio.{}_vs_{}",
+                figure.trim_start_matches("inproc."),
+                reference.trim_start_matches("inproc.")
+            );
+            lines.push(ratio(
+                &name,
+                &f,
+                &r,
+                f.value / r.value.max(1e-9),
+                Target::AtLeast(target),
+            ));
+        }
+    }
+    for line in lines {
+        emit(line, all);
+    }
+}
+
+/// The same `kube::Client` calls as [`update`] and [`get`], against a stub service that answers
+/// every request with the stored pod's bytes at once: the client's own cost (request building,
+/// encoding, decoding), the ceiling of any in-process server.
+async fn client_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
+    let answer = bytes::Bytes::from(serde_json::to_vec(pod)?);
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let answer = answer.clone();
+        async move {
+            use http_body_util::BodyExt;
+            let body = request.into_body().collect().await?.to_bytes();
+            std::hint::black_box(body);
+            let response = http::Response::builder()
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(axum::body::Body::from(answer))?;
+            Ok::<_, fixtures::BoxError>(response)
+        }
+    });
+    let client = kube::Client::new(service, "bench");
+    let pods = &Api::<Pod>::namespaced(client, "bench");
+    let params = &PostParams::default();
+    let run = run_for(LOOP / 2, u64::MAX, move |_| async move {
+        pods.get(POD).await?;
+        Ok(())
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.client_only.get", run.rate(), "req/s").cores(run.cores()),
+        all,
+    );
+    let current = &std::cell::RefCell::new(pod.clone());
+    let run = run_for(LOOP / 2, u64::MAX, move |i| {
+        let mut next = current.borrow().clone();
+        next.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert("bench/counter".into(), i.to_string());
+        async move {
+            let stored = pods.replace(POD, params, &next).await?;
+            *current.borrow_mut() = stored;
+            Ok(())
+        }
+    })
+    .await?;
+    emit(
+        Figure::info("inproc.client_only.update", run.rate(), "req/s").cores(run.cores()),
+        all,
+    );
+    Ok(())
 }
 
 /// How fast this machine decodes the pod into `k8s_openapi` types (what every client-side read
@@ -222,55 +335,98 @@ async fn update(
     Ok(())
 }
 
-/// GET and UPDATE of the pod sent straight to the router as prepared HTTP requests, without a
-/// client: what the server itself costs, apart from the client's encoding and decoding.
-async fn server_only(server: &FakeApiServer, pod: Pod, all: &mut Vec<Figure>) -> Result<()> {
-    use tower::ServiceExt;
+/// The pod's GET, UPDATE (PUT), merge and strategic PATCH and CREATE sent straight to the router
+/// as prepared HTTP requests, without a client: what the server itself costs, apart from the
+/// client's encoding and decoding. `ops` are some of [`SERVER_OPS`].
+async fn server_only(
+    server: &FakeApiServer,
+    pod: Pod,
+    ops: &[&str],
+    all: &mut Vec<Figure>,
+) -> Result<()> {
     let uri = &format!("/api/v1/namespaces/bench/pods/{POD}");
     let router = &server.router();
-    let run = run_for(LOOP / 2, u64::MAX, move |_| async move {
-        let request = http::Request::get(uri).body(axum::body::Body::empty())?;
-        let response = router.clone().oneshot(request).await?;
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
-        std::hint::black_box(body);
-        Ok(())
-    })
-    .await?;
-    emit(
-        Figure::info("inproc.server_only.get", run.rate(), "req/s").cores(run.cores()),
-        all,
-    );
-    // Two bodies that differ in one annotation, written in turn (pods allow an update without a
-    // resourceVersion), so every request is a real change.
-    let bodies: Vec<bytes::Bytes> = (0..2)
-        .map(|i| {
-            let mut pod = pod.clone();
-            pod.metadata.resource_version = None;
-            pod.metadata
-                .annotations
-                .get_or_insert_with(Default::default)
-                .insert("bench/counter".into(), i.to_string());
-            serde_json::to_vec(&pod).map(bytes::Bytes::from)
+    // Two versions that differ in one annotation, written in turn (pods allow an update without
+    // a resourceVersion), so every request is a real change.
+    let counter = |i: u64| {
+        let mut pod = pod.clone();
+        pod.metadata.resource_version = None;
+        pod.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert("bench/counter".into(), i.to_string());
+        pod
+    };
+    let json = "application/json";
+    let merge = "application/merge-patch+json";
+    let strategic = "application/strategic-merge-patch+json";
+    let patch = |i: u64| serde_json::json!({"metadata": {"annotations": {"bench/counter": format!("p{i}")}}});
+    // CREATE: the pod as its owner sends it, with a generated name so that one body serves.
+    let mut created = fixtures::realistic_pod("bench", "")?;
+    created.metadata.name = None;
+    created.metadata.generate_name = Some("bench-".into());
+    let bodies = |f: &dyn Fn(u64) -> Result<Vec<u8>>| -> Result<Vec<bytes::Bytes>> {
+        (0..2).map(|i| f(i).map(bytes::Bytes::from)).collect()
+    };
+    for op in ops {
+        let (method, target, content_type, bodies) = match *op {
+            "get" => (
+                http::Method::GET,
+                uri.clone(),
+                json,
+                vec![bytes::Bytes::new()],
+            ),
+            "update" => (
+                http::Method::PUT,
+                uri.clone(),
+                json,
+                bodies(&|i| Ok(serde_json::to_vec(&counter(i))?))?,
+            ),
+            "merge" => (
+                http::Method::PATCH,
+                uri.clone(),
+                merge,
+                bodies(&|i| Ok(serde_json::to_vec(&patch(i))?))?,
+            ),
+            "strategic" => (
+                http::Method::PATCH,
+                uri.clone(),
+                strategic,
+                bodies(&|i| Ok(serde_json::to_vec(&patch(i))?))?,
+            ),
+            "create" => (
+                http::Method::POST,
+                "/api/v1/namespaces/bench/pods".to_string(),
+                json,
+                bodies(&|_| Ok(serde_json::to_vec(&created)?))?,
+            ),
+            other => return Err(format!("no server-only operation {other}").into()),
+        };
+        let (method, target, bodies) = (&method, &target, &bodies);
+        let run = run_for(LOOP / 2, u64::MAX, move |i| async move {
+            use tower::ServiceExt;
+            let request = http::Request::builder()
+                .method(method.clone())
+                .uri(target)
+                .header(http::header::CONTENT_TYPE, content_type)
+                .body(axum::body::Body::from(
+                    bodies[i as usize % bodies.len()].clone(),
+                ))?;
+            let response = router.clone().oneshot(request).await?;
+            if !response.status().is_success() {
+                return Err(format!("{method} answered {}", response.status()).into());
+            }
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+            std::hint::black_box(body);
+            Ok(())
         })
-        .collect::<std::result::Result<_, _>>()?;
-    let bodies = &bodies;
-    let run = run_for(LOOP / 2, u64::MAX, move |i| async move {
-        let request = http::Request::put(uri)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(axum::body::Body::from(bodies[(i % 2) as usize].clone()))?;
-        let response = router.clone().oneshot(request).await?;
-        if !response.status().is_success() {
-            return Err(format!("update answered {}", response.status()).into());
-        }
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
-        std::hint::black_box(body);
-        Ok(())
-    })
-    .await?;
-    emit(
-        Figure::info("inproc.server_only.update", run.rate(), "req/s").cores(run.cores()),
-        all,
-    );
+        .await?;
+        emit(
+            Figure::info(format!("inproc.server_only.{op}"), run.rate(), "req/s")
+                .cores(run.cores()),
+            all,
+        );
+    }
     Ok(())
 }
 

@@ -9,6 +9,8 @@ pub enum Target {
     AtLeast(f64),
     /// The value should be below this.
     Below(f64),
+    /// The value should be at most this (ratios).
+    AtMost(f64),
     /// No target: the figure is information.
     None,
 }
@@ -65,6 +67,7 @@ impl Figure {
         match self.target {
             Target::AtLeast(t) if self.value >= t => "PASS",
             Target::Below(t) if self.value < t => "PASS",
+            Target::AtMost(t) if self.value <= t => "PASS",
             Target::None => "-",
             _ => "MISS",
         }
@@ -74,6 +77,7 @@ impl Figure {
         match self.target {
             Target::AtLeast(t) => format!(">= {}", number(t)),
             Target::Below(t) => format!("< {}", number(t)),
+            Target::AtMost(t) => format!("<= {}", number(t)),
             Target::None => "-".into(),
         }
     }
@@ -97,6 +101,26 @@ impl Figure {
             None => line,
         }
     }
+}
+
+/// A ratio of two figures measured in the same run, held against `target`: the line shows both
+/// figures and the ratio, so that a machine's speed cancels out.
+pub fn ratio(
+    name: &str,
+    numerator: &Figure,
+    denominator: &Figure,
+    value: f64,
+    target: Target,
+) -> Figure {
+    Figure::new(name, value, "ratio", target).note(format!(
+        "{} {} {} / {} {} {}",
+        numerator.name,
+        number(numerator.value),
+        numerator.unit,
+        denominator.name,
+        number(denominator.value),
+        denominator.unit
+    ))
 }
 
 /// Prints the column header.

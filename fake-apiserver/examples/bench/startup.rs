@@ -1,8 +1,12 @@
 //! Section 6: time from nothing to the first answered request: build a runtime, the server and
 //! the in-process client, and GET `/version`. Cold figures come from fresh processes; warm ones
-//! repeat the same steps inside one process.
+//! repeat the same steps inside one process. Then the `fake-apiserver` binary as a user starts
+//! it: from exec to the first answered `GET /readyz` on its port, polled every millisecond.
 
-use std::process::Command;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
@@ -14,6 +18,10 @@ use crate::report::{emit, Figure, Samples, Target};
 const COLD_RUNS: usize = 7;
 /// Repetitions in this process for the warm figure.
 const WARM_RUNS: usize = 30;
+/// Starts of the `fake-apiserver` binary.
+const EXEC_RUNS: usize = 15;
+/// How often the binary's port is polled.
+const POLL: Duration = Duration::from_millis(1);
 /// Printed by the child process before the measured time.
 pub const COLD_PREFIX: &str = "startup-once-us ";
 
@@ -59,6 +67,23 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
     for _ in 0..WARM_RUNS {
         warm.push(once()?);
     }
+    match exec_binary() {
+        Ok(exec) => emit(
+            Figure::new(
+                "startup.exec_readyz.p50",
+                exec.percentile_ms(50.0),
+                "ms",
+                Target::AtMost(2.0),
+            )
+            .note(format!(
+                "max {:.2} ms over {} starts",
+                exec.percentile_ms(100.0),
+                exec.len()
+            )),
+            all,
+        ),
+        Err(e) => println!("# startup.exec_readyz: {e}"),
+    }
     for (name, samples) in [("startup.cold", &cold), ("startup.warm", &warm)] {
         emit(
             Figure::new(
@@ -80,4 +105,65 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `fake-apiserver` binary next to this example (`target/release/fake-apiserver`).
+fn binary() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .and_then(|examples| examples.parent())
+        .ok_or("no target directory")?;
+    let binary = dir.join("fake-apiserver");
+    if !binary.exists() {
+        return Err(format!(
+            "{} is not built (cargo build --release -p fake-apiserver --bin fake-apiserver)",
+            binary.display()
+        )
+        .into());
+    }
+    Ok(binary)
+}
+
+/// Starts the binary [`EXEC_RUNS`] times on a free port and measures, each time, from the
+/// spawn to the first `200` answer to `GET /readyz`, polling every [`POLL`].
+fn exec_binary() -> Result<Samples> {
+    let binary = binary()?;
+    let mut samples = Samples::with_capacity(EXEC_RUNS);
+    for _ in 0..EXEC_RUNS {
+        let address = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        let start = Instant::now();
+        let mut child = Command::new(&binary)
+            .args(["--listen", &address.to_string()])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let answered = loop {
+            if readyz(address) {
+                break Some(start.elapsed());
+            }
+            if start.elapsed() > Duration::from_secs(5) {
+                break None;
+            }
+            std::thread::sleep(POLL);
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        samples.push(answered.ok_or("the binary did not answer /readyz within 5 s")?);
+    }
+    Ok(samples)
+}
+
+/// Whether `GET /readyz` at `address` is answered `200`.
+fn readyz(address: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect(address) else {
+        return false;
+    };
+    let request = b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    if stream.write_all(request).is_err() {
+        return false;
+    }
+    let mut answer = [0u8; 12];
+    stream.read_exact(&mut answer).is_ok() && answer.starts_with(b"HTTP/1.1 200")
 }

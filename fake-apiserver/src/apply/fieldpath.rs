@@ -320,6 +320,43 @@ impl Set {
         Set { members, children }
     }
 
+    /// [`Set::difference`] in place: touches only the paths `other` names, so removing a few
+    /// paths from a big set costs little.
+    pub fn remove(&mut self, other: &Set) {
+        for member in &other.members {
+            self.members.remove(member);
+        }
+        for (pe, o) in &other.children {
+            if let Some(child) = self.children.get_mut(pe) {
+                child.remove(o);
+                if child.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
+    /// [`Set::recursive_difference`] in place.
+    pub fn remove_recursive(&mut self, other: &Set) {
+        for member in &other.members {
+            self.members.remove(member);
+            self.children.remove(member);
+        }
+        for (pe, o) in &other.children {
+            if let Some(child) = self.children.get_mut(pe) {
+                child.remove_recursive(o);
+                if child.is_empty() {
+                    self.children.remove(pe);
+                }
+            }
+        }
+    }
+
+    /// [`Set::union`] in place.
+    pub fn add(&mut self, other: &Set) {
+        self.union_in_place(other);
+    }
+
     /// Like [`Set::difference`], but a member of `other` also removes everything below it.
     pub fn recursive_difference(&self, other: &Set) -> Set {
         let members = self.members.difference(&other.members).cloned().collect();

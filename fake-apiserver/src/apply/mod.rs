@@ -71,7 +71,12 @@ fn field(name: &str) -> PathElement {
 }
 
 /// The server-owned fields stripped from every manager's set (`stripmeta.go`).
-fn strip_set() -> Set {
+fn strip_set() -> &'static Set {
+    static STRIP: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+    STRIP.get_or_init(build_strip_set)
+}
+
+fn build_strip_set() -> Set {
     let mut set = Set::new();
     set.insert(&[field("apiVersion")]);
     set.insert(&[field("kind")]);
@@ -125,7 +130,7 @@ fn drop_empty(entries: &mut Vec<Entry>) {
 fn strip(entries: &mut Vec<Entry>) {
     let strip = strip_set();
     for e in entries.iter_mut() {
-        e.set = e.set.difference(&strip);
+        e.set.remove(strip);
     }
     drop_empty(entries);
 }
@@ -196,9 +201,23 @@ fn take_over(
 ) -> Result<typed::Comparison, Vec<Conflict>> {
     let mut cmp = typed::compare(schema, schema.root, live, new);
     cmp.exclude(ignored);
-    let changed = cmp.modified.union(&cmp.added);
+    settle(&cmp, entries, skip, force)?;
+    Ok(cmp)
+}
+
+/// The end of [`take_over`] for a comparison already made: conflicts with the managers other
+/// than `skip`, or (none, or `force`) their sets without what changed or went.
+fn settle(
+    cmp: &typed::Comparison,
+    entries: &mut Vec<Entry>,
+    skip: Option<&Identity>,
+    force: bool,
+) -> Result<(), Vec<Conflict>> {
+    let mut changed = cmp.modified.clone();
+    changed.add(&cmp.added);
     let mut conflicts = Vec::new();
-    for e in entries.iter().filter(|e| Some(&e.id) != skip) {
+    // Forced, the conflicts would only be dropped: they are not looked for.
+    for e in entries.iter().filter(|e| !force && Some(&e.id) != skip) {
         let owned = e.set.intersection(&changed);
         for path in owned.paths() {
             conflicts.push(Conflict {
@@ -213,10 +232,11 @@ fn take_over(
         return Err(sorted);
     }
     for e in entries.iter_mut().filter(|e| Some(&e.id) != skip) {
-        e.set = e.set.difference(&changed).difference(&cmp.removed);
+        e.set.remove(&changed);
+        e.set.remove(&cmp.removed);
     }
     drop_empty(entries);
-    Ok(cmp)
+    Ok(())
 }
 
 /// The managed fields the live object starts from for an update: those the client sent (main
@@ -247,24 +267,26 @@ pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) 
         return;
     };
     let schema = schema::schema_for(writer.info);
-    let before = without_managed_fields(live);
-    let after = without_managed_fields(Some(new));
-    let ignored = writer.ignored();
-    let Ok(cmp) = take_over(&schema, &before, &after, &mut entries, None, &ignored, true) else {
+    // As `take_over` on both objects without their managedFields, without copying them.
+    let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new);
+    cmp.exclude(&writer.ignored());
+    if settle(&cmp, &mut entries, None, true).is_err() {
         return;
-    };
+    }
+    let mut set = cmp.modified;
+    set.add(&cmp.added);
     let mut current = Entry {
         id: writer.identity(Operation::Update),
         api_version: writer.info.api_version(),
         time: Some(writer.now.to_string()),
-        set: cmp.modified.union(&cmp.added),
+        set,
     };
     strip(&mut entries);
-    current.set = current.set.difference(&strip_set());
+    current.set.remove(strip_set());
     if !current.set.is_empty() {
         match entries.iter_mut().find(|e| e.id == current.id) {
             Some(existing) => {
-                existing.set = existing.set.union(&current.set);
+                existing.set.add(&current.set);
                 existing.time = current.time;
                 existing.api_version = current.api_version;
             }
@@ -463,6 +485,66 @@ mod tests {
             subresource: None,
             now,
         }
+    }
+
+    /// The comparison without managedFields gives what comparing stripped copies gives.
+    #[rstest::rstest]
+    #[case::create(None, json!({"metadata": {"name": "a", "managedFields": [{"manager": "m"}]}, "data": {"x": "1"}}))]
+    #[case::change(
+        Some(json!({"metadata": {"name": "a", "managedFields": [{"manager": "m"}], "labels": {"l": "1"}}, "data": {"x": "1", "y": "2"}})),
+        json!({"metadata": {"name": "a", "labels": {"l": "2", "n": "3"}}, "data": {"x": "1"}})
+    )]
+    #[case::only_managed_fields(
+        Some(json!({"metadata": {"managedFields": [{"manager": "m"}]}, "data": {}})),
+        json!({"metadata": {}, "data": {"x": "1"}})
+    )]
+    #[case::metadata_appears(
+        Some(json!({"data": {"x": "1"}})),
+        json!({"metadata": {"managedFields": []}, "data": {"x": "1"}})
+    )]
+    #[case::same(
+        Some(json!({"metadata": {"name": "a", "managedFields": [{"manager": "m"}]}, "data": {"x": "1"}})),
+        json!({"metadata": {"name": "a", "managedFields": [{"manager": "n"}]}, "data": {"x": "1"}})
+    )]
+    #[case::not_objects(Some(json!({})), json!({}))]
+    fn comparing_without_managed_fields_equals_comparing_copies(
+        #[case] live: Option<Value>,
+        #[case] new: Value,
+    ) {
+        let info = info("configmaps");
+        let schema = schema::schema_for(&info);
+        let expected = typed::compare(
+            &schema,
+            schema.root,
+            &without_managed_fields(live.as_ref()),
+            &without_managed_fields(Some(&new)),
+        );
+        let actual =
+            typed::compare_without_managed_fields(&schema, schema.root, live.as_ref(), &new);
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn in_place_set_operations_equal_the_copying_ones() {
+        let set = |paths: &[&[&str]]| {
+            let mut s = Set::new();
+            for p in paths {
+                let p: Vec<PathElement> = p.iter().map(|f| field(f)).collect();
+                s.insert(&p);
+            }
+            s
+        };
+        let a = set(&[&["a"], &["a", "b"], &["a", "c", "d"], &["e"], &["f", "g"]]);
+        let b = set(&[&["a"], &["a", "c", "d"], &["f"], &["x", "y"]]);
+        let mut removed = a.clone();
+        removed.remove(&b);
+        assert_eq!(removed, a.difference(&b));
+        let mut removed = a.clone();
+        removed.remove_recursive(&b);
+        assert_eq!(removed, a.recursive_difference(&b));
+        let mut added = a.clone();
+        added.add(&b);
+        assert_eq!(added, a.union(&b));
     }
 
     fn entries(object: &Value) -> Vec<(String, String, Value)> {

@@ -37,9 +37,9 @@ impl Comparison {
         if fields.is_empty() {
             return;
         }
-        self.removed = self.removed.recursive_difference(fields);
-        self.modified = self.modified.recursive_difference(fields);
-        self.added = self.added.recursive_difference(fields);
+        self.removed.remove_recursive(fields);
+        self.modified.remove_recursive(fields);
+        self.added.remove_recursive(fields);
     }
 }
 
@@ -337,6 +337,92 @@ pub fn compare(schema: &TypeSchema, ty: TypeId, lhs: &Value, rhs: &Value) -> Com
     c
 }
 
+/// [`compare`] of two objects as if neither had `metadata.managedFields` (`lhs` absent: `{}`),
+/// without copying them: only a `metadata` that holds `managedFields` is copied, without it.
+pub fn compare_without_managed_fields(
+    schema: &TypeSchema,
+    ty: TypeId,
+    lhs: Option<&Value>,
+    rhs: &Value,
+) -> Comparison {
+    let empty = Value::Object(Map::new());
+    let lhs = lhs.unwrap_or(&empty);
+    let stripped = |v: &Value| -> Option<Value> {
+        let meta = v.get("metadata")?.as_object()?;
+        meta.contains_key("managedFields").then(|| {
+            Value::Object(
+                meta.iter()
+                    .filter(|(k, _)| *k != "managedFields")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            )
+        })
+    };
+    let (lm, rm) = (stripped(lhs), stripped(rhs));
+    let mut c = Comparison::default();
+    let (Some(l), Some(r)) = (lhs.as_object(), rhs.as_object()) else {
+        compare_at(schema, ty, Some(lhs), Some(rhs), &mut Vec::new(), &mut c);
+        return c;
+    };
+    // The root as `compare_at` walks a granular map (what every kind's root is), with the
+    // stripped `metadata` on either side; anything else takes the general path on copies.
+    let map_ty = match shape_of_pair(schema, ty, Some(lhs), Some(rhs)) {
+        Shape::Map { ty, atomic: false } if !(l.is_empty() && r.is_empty()) => ty,
+        _ => {
+            compare_copies(schema, ty, lhs, rhs, lm, rm, &mut c);
+            return c;
+        }
+    };
+    let keys: BTreeSet<&String> = l.keys().chain(r.keys()).collect();
+    let mut path = Vec::new();
+    for k in keys {
+        let (lv, rv) = if k == "metadata" {
+            (lm.as_ref().or(l.get(k)), rm.as_ref().or(r.get(k)))
+        } else {
+            (l.get(k), r.get(k))
+        };
+        path.push(PathElement::Field(k.clone()));
+        compare_at(
+            schema,
+            schema.field_type(map_ty, k),
+            lv,
+            rv,
+            &mut path,
+            &mut c,
+        );
+        path.pop();
+    }
+    c
+}
+
+/// The general path of [`compare_without_managed_fields`]: the objects copied with their
+/// stripped `metadata`.
+fn compare_copies(
+    schema: &TypeSchema,
+    ty: TypeId,
+    lhs: &Value,
+    rhs: &Value,
+    lm: Option<Value>,
+    rm: Option<Value>,
+    c: &mut Comparison,
+) {
+    let with = |v: &Value, meta: Option<Value>| {
+        let mut v = v.clone();
+        if let (Some(meta), Some(obj)) = (meta, v.as_object_mut()) {
+            obj.insert("metadata".into(), meta);
+        }
+        v
+    };
+    compare_at(
+        schema,
+        ty,
+        Some(&with(lhs, lm)),
+        Some(&with(rhs, rm)),
+        &mut Vec::new(),
+        c,
+    );
+}
+
 fn compare_at(
     schema: &TypeSchema,
     ty: TypeId,
@@ -345,6 +431,12 @@ fn compare_at(
     path: &mut Path,
     c: &mut Comparison,
 ) {
+    // Equal values compare to nothing, however deep: skip the walk.
+    if let (Some(l), Some(r)) = (l, r) {
+        if crate::store::value_eq::equal(l, r) {
+            return;
+        }
+    }
     let leaf = |path: &Path, c: &mut Comparison| match (l, r) {
         (None, _) => c.added.insert(path),
         (_, None) => c.removed.insert(path),

@@ -19,4 +19,5 @@ pub mod request;
 pub(crate) mod server;
 pub mod table;
 pub mod typed;
+mod typed_shape;
 pub(crate) mod watch;

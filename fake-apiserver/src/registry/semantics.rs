@@ -417,7 +417,7 @@ pub fn prepare_update(
             };
         }
         if let Some(mf) = stored("managedFields") {
-            m.entry("managedFields").or_insert(mf.clone());
+            m.entry("managedFields").or_insert_with(|| mf.clone());
         }
     }
     if info.kind == "Namespace" && info.group.is_empty() && target != UpdateTarget::Finalize {

@@ -492,10 +492,87 @@ const TARGET_STEPS_PER_SEC: f64 = 20_000.0;
 const TARGET_FIND_SECS: f64 = 1.0;
 const TARGET_500_SEEDS_SECS: f64 = 30.0;
 
+/// Writes per measurement of [`gate_cost`].
+const GATE_WRITES: u64 = 2_000;
+
+type BoxError = Box<dyn std::error::Error>;
+
+/// What the request gate adds to a write (issue 13: nothing beyond ±10%): the same sequence of
+/// ConfigMap updates from a client straight to the server and through [`harness::net::Net`],
+/// each request released as soon as it is held. Returns µs per write (direct, gated).
+fn gate_cost() -> Result<(f64, f64), BoxError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(gate_cost_rounds())
+}
+
+/// Best of three rounds of each way, in turn.
+async fn gate_cost_rounds() -> Result<(f64, f64), BoxError> {
+    use harness::net::{Net, Verdict};
+
+    let server = fake_apiserver::FakeApiServer::builder().seed(1).build();
+    let start = std::time::Instant::now();
+    let net = Net::new(&server, move || start.elapsed());
+    let mut direct = f64::MAX;
+    let mut gated = f64::MAX;
+    for round in 0..3 {
+        let took = gate_writes(server.client(), ["d0", "d1", "d2"][round]).await?;
+        direct = direct.min(took.as_secs_f64());
+        let work = gate_writes(net.client("bench"), ["g0", "g1", "g2"][round]);
+        let release = async {
+            loop {
+                for held in net.held() {
+                    net.release(held.id, Verdict::Pass);
+                }
+                tokio::task::yield_now().await;
+            }
+        };
+        let took = tokio::select! {
+            took = work => took?,
+            _ = release => return Err("the releasing loop ended".into()),
+        };
+        gated = gated.min(took.as_secs_f64());
+    }
+    let per_write = |secs: f64| secs * 1e6 / GATE_WRITES as f64;
+    Ok((per_write(direct), per_write(gated)))
+}
+
+/// Creates ConfigMap `name` through `client`, then replaces it [`GATE_WRITES`] times; returns
+/// the time the replaces took.
+async fn gate_writes(client: kube::Client, name: &str) -> Result<std::time::Duration, BoxError> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+
+    let api = Api::<ConfigMap>::namespaced(client, "default");
+    let mut cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name}, "data": {"n": "0"}
+    }))?;
+    cm = api.create(&PostParams::default(), &cm).await?;
+    let started = std::time::Instant::now();
+    for i in 0..GATE_WRITES {
+        cm.data
+            .get_or_insert_with(Default::default)
+            .insert("n".into(), i.to_string());
+        cm = api.replace(name, &PostParams::default(), &cm).await?;
+    }
+    Ok(started.elapsed())
+}
+
 fn bench(seeds: u64) -> ExitCode {
     let verdict = |ok: bool| if ok { "PASS" } else { "MISS" };
     if cfg!(debug_assertions) {
         println!("(a debug build: figures are ~8x lower than release; use cargo run --release)");
+    }
+    match gate_cost() {
+        Ok((direct, gated)) => {
+            let ratio = gated / direct;
+            println!(
+                "harness.gate.write  direct {direct:.1} us  gated {gated:.1} us  ratio {ratio:.3} (target 0.9..1.1) {}",
+                verdict((0.9..=1.1).contains(&ratio))
+            );
+        }
+        Err(e) => println!("harness.gate.write failed: {e}"),
     }
     for scenario in harness::scenarios::all() {
         if scenario.expect_failure {
