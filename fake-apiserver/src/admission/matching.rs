@@ -215,48 +215,28 @@ fn match_conditions(
     a: &Attributes,
     invocation: &Invocation,
 ) -> Result<bool, ApiError> {
-    let Some(conditions) = hook.spec["matchConditions"]
-        .as_array()
-        .filter(|c| !c.is_empty())
-    else {
+    let conditions = &hook.spec["matchConditions"];
+    if conditions.as_array().is_none_or(|c| c.is_empty()) {
         return Ok(true);
-    };
+    }
     let review = super::review::request(super::review::ReviewVersion::V1, "", a, invocation);
     let request = &review["request"];
-    let mut errors = Vec::new();
-    for condition in conditions {
-        let expr = condition["expression"].as_str().unwrap_or_default();
-        let program = match crate::cel::compile(
-            expr,
-            &["object", "oldObject", "request"],
-            crate::cel::ResultKind::Bool,
-        ) {
-            Ok(program) => program,
-            Err(e) => {
-                errors.push(format!("compilation error: {}", e.detail()));
-                continue;
-            }
-        };
+    let errors = match crate::cel::conditions::match_conditions(conditions, |expr| {
         let vars = vec![
             ("object", crate::cel::json_to_val(&request["object"])),
             ("oldObject", crate::cel::json_to_val(&request["oldObject"])),
             ("request", crate::cel::json_to_val(request)),
         ];
-        match program.eval(vars) {
-            Ok(cel::Value::Bool(false)) => return Ok(false),
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(other) => errors.push(format!(
-                "expression '{expr}' resulted in error: no such overload: got {other:?}, want bool"
-            )),
-            Err(e) => errors.push(format!(
-                "expression '{expr}' resulted in error: {}",
-                e.message
-            )),
-        }
-    }
-    if errors.is_empty() {
-        return Ok(true);
-    }
+        crate::cel::conditions::run(
+            expr,
+            &["object", "oldObject", "request"],
+            crate::cel::ResultKind::Bool,
+            vars,
+        )
+    }) {
+        Ok(matched) => return Ok(matched),
+        Err(errors) => errors,
+    };
     if hook.ignores_failures() {
         return Ok(false);
     }

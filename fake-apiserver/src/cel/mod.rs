@@ -27,6 +27,7 @@
 //! expression runs, as `no such overload` errors.
 
 mod check;
+pub mod conditions;
 mod convert;
 pub mod crd_rules;
 mod library;

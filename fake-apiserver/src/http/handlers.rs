@@ -362,6 +362,23 @@ impl Call<'_> {
         self.outcome_response(StatusCode::OK, outcome)
     }
 
+    /// Creates `object` with `options` and answers `201` with what was stored.
+    fn create_with(
+        &self,
+        object: Value,
+        options: &CreateOptions<'_>,
+    ) -> Result<Response, ApiError> {
+        let (outcome, warnings) = create_object(
+            self.server,
+            self.info,
+            self.path.namespace.as_deref(),
+            object,
+            options,
+        )?;
+        self.warnings.borrow_mut().extend(warnings);
+        self.outcome_response(StatusCode::CREATED, outcome)
+    }
+
     /// Answers a write with its result: the stored bytes when the store holds them (no second
     /// encoding), else the object.
     fn outcome_response(
@@ -440,15 +457,7 @@ impl Call<'_> {
             applied: false,
             user: Some(&self.user),
         };
-        let (outcome, warnings) = create_object(
-            self.server,
-            self.info,
-            self.path.namespace.as_deref(),
-            object,
-            &options,
-        )?;
-        self.warnings.borrow_mut().extend(warnings);
-        self.outcome_response(StatusCode::CREATED, outcome)
+        self.create_with(object, &options)
     }
 
     /// A review (`authorization.k8s.io`, `SelfSubjectReview`), answered from the request's user;
@@ -811,15 +820,7 @@ impl Call<'_> {
             applied: true,
             user: Some(&self.user),
         };
-        let (outcome, warnings) = create_object(
-            self.server,
-            self.info,
-            self.path.namespace.as_deref(),
-            object,
-            &options,
-        )?;
-        self.warnings.borrow_mut().extend(warnings);
-        self.outcome_response(StatusCode::CREATED, outcome)
+        self.create_with(object, &options)
     }
 
     /// DeleteOptions from the body and the query, validated; a kind whose default policy

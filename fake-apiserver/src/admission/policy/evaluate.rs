@@ -8,7 +8,7 @@ use cel::common::value::Val;
 use serde_json::{json, Value};
 
 use super::{matching, name_of, Attributes, Prepared};
-use crate::cel::{compile, json_to_val, ResultKind};
+use crate::cel::{json_to_val, ResultKind};
 use crate::error::{ApiError, StatusCause};
 
 /// The variables every policy expression may use (`authorizer` is left out).
@@ -53,11 +53,7 @@ impl<'a> Input<'a> {
 
 /// The result of one expression: its value, or the error as the filter words it.
 fn run(expr: &str, kind: ResultKind, input: &Input<'_>) -> Result<cel::Value, String> {
-    let program =
-        compile(expr, VARS, kind).map_err(|e| format!("compilation error: {}", e.detail()))?;
-    program
-        .eval(input.vars())
-        .map_err(|e| format!("expression '{expr}' resulted in error: {}", e.message))
+    crate::cel::conditions::run(expr, VARS, kind, input.vars())
 }
 
 /// One validation's decision.
