@@ -28,15 +28,13 @@
 //! with neither get an object schema that keeps unknown fields.
 
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
-use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
-use k8s_openapi::schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
 use crate::http::discovery::{compare_kube_versions, GIT_VERSION};
 use crate::resource::ResourceInfo;
 
+mod library;
 mod protobuf;
 
 pub use protobuf::CONTENT_TYPE as V2_PROTOBUF_CONTENT_TYPE;
@@ -217,7 +215,7 @@ fn sorted_resources<'a>(
 
 /// The paths of the given resources and the definitions they reach, in one dialect.
 fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, Value) {
-    let library = builtin_library();
+    let library = library::library();
     let mut extra = Map::new();
     let mut paths = Map::new();
     let mut roots: BTreeSet<String> = [STATUS, DELETE_OPTIONS, PATCH]
@@ -230,7 +228,7 @@ fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, 
         let gvk = json!([{"group": info.group, "kind": info.kind, "version": info.version}]);
         let list_gvk =
             json!([{"group": info.group, "kind": info.list_kind(), "version": info.version}]);
-        let mut kind_schema = match library.definitions.get(&kind_name) {
+        let mut kind_schema = match library.get(&kind_name) {
             Some(schema) if !info.custom => schema.clone(),
             _ => custom_kind_schema(info),
         };
@@ -255,7 +253,7 @@ fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, 
         if definitions.contains_key(&name) {
             continue;
         }
-        let Some(schema) = extra.get(&name).or_else(|| library.definitions.get(&name)) else {
+        let Some(schema) = extra.get(&name).or_else(|| library.get(&name)) else {
             continue;
         };
         collect_refs(schema, &mut pending);
@@ -275,13 +273,8 @@ fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, 
 /// reversed group for custom resources (`com.example.v1.Widget`) as kube-apiserver names them.
 fn definition_name(info: &ResourceInfo) -> String {
     if !info.custom {
-        if let Some(name) = builtin_library()
-            .kinds
-            .iter()
-            .find(|k| k.group == info.group && k.version == info.version && k.kind == info.kind)
-            .map(|k| k.definition.clone())
-        {
-            return name;
+        if let Some(name) = library::definition_name(&info.group, &info.version, &info.kind) {
+            return name.to_string();
         }
         let short_group = if info.group.is_empty() {
             "core"
@@ -828,234 +821,6 @@ fn resource_paths(
     out
 }
 
-/// A built-in kind whose schema comes from k8s-openapi.
-struct TypedKind {
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-    /// Its definition name, e.g. `io.k8s.api.core.v1.Pod`.
-    definition: String,
-}
-
-/// The definitions of the typed built-in kinds and of everything they reach, generated once.
-struct BuiltinLibrary {
-    kinds: Vec<TypedKind>,
-    definitions: Map<String, Value>,
-}
-
-fn builtin_library() -> &'static BuiltinLibrary {
-    static LIBRARY: OnceLock<BuiltinLibrary> = OnceLock::new();
-    LIBRARY.get_or_init(generate_builtin_library)
-}
-
-/// Registers `T` with the generator and returns its definition name.
-fn register<T: JsonSchema>(generator: &mut SchemaGenerator) -> String {
-    generator.subschema_for::<T>();
-    T::schema_name().into_owned()
-}
-
-fn generate_builtin_library() -> BuiltinLibrary {
-    use k8s_openapi::api::{
-        admissionregistration, apps, batch, coordination, core, discovery, events, networking,
-        policy, rbac, scheduling, storage,
-    };
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
-    use k8s_openapi::apimachinery::pkg::apis::meta;
-
-    let mut generator = SchemaSettings::openapi3().into_generator();
-    macro_rules! typed {
-        ($(($group:literal, $version:literal, $kind:literal, $ty:ty)),* $(,)?) => {
-            vec![$(TypedKind {
-                group: $group,
-                version: $version,
-                kind: $kind,
-                definition: register::<$ty>(&mut generator),
-            }),*]
-        };
-    }
-    let kinds = typed![
-        ("", "v1", "Namespace", core::v1::Namespace),
-        ("", "v1", "Pod", core::v1::Pod),
-        ("", "v1", "Node", core::v1::Node),
-        ("", "v1", "ConfigMap", core::v1::ConfigMap),
-        ("", "v1", "Secret", core::v1::Secret),
-        ("", "v1", "Event", core::v1::Event),
-        ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
-        ("", "v1", "Service", core::v1::Service),
-        ("", "v1", "Endpoints", core::v1::Endpoints),
-        ("", "v1", "PersistentVolume", core::v1::PersistentVolume),
-        (
-            "",
-            "v1",
-            "PersistentVolumeClaim",
-            core::v1::PersistentVolumeClaim
-        ),
-        ("", "v1", "LimitRange", core::v1::LimitRange),
-        ("", "v1", "ResourceQuota", core::v1::ResourceQuota),
-        ("", "v1", "PodTemplate", core::v1::PodTemplate),
-        (
-            "",
-            "v1",
-            "ReplicationController",
-            core::v1::ReplicationController
-        ),
-        (
-            "coordination.k8s.io",
-            "v1",
-            "Lease",
-            coordination::v1::Lease
-        ),
-        ("apps", "v1", "Deployment", apps::v1::Deployment),
-        ("apps", "v1", "ReplicaSet", apps::v1::ReplicaSet),
-        ("apps", "v1", "StatefulSet", apps::v1::StatefulSet),
-        ("apps", "v1", "DaemonSet", apps::v1::DaemonSet),
-        (
-            "apps",
-            "v1",
-            "ControllerRevision",
-            apps::v1::ControllerRevision
-        ),
-        ("batch", "v1", "Job", batch::v1::Job),
-        ("batch", "v1", "CronJob", batch::v1::CronJob),
-        (
-            "policy",
-            "v1",
-            "PodDisruptionBudget",
-            policy::v1::PodDisruptionBudget
-        ),
-        (
-            "networking.k8s.io",
-            "v1",
-            "Ingress",
-            networking::v1::Ingress
-        ),
-        (
-            "networking.k8s.io",
-            "v1",
-            "IngressClass",
-            networking::v1::IngressClass
-        ),
-        (
-            "networking.k8s.io",
-            "v1",
-            "NetworkPolicy",
-            networking::v1::NetworkPolicy
-        ),
-        (
-            "discovery.k8s.io",
-            "v1",
-            "EndpointSlice",
-            discovery::v1::EndpointSlice
-        ),
-        (
-            "storage.k8s.io",
-            "v1",
-            "StorageClass",
-            storage::v1::StorageClass
-        ),
-        (
-            "scheduling.k8s.io",
-            "v1",
-            "PriorityClass",
-            scheduling::v1::PriorityClass
-        ),
-        (
-            "admissionregistration.k8s.io",
-            "v1",
-            "ValidatingWebhookConfiguration",
-            admissionregistration::v1::ValidatingWebhookConfiguration
-        ),
-        (
-            "admissionregistration.k8s.io",
-            "v1",
-            "MutatingWebhookConfiguration",
-            admissionregistration::v1::MutatingWebhookConfiguration
-        ),
-        (
-            "admissionregistration.k8s.io",
-            "v1",
-            "ValidatingAdmissionPolicy",
-            admissionregistration::v1::ValidatingAdmissionPolicy
-        ),
-        (
-            "admissionregistration.k8s.io",
-            "v1",
-            "ValidatingAdmissionPolicyBinding",
-            admissionregistration::v1::ValidatingAdmissionPolicyBinding
-        ),
-        (
-            "authorization.k8s.io",
-            "v1",
-            "SelfSubjectAccessReview",
-            k8s_openapi::api::authorization::v1::SelfSubjectAccessReview
-        ),
-        (
-            "authorization.k8s.io",
-            "v1",
-            "SelfSubjectRulesReview",
-            k8s_openapi::api::authorization::v1::SelfSubjectRulesReview
-        ),
-        (
-            "authorization.k8s.io",
-            "v1",
-            "SubjectAccessReview",
-            k8s_openapi::api::authorization::v1::SubjectAccessReview
-        ),
-        (
-            "authorization.k8s.io",
-            "v1",
-            "LocalSubjectAccessReview",
-            k8s_openapi::api::authorization::v1::LocalSubjectAccessReview
-        ),
-        (
-            "authentication.k8s.io",
-            "v1",
-            "SelfSubjectReview",
-            k8s_openapi::api::authentication::v1::SelfSubjectReview
-        ),
-        ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
-        (
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRole",
-            rbac::v1::ClusterRole
-        ),
-        (
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-            rbac::v1::RoleBinding
-        ),
-        (
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRoleBinding",
-            rbac::v1::ClusterRoleBinding
-        ),
-        ("events.k8s.io", "v1", "Event", events::v1::Event),
-        (
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            apiextensions::v1::CustomResourceDefinition
-        ),
-    ];
-    register::<meta::v1::ObjectMeta>(&mut generator);
-    register::<meta::v1::ListMeta>(&mut generator);
-    register::<meta::v1::Status>(&mut generator);
-    register::<meta::v1::DeleteOptions>(&mut generator);
-    register::<meta::v1::Patch>(&mut generator);
-    let mut definitions = generator.take_definitions(true);
-    add_kubernetes_extensions(&mut definitions);
-    if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
-        status.insert(
-            "x-kubernetes-group-version-kind".into(),
-            json!([{"group": "", "kind": "Status", "version": "v1"}]),
-        );
-    }
-    BuiltinLibrary { kinds, definitions }
-}
-
 /// The Kubernetes extensions of the built-in definitions that k8s-openapi's schemas leave out:
 /// `x-kubernetes-list-type`, `-list-map-keys`, `-map-type`, `-patch-strategy` and
 /// `-patch-merge-key`, per definition (`"."`: on the definition itself) and property, taken from
@@ -1064,16 +829,22 @@ fn generate_builtin_library() -> BuiltinLibrary {
 /// apply reads list and map topology from here ([`builtin_definitions`]); kubectl sees it too.
 const KUBERNETES_EXTENSIONS: &str = include_str!("openapi/extensions.json");
 
-/// Merges [`KUBERNETES_EXTENSIONS`] into the generated definitions.
+/// Merges [`KUBERNETES_EXTENSIONS`] into the generated definitions. Only the table's entries for
+/// definitions present are decoded (a kind's definitions are a small part of the table).
 fn add_kubernetes_extensions(definitions: &mut Map<String, Value>) {
-    let Ok(Value::Object(table)) = serde_json::from_str::<Value>(KUBERNETES_EXTENSIONS) else {
-        tracing::error!("the built-in OpenAPI extension table is not a JSON object");
-        return;
+    let mut deserializer = serde_json::Deserializer::from_str(KUBERNETES_EXTENSIONS);
+    let table = match serde::de::DeserializeSeed::deserialize(
+        ExtensionsFor(definitions),
+        &mut deserializer,
+    ) {
+        Ok(table) => table,
+        Err(e) => {
+            tracing::error!(error = %e, "the built-in OpenAPI extension table does not decode");
+            return;
+        }
     };
     for (definition, entries) in table {
-        let (Some(Value::Object(target)), Value::Object(entries)) =
-            (definitions.get_mut(&definition), entries)
-        else {
+        let Some(Value::Object(target)) = definitions.get_mut(&definition) else {
             continue;
         };
         for (property, extensions) in entries {
@@ -1095,19 +866,55 @@ fn add_kubernetes_extensions(definitions: &mut Map<String, Value>) {
     }
 }
 
+/// Decodes the extension table's entries (definition name → property → extensions) for the
+/// definitions in the map, skipping the others without building them.
+struct ExtensionsFor<'a>(&'a Map<String, Value>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ExtensionsFor<'_> {
+    type Value = Vec<(String, Map<String, Value>)>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ExtensionsFor<'_> {
+    type Value = Vec<(String, Map<String, Value>)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a map from definition names to property extensions")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(definition) = map.next_key::<String>()? {
+            if self.0.contains_key(&definition) {
+                out.push((definition, map.next_value()?));
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Every built-in definition (k8s-openapi's schemas with the Kubernetes extensions), by name, as
 /// `#/components/schemas/` references them.
+/// The whole library, generated on first call (milliseconds): prefer
+/// [`builtin_definitions_of`] where one kind's definitions do.
 pub fn builtin_definitions() -> &'static Map<String, Value> {
-    &builtin_library().definitions
+    library::library()
+}
+
+/// The definitions reached from the built-in kind or `ObjectMeta` whose definition is `name`
+/// (itself included), generated on that name's first use; `None` for any other name.
+pub fn builtin_definitions_of(name: &str) -> Option<&'static Map<String, Value>> {
+    library::definitions_of(name)
 }
 
 /// The definition name of a built-in kind, e.g. `io.k8s.api.core.v1.Pod`.
 pub fn builtin_definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
-    builtin_library()
-        .kinds
-        .iter()
-        .find(|k| k.group == group && k.version == version && k.kind == kind)
-        .map(|k| k.definition.as_str())
+    library::definition_name(group, version, kind)
 }
 
 /// The definition name of `ObjectMeta`.
@@ -1403,10 +1210,7 @@ mod tests {
     #[test]
     fn every_built_in_kind_has_its_real_schema() {
         for info in builtin_resources() {
-            let typed = builtin_library()
-                .kinds
-                .iter()
-                .any(|k| k.group == info.group && k.version == info.version && k.kind == info.kind);
+            let typed = builtin_definition_name(&info.group, &info.version, &info.kind).is_some();
             assert!(
                 typed,
                 "{}/{} {} has no k8s-openapi schema: add it to the `typed!` table in openapi.rs",

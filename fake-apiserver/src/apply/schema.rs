@@ -9,7 +9,7 @@
 //! type (`x-kubernetes-preserve-unknown-fields`, no schema) are *deduced*: maps granular, lists
 //! atomic; `x-kubernetes-int-or-string` is an untyped atomic value.
 //!
-//! Built-in kinds use the server's own OpenAPI definitions ([`crate::openapi::builtin_definitions`],
+//! Built-in kinds use the server's own OpenAPI definitions ([`crate::openapi::builtin_definitions_of`],
 //! which carry the upstream extensions); custom resources their CRD's `openAPIV3Schema` with the
 //! built-in `ObjectMeta` at `metadata`, as kube-apiserver does.
 
@@ -354,7 +354,9 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
     cache
         .entry(name.to_string())
         .or_insert_with(|| {
-            let mut builder = Builder::new(crate::openapi::builtin_definitions());
+            let definitions =
+                crate::openapi::builtin_definitions_of(name).unwrap_or(&EMPTY_DEFINITIONS);
+            let mut builder = Builder::new(definitions);
             let root = builder.named(name);
             Arc::new(builder.finish(root))
         })
@@ -363,7 +365,10 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
 
 /// A custom resource's schema: its `openAPIV3Schema`, `metadata` typed as `ObjectMeta`.
 fn custom_schema(schema: Option<&Value>) -> TypeSchema {
-    let mut builder = Builder::new(crate::openapi::builtin_definitions());
+    let definitions =
+        crate::openapi::builtin_definitions_of(crate::openapi::OBJECT_META_DEFINITION)
+            .unwrap_or(&EMPTY_DEFINITIONS);
+    let mut builder = Builder::new(definitions);
     let Some(schema) = schema else {
         let meta = builder.named(crate::openapi::OBJECT_META_DEFINITION);
         let mut fields = BTreeMap::new();

@@ -114,11 +114,11 @@ pub(crate) struct AuthState {
 const KEPT_DENIALS: usize = 1000;
 
 impl AuthState {
-    pub(crate) fn new(config: AuthConfig, store: &crate::store::Store) -> Self {
+    pub(crate) fn new(config: AuthConfig) -> Self {
         Self {
             config,
             issued: Default::default(),
-            policy: policy_cache::PolicyCache::new(store),
+            policy: policy_cache::PolicyCache::new(),
             denials: Default::default(),
         }
     }

@@ -1,6 +1,8 @@
 //! The RBAC objects as an [`RbacIndex`], rebuilt only after an RBAC object was written: the
 //! cache follows the store's event log and drops its index when an event of an RBAC resource
 //! (or a gap in the log) goes by, so an authorization costs a lookup, not a read of every role.
+//! The cache starts following the log on its first use (a server that never authorizes with
+//! RBAC never subscribes).
 
 use std::sync::{Arc, Mutex};
 
@@ -15,16 +17,17 @@ pub(crate) struct PolicyCache {
 }
 
 struct State {
-    events: broadcast::Receiver<Arc<StoreEvent>>,
+    /// The store's events since the index was built; `None` before the first use.
+    events: Option<broadcast::Receiver<Arc<StoreEvent>>>,
     index: Option<Arc<RbacIndex>>,
 }
 
 impl PolicyCache {
-    /// A cache following `store`'s writes from now on.
-    pub(crate) fn new(store: &Store) -> Self {
+    /// An empty cache; it follows the store's writes from its first [`index`](Self::index).
+    pub(crate) fn new() -> Self {
         Self {
             state: Mutex::new(State {
-                events: store.subscribe(),
+                events: None,
                 index: None,
             }),
         }
@@ -37,9 +40,17 @@ impl PolicyCache {
 
     /// The index of the RBAC objects stored now.
     pub(crate) fn index(&self, store: &Store) -> Arc<RbacIndex> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *guard;
+        let Some(events) = state.events.as_mut() else {
+            // Subscribed before the load: a write racing with it invalidates the index.
+            state.events = Some(store.subscribe());
+            let index = Arc::new(RbacIndex::load(store));
+            state.index = Some(index.clone());
+            return index;
+        };
         loop {
-            match state.events.try_recv() {
+            match events.try_recv() {
                 Ok(event) => {
                     if event
                         .resource

@@ -144,7 +144,7 @@ impl FakeApiServerBuilder {
         };
         let (watch_drops, _) = broadcast::channel(64);
         let store = Store::with_limits(self.history, self.history_bytes);
-        let auth = crate::auth::AuthState::new(self.auth, &store);
+        let auth = crate::auth::AuthState::new(self.auth);
         let shared = Arc::new(Shared {
             store,
             registry: Registry::new(),

@@ -10,7 +10,7 @@
 //! never less strict than the decode: a false `Unsure` costs time, never a different answer.
 //!
 //! The shape is compiled from the same k8s-openapi schemas the server publishes
-//! ([`crate::openapi::builtin_definitions`]), which k8s-openapi generates together with its
+//! ([`crate::openapi::builtin_definitions_of`]), which k8s-openapi generates together with its
 //! `Deserialize` impls. What the decode accepts, position by position:
 //! - a struct: a JSON object whose every key is a field (any other key is skipped, i.e.
 //!   unknown); every field is optional, so `null` is accepted for it; a resource type checks
@@ -377,13 +377,14 @@ pub fn shape_for(info: &ResourceInfo) -> Option<Arc<Shape>> {
     }
     static SHAPES: OnceLock<Mutex<HashMap<String, Arc<Shape>>>> = OnceLock::new();
     let name = crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)?;
+    let definitions = crate::openapi::builtin_definitions_of(name)?;
     let mut shapes = match SHAPES.get_or_init(Default::default).lock() {
         Ok(shapes) => shapes,
         Err(poisoned) => poisoned.into_inner(),
     };
     let shape = shapes.entry(name.to_string()).or_insert_with(|| {
         Arc::new(Shape::compile(
-            crate::openapi::builtin_definitions(),
+            definitions,
             name,
             &info.api_version(),
             &info.kind,

@@ -10,7 +10,7 @@
 //! from the rules, the registry or the HTTP layer.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -180,7 +180,9 @@ impl Inner {
 /// The store. Cheap to share behind an `Arc`.
 pub struct Store {
     inner: Mutex<Inner>,
-    live: broadcast::Sender<Arc<StoreEvent>>,
+    /// Created by the first subscriber: its [`LIVE_CHANNEL_CAPACITY`] slots are megabytes that a
+    /// server nobody watches (a start, a short test) would otherwise allocate and touch.
+    live: OnceLock<broadcast::Sender<Arc<StoreEvent>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -210,7 +212,6 @@ impl Store {
     /// An empty store that keeps at most `events` events and `bytes` bytes of their objects
     /// (always at least the newest event).
     pub fn with_limits(events: usize, bytes: usize) -> Self {
-        let (live, _) = broadcast::channel(LIVE_CHANNEL_CAPACITY);
         Self {
             inner: Mutex::new(Inner {
                 revision: 0,
@@ -222,8 +223,14 @@ impl Store {
                 compacted: 0,
                 parsed: ParsedCache::default(),
             }),
-            live,
+            live: OnceLock::new(),
         }
+    }
+
+    /// The live event channel, created on first use.
+    fn live(&self) -> &broadcast::Sender<Arc<StoreEvent>> {
+        self.live
+            .get_or_init(|| broadcast::channel(LIVE_CHANNEL_CAPACITY).0)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -466,8 +473,11 @@ impl Store {
             inner.history_bytes -= dropped.object.len();
             inner.compacted = dropped.revision;
         }
-        // Sent under the lock so that every receiver sees events in revision order.
-        let _ = self.live.send(event);
+        // Sent under the lock so that every receiver sees events in revision order. Without a
+        // channel there is no receiver to send to.
+        if let Some(live) = self.live.get() {
+            let _ = live.send(event);
+        }
     }
 
     /// The current state of one resource type (optionally one namespace).
@@ -537,7 +547,7 @@ impl Store {
             .filter(|e| e.revision > revision)
             .cloned()
             .collect();
-        Ok((backlog, self.live.subscribe()))
+        Ok((backlog, self.live().subscribe()))
     }
 
     /// The current state of one resource type and a receiver for every later event, atomically.
@@ -551,12 +561,12 @@ impl Store {
             revision: inner.revision,
             items: collect(inner.objects.get(resource), namespace),
         };
-        (snapshot, self.live.subscribe())
+        (snapshot, self.live().subscribe())
     }
 
     /// A receiver for every event from now on (the harness's view of the event log).
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<StoreEvent>> {
-        self.live.subscribe()
+        self.live().subscribe()
     }
 
     /// Every stored object, for saving state.

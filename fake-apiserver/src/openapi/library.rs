@@ -1,0 +1,340 @@
+//! The built-in kinds' OpenAPI definitions: k8s-openapi's `schemars` schemas (the real Kubernetes
+//! schemas under their real names, such as `io.k8s.api.core.v1.Pod`) with the Kubernetes
+//! extensions added ([`super::add_kubernetes_extensions`]).
+//!
+//! Generating every definition costs milliseconds (a Pod alone reaches well over a hundred), while
+//! a starting server writes only a handful of kinds (namespaces, RBAC, config maps) and most test
+//! servers never serve an OpenAPI document. So the definitions one kind reaches are generated on
+//! that kind's first use ([`definitions_of`]), and the whole library ([`library`]) only when a
+//! document needs it. Both come from the same generator settings, so a definition reads the same
+//! in either.
+
+use std::borrow::Cow;
+use std::sync::{LazyLock, OnceLock};
+
+use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
+use k8s_openapi::schemars::JsonSchema;
+use serde_json::{json, Map, Value};
+
+use super::{add_kubernetes_extensions, OBJECT_META, STATUS};
+
+use k8s_openapi::api::{
+    admissionregistration, apps, batch, coordination, core, discovery, events, networking, policy,
+    rbac, scheduling, storage,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
+use k8s_openapi::apimachinery::pkg::apis::meta;
+
+/// A built-in kind whose schema comes from k8s-openapi.
+pub(super) struct TypedKind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    /// Its definition name, e.g. `io.k8s.api.core.v1.Pod` (cheap: no schema is generated).
+    name: fn() -> Cow<'static, str>,
+    /// Adds its schema, and every definition that schema reaches, to a generator.
+    register: fn(&mut SchemaGenerator),
+}
+
+/// Adds `T`'s schema and everything it reaches to `generator`.
+fn register<T: JsonSchema>(generator: &mut SchemaGenerator) {
+    generator.subschema_for::<T>();
+}
+
+macro_rules! typed {
+    ($(($group:literal, $version:literal, $kind:literal, $ty:ty)),* $(,)?) => {
+        &[$(TypedKind {
+            group: $group,
+            version: $version,
+            kind: $kind,
+            name: <$ty as JsonSchema>::schema_name,
+            register: register::<$ty>,
+        }),*]
+    };
+}
+
+/// Every typed built-in kind.
+static TYPED_KINDS: &[TypedKind] = typed![
+    ("", "v1", "Namespace", core::v1::Namespace),
+    ("", "v1", "Pod", core::v1::Pod),
+    ("", "v1", "Node", core::v1::Node),
+    ("", "v1", "ConfigMap", core::v1::ConfigMap),
+    ("", "v1", "Secret", core::v1::Secret),
+    ("", "v1", "Event", core::v1::Event),
+    ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
+    ("", "v1", "Service", core::v1::Service),
+    ("", "v1", "Endpoints", core::v1::Endpoints),
+    ("", "v1", "PersistentVolume", core::v1::PersistentVolume),
+    (
+        "",
+        "v1",
+        "PersistentVolumeClaim",
+        core::v1::PersistentVolumeClaim
+    ),
+    ("", "v1", "LimitRange", core::v1::LimitRange),
+    ("", "v1", "ResourceQuota", core::v1::ResourceQuota),
+    ("", "v1", "PodTemplate", core::v1::PodTemplate),
+    (
+        "",
+        "v1",
+        "ReplicationController",
+        core::v1::ReplicationController
+    ),
+    (
+        "coordination.k8s.io",
+        "v1",
+        "Lease",
+        coordination::v1::Lease
+    ),
+    ("apps", "v1", "Deployment", apps::v1::Deployment),
+    ("apps", "v1", "ReplicaSet", apps::v1::ReplicaSet),
+    ("apps", "v1", "StatefulSet", apps::v1::StatefulSet),
+    ("apps", "v1", "DaemonSet", apps::v1::DaemonSet),
+    (
+        "apps",
+        "v1",
+        "ControllerRevision",
+        apps::v1::ControllerRevision
+    ),
+    ("batch", "v1", "Job", batch::v1::Job),
+    ("batch", "v1", "CronJob", batch::v1::CronJob),
+    (
+        "policy",
+        "v1",
+        "PodDisruptionBudget",
+        policy::v1::PodDisruptionBudget
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "Ingress",
+        networking::v1::Ingress
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        networking::v1::IngressClass
+    ),
+    (
+        "networking.k8s.io",
+        "v1",
+        "NetworkPolicy",
+        networking::v1::NetworkPolicy
+    ),
+    (
+        "discovery.k8s.io",
+        "v1",
+        "EndpointSlice",
+        discovery::v1::EndpointSlice
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "StorageClass",
+        storage::v1::StorageClass
+    ),
+    (
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        scheduling::v1::PriorityClass
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        admissionregistration::v1::ValidatingWebhookConfiguration
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        admissionregistration::v1::MutatingWebhookConfiguration
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+        admissionregistration::v1::ValidatingAdmissionPolicy
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+        admissionregistration::v1::ValidatingAdmissionPolicyBinding
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+        k8s_openapi::api::authorization::v1::SelfSubjectAccessReview
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectRulesReview",
+        k8s_openapi::api::authorization::v1::SelfSubjectRulesReview
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SubjectAccessReview",
+        k8s_openapi::api::authorization::v1::SubjectAccessReview
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "LocalSubjectAccessReview",
+        k8s_openapi::api::authorization::v1::LocalSubjectAccessReview
+    ),
+    (
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        k8s_openapi::api::authentication::v1::SelfSubjectReview
+    ),
+    ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        rbac::v1::ClusterRole
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        rbac::v1::RoleBinding
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        rbac::v1::ClusterRoleBinding
+    ),
+    ("events.k8s.io", "v1", "Event", events::v1::Event),
+    (
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        apiextensions::v1::CustomResourceDefinition
+    ),
+];
+
+/// The `meta/v1` definitions every document carries besides the kinds'.
+const META: [fn(&mut SchemaGenerator); 5] = [
+    register::<meta::v1::ObjectMeta>,
+    register::<meta::v1::ListMeta>,
+    register::<meta::v1::Status>,
+    register::<meta::v1::DeleteOptions>,
+    register::<meta::v1::Patch>,
+];
+
+/// The typed kinds with their definition names, in [`TYPED_KINDS`] order.
+pub(super) fn typed_kinds() -> impl Iterator<Item = (&'static TypedKind, &'static str)> {
+    static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+        TYPED_KINDS
+            .iter()
+            .map(|k| (k.name)().into_owned())
+            .collect()
+    });
+    TYPED_KINDS.iter().zip(NAMES.iter().map(String::as_str))
+}
+
+/// The definition name of a typed built-in kind.
+pub(super) fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    typed_kinds()
+        .find(|(k, _)| k.group == group && k.version == version && k.kind == kind)
+        .map(|(_, name)| name)
+}
+
+/// The definitions reached from the typed kind or `ObjectMeta` named `name` (itself included),
+/// generated on first use; `None` for any other name.
+pub(super) fn definitions_of(name: &str) -> Option<&'static Map<String, Value>> {
+    static PER_ROOT: LazyLock<Vec<OnceLock<Map<String, Value>>>> =
+        LazyLock::new(|| (0..=TYPED_KINDS.len()).map(|_| OnceLock::new()).collect());
+    if name == OBJECT_META {
+        let slot = PER_ROOT.get(TYPED_KINDS.len())?;
+        return Some(slot.get_or_init(|| generate(&[META[0]])));
+    }
+    let index = typed_kinds().position(|(_, n)| n == name)?;
+    let kind = &TYPED_KINDS[index];
+    Some(
+        PER_ROOT
+            .get(index)?
+            .get_or_init(|| generate(&[kind.register])),
+    )
+}
+
+/// Every built-in definition: all typed kinds and the `meta/v1` definitions, generated once.
+pub(super) fn library() -> &'static Map<String, Value> {
+    static LIBRARY: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+        let registers: Vec<fn(&mut SchemaGenerator)> =
+            TYPED_KINDS.iter().map(|k| k.register).chain(META).collect();
+        generate(&registers)
+    });
+    &LIBRARY
+}
+
+/// Runs `registers` on one OpenAPI v3 generator and returns its definitions with the Kubernetes
+/// extensions added.
+fn generate(registers: &[fn(&mut SchemaGenerator)]) -> Map<String, Value> {
+    let mut generator = SchemaSettings::openapi3().into_generator();
+    for register in registers {
+        register(&mut generator);
+    }
+    let mut definitions = generator.take_definitions(true);
+    add_kubernetes_extensions(&mut definitions);
+    if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
+        status.insert(
+            "x-kubernetes-group-version-kind".into(),
+            json!([{"group": "", "kind": "Status", "version": "v1"}]),
+        );
+    }
+    definitions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kind's own definitions read exactly as in the whole library, and reach everything they
+    /// reference.
+    #[test]
+    fn per_kind_definitions_match_the_library() {
+        let library = library();
+        for (kind, name) in typed_kinds().chain([(&TYPED_KINDS[0], OBJECT_META)]) {
+            let own = definitions_of(name).expect("a typed kind has definitions");
+            assert!(
+                own.contains_key(name),
+                "{} lacks its own definition {name}",
+                kind.kind
+            );
+            for (definition, schema) in own {
+                assert_eq!(
+                    library.get(definition),
+                    Some(schema),
+                    "{definition} differs between {name}'s definitions and the library"
+                );
+            }
+            let mut refs = Vec::new();
+            for schema in own.values() {
+                super::super::collect_refs(schema, &mut refs);
+            }
+            for r in refs {
+                assert!(own.contains_key(&r), "{name}'s definitions miss {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_names_have_no_definitions() {
+        assert!(definitions_of("io.k8s.api.core.v1.NoSuchKind").is_none());
+        assert_eq!(
+            definition_name("", "v1", "Pod"),
+            Some("io.k8s.api.core.v1.Pod")
+        );
+        assert_eq!(definition_name("", "v2", "Pod"), None);
+    }
+}
