@@ -293,10 +293,13 @@ impl FakeApiServer {
         let policy = crate::auth::bootstrap::cluster_roles()
             .into_iter()
             .chain(crate::auth::bootstrap::cluster_role_bindings());
-        for object in policy {
-            let name = object["metadata"]["name"].clone();
-            if let Err(e) = self.apply_manifest(object) {
-                tracing::error!(%name, error = %e, "cannot create a bootstrap RBAC object");
+        {
+            let _deferred = crate::auth::aggregation::Deferred::enter();
+            for object in policy {
+                let name = object["metadata"]["name"].clone();
+                if let Err(e) = self.apply_manifest(object) {
+                    tracing::error!(%name, error = %e, "cannot create a bootstrap RBAC object");
+                }
             }
         }
         crate::auth::aggregation::reconcile(self);
