@@ -142,6 +142,8 @@ pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
             .await
             .map_err(|e| Error::api("posting node ready status", e))?;
+        let mut patched = patched;
+        crate::operator::trim::strip_managed_fields(&mut patched);
         node = Arc::new(patched);
     }
     // Startup taints of the owning NodeClaim, once it owns the Node.
