@@ -18,11 +18,19 @@
 //! it does not assert (exit 0 whatever the figures).
 //!
 //! `SCALE_SIZES=1000,3000` (or `--sizes`) picks the sizes of both; `--only eno|karpenter`.
+//! `SCALE_CHILD_WRAPPER=heaptrack` runs the controller process under a profiler (heaptrack
+//! writes its profile to the working directory; `heaptrack_print` reads it).
 
 #[path = "scale/child.rs"]
 mod child;
 #[path = "scale/counting.rs"]
 mod counting;
+#[path = "scale/heap.rs"]
+mod heap;
+
+/// Both processes (the bench with the server, and the controller process) count their heap.
+#[global_allocator]
+static ALLOC: heap::Counting = heap::Counting;
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -73,6 +81,9 @@ struct Args {
     /// the production default, 1 as controller-runtime's and upstream's; 0 = any number).
     #[arg(long)]
     eno_concurrency: Option<u16>,
+    /// Karpenter: keep whole objects in the caches (no trimming; to measure what it saves).
+    #[arg(long)]
+    karpenter_untrimmed: bool,
     /// Give up on a phase after this long.
     #[arg(long, default_value_t = 600)]
     timeout_secs: u64,
@@ -101,6 +112,7 @@ fn main() -> anyhow::Result<()> {
             which,
             args.url.as_deref().unwrap_or_default(),
             args.eno_concurrency,
+            args.karpenter_untrimmed,
         );
     }
     let pick = |own: &[usize], default: &[usize]| -> Vec<usize> {
@@ -166,11 +178,24 @@ impl Controllers {
         url: &str,
         size: usize,
         concurrency: Option<u16>,
+        untrimmed: bool,
     ) -> anyhow::Result<Self> {
         let log = std::env::temp_dir().join(format!("scale-{which}-{size}.log"));
-        let mut child = tokio::process::Command::new(std::env::current_exe()?)
+        // `SCALE_CHILD_WRAPPER=heaptrack` (or any command taking the program and its
+        // arguments) runs the controller process under a profiler.
+        let exe = std::env::current_exe()?;
+        let mut command = match std::env::var_os("SCALE_CHILD_WRAPPER") {
+            Some(wrapper) => {
+                let mut c = tokio::process::Command::new(wrapper);
+                c.arg(&exe);
+                c
+            }
+            None => tokio::process::Command::new(&exe),
+        };
+        let mut child = command
             .args(["--child", which, "--url", url])
             .args(concurrency.map(|c| format!("--eno-concurrency={c}")))
+            .args(untrimmed.then_some("--karpenter-untrimmed"))
             .env_remove("SCALE_SIZES")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -203,10 +228,15 @@ impl Controllers {
 
     async fn report(&mut self) -> anyhow::Result<Value> {
         self.command("report").await?;
-        let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
-            .await??
-            .ok_or_else(|| anyhow::anyhow!("controller process ended"))?;
-        Ok(serde_json::from_str(&line)?)
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
+                .await??
+                .ok_or_else(|| anyhow::anyhow!("controller process ended"))?;
+            // A wrapper (heaptrack) may print its own lines.
+            if line.starts_with('{') {
+                return Ok(serde_json::from_str(&line)?);
+            }
+        }
     }
 
     async fn stop(mut self) {
@@ -324,7 +354,7 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
     // Phase 1: from the controller process's start until every composition is synthesized.
     let cpu0 = server_cpu();
     let t0 = Instant::now();
-    let mut controllers = Controllers::start("eno", &url, size, args.eno_concurrency)?;
+    let mut controllers = Controllers::start("eno", &url, size, args.eno_concurrency, false)?;
     let done = wait_until("eno synthesis", size, timeout, || {
         compositions(&server)
             .iter()
@@ -414,7 +444,14 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
 }
 
 async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
-    println!("\n## karpenter: {size} NodeClaims, kwok provider, kubelet stand-in");
+    println!(
+        "\n## karpenter: {size} NodeClaims, kwok provider, kubelet stand-in; caches {}",
+        if args.karpenter_untrimmed {
+            "untrimmed (--karpenter-untrimmed)"
+        } else {
+            "trimmed"
+        }
+    );
     let server = FakeApiServer::new();
     let client = server.client();
     let timeout = Duration::from_secs(args.timeout_secs);
@@ -458,7 +495,8 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
 
     let cpu0 = server_cpu();
     let t0 = Instant::now();
-    let mut controllers = Controllers::start("karpenter", &url, size, None)?;
+    let mut controllers =
+        Controllers::start("karpenter", &url, size, None, args.karpenter_untrimmed)?;
     let done = wait_until("karpenter ready", size, timeout, || {
         nodeclaims(&server).iter().filter(|nc| ready(nc)).count()
     })
@@ -487,6 +525,7 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
         server_cpu1,
         report1["cpu_s"].as_f64().unwrap_or(0.0),
     );
+    memory_lines("karpenter ready", size, &report1);
     target_line(
         "karpenter ready",
         size,
@@ -554,6 +593,7 @@ async fn karpenter(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)
             "MISS"
         }
     );
+    memory_lines("karpenter deletion", size, &report2);
     let rss_mib = rss_line("karpenter", size, &report2);
     println!("# controller log (warnings): {}", controllers.log.display());
     controllers.stop().await;
@@ -677,6 +717,46 @@ fn target_line(name: &str, size: usize, target_size: usize, secs: f64, done: boo
     }
 }
 
+/// Where the controller process's memory is at the end of a phase: RSS, live and peak heap, and
+/// the deep size of each cache.
+fn memory_lines(phase: &str, size: usize, report: &Value) {
+    let mib = |v: &Value| v.as_f64().unwrap_or(0.0) / (1024.0 * 1024.0);
+    println!(
+        "#   memory: RSS {:.1} MiB now, peak {:.1} MiB; heap live {:.1} MiB, heap peak {:.1} MiB \
+         (RSS above the heap is the allocator's: arenas, fragmentation, thread stacks); \
+         {} open fds (connections), {} threads",
+        report["vm_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+        report["vm_hwm_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+        mib(&report["heap_live"]),
+        mib(&report["heap_peak"]),
+        report["open_fds"],
+        report["threads"],
+    );
+    let m = &report["memory"];
+    if m.is_object() {
+        let per = |bytes: &Value, count: &Value| {
+            bytes.as_f64().unwrap_or(0.0) / count.as_f64().unwrap_or(0.0).max(1.0)
+        };
+        println!(
+            "#   caches at {phase} {size}: {} NodeClaims {:.1} MiB ({:.0} B each, managedFields {:.1} MiB); \
+             {} Nodes {:.1} MiB ({:.0} B each, managedFields {:.1} MiB, status {:.1} MiB; the kubelet \
+             stand-in's own Node cache is about as big); {} kwok instances {:.1} MiB; {} launch cache entries",
+            m["nodeclaims"],
+            mib(&m["nodeclaim_bytes"]),
+            per(&m["nodeclaim_bytes"], &m["nodeclaims"]),
+            mib(&m["nodeclaim_managed_fields_bytes"]),
+            m["nodes"],
+            mib(&m["node_bytes"]),
+            per(&m["node_bytes"], &m["nodes"]),
+            mib(&m["node_managed_fields_bytes"]),
+            mib(&m["node_status_bytes"]),
+            m["instances"],
+            mib(&m["instance_bytes"]),
+            m["launch_cache"],
+        );
+    }
+}
+
 fn rss_line(which: &str, size: usize, report: &Value) -> f64 {
     let mib = report["vm_hwm_kib"].as_f64().unwrap_or(0.0) / 1024.0;
     let verdict = if mib < RSS_TARGET_MIB { "PASS" } else { "MISS" };
@@ -715,6 +795,26 @@ fn summary(phases: &[Phase], rss: &[(String, f64)]) {
                 p.requests as f64 / p.size as f64,
                 base.size,
             );
+        }
+        // The marginal cost: what each object past the smaller size added. Fixed costs
+        // (start-up, the first list, the last object's requeue delays) weigh on the smallest
+        // size's per-object figure; the marginal one shows how the work itself grows.
+        let mut by_size: Vec<&&Phase> = runs.iter().collect();
+        by_size.sort_by_key(|p| p.size);
+        for pair in by_size.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if b.size > a.size {
+                println!(
+                    "{}.{}.marginal: {:.2} ms/obj from {} to {} ({:.2} ms/obj at {})",
+                    name.replace(' ', "."),
+                    b.size,
+                    (b.secs - a.secs) * 1000.0 / (b.size - a.size) as f64,
+                    a.size,
+                    b.size,
+                    a.secs * 1000.0 / a.size as f64,
+                    a.size,
+                );
+            }
         }
         if runs.len() > 1 {
             let worst_time = runs

@@ -34,6 +34,8 @@ use controllers::karpenter::wiring::{self, WiringOptions};
 use controllers::operator::http::Readiness;
 use controllers::operator::shutdown;
 
+use crate::heap;
+
 /// Reconcile durations per controller since the last `reset`.
 static SAMPLES: LazyLock<Mutex<BTreeMap<String, Vec<Duration>>>> = LazyLock::new(Mutex::default);
 
@@ -138,7 +140,47 @@ fn quantile(sorted: &[Duration], q: f64) -> f64 {
     sorted[index.min(sorted.len() - 1)].as_secs_f64() * 1000.0
 }
 
-fn report(instances: Option<usize>) -> Value {
+/// Where the Karpenter process's heap goes: the deep size of each cache (measured as the heap a
+/// deep copy allocates on this thread) and how much of it is `metadata.managedFields`.
+fn karpenter_memory(
+    ctx: &controllers::karpenter::context::Context,
+    provider: &KwokCloudProvider,
+) -> Value {
+    let nodeclaims = ctx.nodeclaims.state();
+    let nodes = ctx.nodes.state();
+    let (_, nodeclaim_bytes) =
+        heap::held_by(|| nodeclaims.iter().map(|o| (**o).clone()).collect::<Vec<_>>());
+    let (_, nodeclaim_managed) = heap::held_by(|| {
+        nodeclaims
+            .iter()
+            .map(|o| o.metadata.managed_fields.clone())
+            .collect::<Vec<_>>()
+    });
+    let (_, node_bytes) = heap::held_by(|| nodes.iter().map(|o| (**o).clone()).collect::<Vec<_>>());
+    let (_, node_managed) = heap::held_by(|| {
+        nodes
+            .iter()
+            .map(|o| o.metadata.managed_fields.clone())
+            .collect::<Vec<_>>()
+    });
+    let (_, node_status) =
+        heap::held_by(|| nodes.iter().map(|o| o.status.clone()).collect::<Vec<_>>());
+    let (instances, instance_bytes) = heap::held_by(|| provider.instances().list());
+    json!({
+        "nodeclaims": nodeclaims.len(),
+        "nodeclaim_bytes": nodeclaim_bytes,
+        "nodeclaim_managed_fields_bytes": nodeclaim_managed,
+        "nodes": nodes.len(),
+        "node_bytes": node_bytes,
+        "node_managed_fields_bytes": node_managed,
+        "node_status_bytes": node_status,
+        "instances": instances.len(),
+        "instance_bytes": instance_bytes,
+        "launch_cache": ctx.launch_cache.len(),
+    })
+}
+
+fn report(instances: Option<usize>, memory: Value) -> Value {
     let samples = SAMPLES.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let reconciles: BTreeMap<String, Value> = samples
         .into_iter()
@@ -159,7 +201,12 @@ fn report(instances: Option<usize>) -> Value {
         .collect();
     json!({
         "vm_hwm_kib": proc_status_kib("VmHWM:"),
+        "heap_live": heap::live(),
+        "heap_peak": heap::peak(),
+        "memory": memory,
         "vm_rss_kib": proc_status_kib("VmRSS:"),
+        "open_fds": std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count()),
+        "threads": proc_status_kib("Threads:"),
         "cpu_s": cpu_seconds(),
         "reconciles": reconciles,
         "instances": instances,
@@ -189,7 +236,12 @@ fn in_process_synthesizer() -> SynthesizerRunner {
 }
 
 /// Run the controller process: `which` is `eno` or `karpenter`.
-pub fn run(which: &str, url: &str, eno_concurrency: Option<u16>) -> anyhow::Result<()> {
+pub fn run(
+    which: &str,
+    url: &str,
+    eno_concurrency: Option<u16>,
+    karpenter_untrimmed: bool,
+) -> anyhow::Result<()> {
     tracing_subscriber::registry()
         .with(ReconcileTiming.with_filter(filter::filter_fn(|m| m.is_span())))
         .with(
@@ -253,15 +305,17 @@ pub fn run(which: &str, url: &str, eno_concurrency: Option<u16>) -> anyhow::Resu
                 karpenter = Some(wiring::spawn(
                     ctx,
                     writers,
-                    WiringOptions::default(),
+                    WiringOptions {
+                        trim_caches: !karpenter_untrimmed,
+                        ..WiringOptions::default()
+                    },
                     stop.clone(),
                 ));
                 // As `controllers karpenter --kubelet-stand-in`: a 10s heartbeat.
-                let kctx = Arc::new(KubeletContext::new(
-                    client.clone(),
-                    clock.clone(),
-                    Duration::from_secs(10),
-                ));
+                let mut kctx =
+                    KubeletContext::new(client.clone(), clock.clone(), Duration::from_secs(10));
+                kctx.trim_cache = !karpenter_untrimmed;
+                let kctx = Arc::new(kctx);
                 tasks.push(tokio::spawn(kubelet::run(
                     kctx,
                     Default::default(),
@@ -277,7 +331,11 @@ pub fn run(which: &str, url: &str, eno_concurrency: Option<u16>) -> anyhow::Resu
             match line.trim() {
                 "report" => {
                     let instances = provider.as_ref().map(|p| p.instances().len());
-                    let mut text = report(instances).to_string();
+                    let memory = match (&karpenter, &provider) {
+                        (Some(running), Some(p)) => karpenter_memory(&running.context, p),
+                        _ => Value::Null,
+                    };
+                    let mut text = report(instances, memory).to_string();
                     text.push('\n');
                     stdout.write_all(text.as_bytes()).await?;
                     stdout.flush().await?;

@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{reflector, watcher, WatchStreamExt};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
@@ -42,6 +42,9 @@ pub struct KubeletContext {
     pub clock: SharedClock,
     /// How often each Node's status is refreshed (kwok's and the kubelet's heartbeat).
     pub heartbeat: Duration,
+    /// Trim watched Nodes before they enter the stand-in's cache (as Karpenter's own,
+    /// [`super::trim::node`]; on by default). Off only to measure what the trimming saves.
+    pub trim_cache: bool,
     beats: Mutex<HashMap<String, (u64, tokio::time::Instant)>>,
 }
 
@@ -52,6 +55,7 @@ impl KubeletContext {
             client,
             clock,
             heartbeat,
+            trim_cache: true,
             beats: Mutex::default(),
         }
     }
@@ -66,6 +70,15 @@ impl KubeletContext {
         }
         *entry = (entry.0 + 1, now);
         Some(entry.0)
+    }
+
+    /// Forget `node`'s heartbeats (it is going away), so the map does not grow with every Node
+    /// ever seen.
+    fn forget(&self, node: &str) {
+        self.beats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(node);
     }
 }
 
@@ -91,7 +104,11 @@ fn is_ready(node: &Node) -> bool {
 
 /// One pass over a Node.
 pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<Action, Error> {
-    if !is_kwok_node(&node) || node.metadata.deletion_timestamp.is_some() {
+    if !is_kwok_node(&node) {
+        return Ok(Action::await_change());
+    }
+    if node.metadata.deletion_timestamp.is_some() {
+        ctx.forget(&node.name_any());
         return Ok(Action::await_change());
     }
     let api: Api<Node> = Api::all(ctx.client.clone());
@@ -125,6 +142,8 @@ pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
             .await
             .map_err(|e| Error::api("posting node ready status", e))?;
+        let mut patched = patched;
+        crate::operator::trim::strip_managed_fields(&mut patched);
         node = Arc::new(patched);
     }
     // Startup taints of the owning NodeClaim, once it owns the Node.
@@ -176,7 +195,19 @@ fn error_policy(node: Arc<Node>, error: &Error, _ctx: Arc<KubeletContext>) -> Ac
 pub async fn run(ctx: Arc<KubeletContext>, watcher_config: watcher::Config, shutdown: Shutdown) {
     let in_flight = InFlight::default();
     let cut = forceful_after(shutdown.clone(), in_flight.clone(), SHUTDOWN_GRACE);
-    Controller::new(Api::<Node>::all(ctx.client.clone()), watcher_config)
+    // As `Controller::new` builds it (the controller backs off its trigger stream's errors), but
+    // with the Nodes trimmed before they enter the cache.
+    let (store, writer) = reflector::store();
+    let trim = ctx.trim_cache;
+    let nodes = watcher(Api::<Node>::all(ctx.client.clone()), watcher_config)
+        .modify(move |node| {
+            if trim {
+                super::trim::node(node)
+            }
+        })
+        .reflect(writer)
+        .applied_objects();
+    Controller::for_stream(nodes, store)
         .graceful_shutdown_on(shutdown)
         .run(in_flight.wrap(reconcile), error_policy, ctx)
         .take_until(cut)

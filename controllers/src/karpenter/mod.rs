@@ -28,6 +28,7 @@ pub mod requirements;
 pub mod resources;
 pub mod taints;
 pub mod termination;
+pub mod trim;
 pub mod types;
 pub mod wiring;
 

@@ -14,6 +14,9 @@
 //! - Node events → that Node, for the minimal node termination controller;
 //! - no watch for [`garbage_collection`]: its two singletons run on timers once the stores sync.
 //!
+//! Every watched object is trimmed to what the reconciles read before it enters a store
+//! ([`super::trim`]: no managedFields; of a Node's status only conditions and allocatable).
+//!
 //! Objects listed during a (re)list are only in the store after `InitDone`, so their triggers are
 //! emitted then. Upstream's rate limits (1s→1m per item, 10 qps / burst 100) are applied by the
 //! reconciles through [`super::rate_limit`]; concurrency is 1000 (lifecycle) and 100 (termination).
@@ -252,6 +255,9 @@ pub struct WiringOptions {
     /// Run the minimal node termination controller (needed unless something else removes
     /// `karpenter.sh/termination` from deleting Nodes).
     pub node_termination: bool,
+    /// Trim watched objects before they enter the caches ([`super::trim`]; on by default).
+    /// Off only to measure what the trimming saves.
+    pub trim_caches: bool,
 }
 
 impl Default for WiringOptions {
@@ -259,6 +265,7 @@ impl Default for WiringOptions {
         Self {
             watcher_config: watcher::Config::default(),
             node_termination: true,
+            trim_caches: true,
         }
     }
 }
@@ -322,17 +329,28 @@ pub fn spawn(
 
     // Watches → stores → triggers.
     let mut dispatcher = Dispatcher::new(ctx.clone(), writers);
+    let trim = opts.trim_caches;
     let nc_events = watcher(
         Api::<NodeClaim>::all(ctx.client.clone()),
         opts.watcher_config.clone(),
     )
     .default_backoff()
+    .modify(move |nc| {
+        if trim {
+            super::trim::nodeclaim(nc)
+        }
+    })
     .map(|e| Watched::NodeClaim(Box::new(e)));
     let node_events = watcher(
         Api::<Node>::all(ctx.client.clone()),
         opts.watcher_config.clone(),
     )
     .default_backoff()
+    .modify(move |node| {
+        if trim {
+            super::trim::node(node)
+        }
+    })
     .map(|e| Watched::Node(Box::new(e)));
     let mut events = Box::pin(stream::select(nc_events, node_events).take_until(stop.clone()));
     let node_termination = opts.node_termination;

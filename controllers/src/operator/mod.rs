@@ -16,6 +16,9 @@
 //! - [`shutdown::signal`]: a cloneable future that completes on SIGTERM or SIGINT;
 //!   [`shutdown::on`] makes one from any future (tests).
 //!
+//! - [`trim::strip_managed_fields`]: drop `metadata.managedFields` from watched objects before
+//!   they enter a reflector cache (`watcher(..).modify(strip_managed_fields)`).
+//!
 //! - [`runner::run`] with [`runner::OperatorArgs`] (clap flags `--kubeconfig`, `--http-address`,
 //!   `--leader-elect`, `--leader-election-namespace`): all of the above around a controller's
 //!   start function `FnOnce(Client, Shutdown, Readiness) -> impl Future<Output = ()>`.
@@ -30,3 +33,4 @@ pub mod leader;
 pub mod logging;
 pub mod runner;
 pub mod shutdown;
+pub mod trim;
