@@ -344,6 +344,7 @@ impl Call<'_> {
         };
         let outcome = commit(
             self.server,
+            ctx,
             dry_run,
             &self.key(),
             self.namespace(),
@@ -595,6 +596,7 @@ impl Call<'_> {
         let dry_run = is_dry_run(self.query);
         let outcome = commit(
             self.server,
+            &ctx,
             dry_run,
             &self.key(),
             self.namespace(),
@@ -1095,9 +1097,12 @@ fn is_crd(info: &ResourceInfo) -> bool {
     info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
 }
 
-/// Writes through the store, or with a server-side dry run only computes the result.
+/// Writes through the store, or with a server-side dry run only computes the result. The
+/// decoded `managedFields` of the stored version go to the rules through `ctx`, and those of the
+/// written object back to the store (see [`semantics::ManagedSets`]).
 fn commit<F>(
     server: &FakeApiServer,
+    ctx: &WriteContext<'_>,
     dry_run: bool,
     key: &str,
     namespace: &str,
@@ -1108,10 +1113,18 @@ where
     F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
 {
     if dry_run {
-        server.shared.store.preview(key, namespace, name, decide)
-    } else {
-        server.shared.store.mutate(key, namespace, name, decide)
+        ctx.managed_sets.set_stored(None);
+        return server.shared.store.preview(key, namespace, name, decide);
     }
+    server
+        .shared
+        .store
+        .mutate_derived(key, namespace, name, |current, derived| {
+            ctx.managed_sets.set_stored(derived);
+            let mutation = decide(current);
+            ctx.managed_sets.set_stored(None);
+            Ok((mutation?, ctx.managed_sets.take_written()))
+        })
 }
 
 /// Whether the request asks for a server-side dry run (`dryRun=All`).
@@ -1241,7 +1254,9 @@ pub(crate) fn create_object(
             .extend(crate::rules::warnings::on_create(info, &candidate));
         finish_custom_object(&ctx, &mut candidate, None)?;
         if !ctx.applied {
-            crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
+            let written =
+                crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
+            ctx.managed_sets.set_written(written);
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
         if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
@@ -1271,6 +1286,7 @@ pub(crate) fn create_object(
         }
         let result = commit(
             server,
+            &ctx,
             dry_run,
             &resource_key(&info.group, &info.plural),
             &ns,
