@@ -337,30 +337,42 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
     (Value::Array(list), decoded)
 }
 
-/// A fingerprint of a `fieldsV1` document (FNV-1a over its keys and structure): recorded with
-/// the set it encodes, checked before that set stands in for a stored document.
+/// A fingerprint of a `fieldsV1` document (a multiplicative hash of its keys and structure,
+/// eight bytes at a time): recorded with the set it encodes, checked before that set stands in
+/// for a stored document.
 fn fingerprint_of(fields: &Value) -> u64 {
-    fn mix(hash: &mut u64, bytes: &[u8]) {
-        for byte in bytes {
-            *hash ^= u64::from(*byte);
-            *hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    fn mix(hash: &mut u64, word: u64) {
+        *hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+    fn mix_bytes(hash: &mut u64, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            mix(hash, u64::from_le_bytes(word));
         }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        mix(
+            hash,
+            u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56),
+        );
     }
     fn walk(v: &Value, hash: &mut u64) {
         match v {
             Value::Object(m) => {
-                mix(hash, b"{");
+                mix(hash, 0x7b00 | m.len() as u64);
                 for (k, v) in m {
-                    mix(hash, k.as_bytes());
-                    mix(hash, b":");
+                    mix_bytes(hash, k.as_bytes());
                     walk(v, hash);
                 }
-                mix(hash, b"}");
+                mix(hash, 0x7d);
             }
-            other => mix(hash, other.to_string().as_bytes()),
+            other => mix_bytes(hash, other.to_string().as_bytes()),
         }
     }
-    let mut hash = 0xcbf2_9ce4_8422_2325;
+    let mut hash = 0;
     walk(fields, &mut hash);
     hash
 }

@@ -1221,8 +1221,13 @@ pub(crate) fn create_object(
     // A generated name that collides is retried with another suffix, as the real server does.
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
     let mut last_error = None;
-    for _ in 0..attempts {
-        let mut candidate = object.clone();
+    for attempt in 1..=attempts {
+        // The last attempt (the only one for an explicit name) takes the object itself.
+        let mut candidate = if attempt == attempts {
+            std::mem::take(&mut object)
+        } else {
+            object.clone()
+        };
         if explicit_name.is_empty() {
             let prefix: String = generate_name
                 .chars()
@@ -1317,7 +1322,7 @@ fn check_namespace_accepts(
     ns: &str,
     object: &Value,
 ) -> Result<(), ApiError> {
-    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
+    let Some(namespace) = server.shared.store.get_parsed("/namespaces", "", ns) else {
         return Err(ApiError::not_found("", "namespaces", ns));
     };
     // NamespaceLifecycle admission: no new content in a terminating namespace.

@@ -251,6 +251,13 @@ impl Store {
             .cloned()
     }
 
+    /// One object, parsed (shared with the store's parse cache when it holds this version).
+    pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let key = (namespace.to_string(), name.to_string());
+        let current = self.lock().current(resource, &key).ok().flatten();
+        current.map(|(_, value, _)| value)
+    }
+
     /// One object, parsed.
     pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         self.get(resource, namespace, name)
@@ -880,12 +887,46 @@ mod tests {
             .unwrap();
         assert_eq!(parsed["data"]["a"], "2");
         assert_eq!(resource_version_of(&parsed), "2");
+        let read = store.get_parsed("/configmaps", "ns", "a").unwrap();
+        assert!(
+            Arc::ptr_eq(&read, &parsed),
+            "a read shares the cached parse"
+        );
         store
             .mutate("/configmaps", "ns", "a", |cur| {
                 Ok(Mutation::Delete(cur.unwrap().clone()))
             })
             .unwrap();
         assert_eq!(store.lock().parsed.len(), 0);
+        assert!(store.get_parsed("/configmaps", "ns", "a").is_none());
+    }
+
+    #[test]
+    fn what_a_write_derived_is_kept_with_the_version_it_wrote() {
+        let store = Store::new(10);
+        // Writes `value` keeping `derived`; returns what the store kept from the version before.
+        let write = |value: &str, derived: Option<u32>| {
+            let mut seen = None;
+            store
+                .mutate_derived("/configmaps", "ns", "a", |_, previous| {
+                    seen = previous.and_then(|d| d.clone().downcast::<u32>().ok());
+                    let object = json!({"metadata": {"name": "a"}, "data": {"a": value}});
+                    Ok((
+                        Mutation::Put(object),
+                        derived.map(|d| Arc::new(d) as Derived),
+                    ))
+                })
+                .unwrap();
+            seen.map(|d| *d)
+        };
+        assert_eq!(write("1", Some(1)), None);
+        assert_eq!(write("2", Some(2)), Some(1));
+        // A write that keeps nothing leaves nothing for the next.
+        assert_eq!(write("3", None), Some(2));
+        assert_eq!(write("4", Some(4)), None);
+        // A plain write replaces the version: what was kept goes with it.
+        put(&store, "a", "5");
+        assert_eq!(write("6", None), None);
     }
 
     #[test]
