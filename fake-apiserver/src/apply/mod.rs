@@ -298,14 +298,19 @@ pub fn track_update_known(
     // As `take_over` on both objects without their managedFields, without copying them.
     let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new);
     cmp.exclude(&writer.ignored());
-    // Forced: no conflicts are looked for, so this cannot fail.
-    let _ = settle(&cmp, &mut entries, None, true);
+    // Everyone else loses what changed or went (forced: no conflicts are looked for, so this
+    // cannot fail). The writer's own entry loses only what went: what it changed, it owns again
+    // below, so taking it away first would only copy and re-encode its set.
+    let id = writer.identity(Operation::Update);
+    let _ = settle(&cmp, &mut entries, Some(&id), true);
+    if let Some(own) = entries.iter_mut().find(|e| e.id == id) {
+        own.remove(&cmp.removed);
+    }
     let mut set = cmp.modified;
     set.add(&cmp.added);
     set.remove(strip_set());
     strip(&mut entries);
     if !set.is_empty() {
-        let id = writer.identity(Operation::Update);
         match entries.iter_mut().find(|e| e.id == id) {
             Some(existing) => {
                 existing.add(&set);
@@ -702,6 +707,16 @@ mod tests {
         forged["data"]["c"] = json!("1");
         let (forged, _) = tracked_both_ways("edit", "t4", &bare, &forged, decoded.as_ref());
         assert_eq!(entries(&forged)[0].2, json!({"f:data": {"f:z": {}}}));
+        // The writer changes a field it owns again: it keeps it, with the new time.
+        let mut again = forged.clone();
+        again["data"]["c"] = json!("2");
+        let (again, _) = tracked_both_ways("edit", "t6", &forged, &again, None);
+        let own = &again["metadata"]["managedFields"][1];
+        assert_eq!(own["time"], "t6");
+        assert_eq!(
+            own["fieldsV1"],
+            json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}})
+        );
         // Sets kept for another version of the object are not taken for this one.
         let stale = decoded.as_ref();
         let mut again = created.clone();
