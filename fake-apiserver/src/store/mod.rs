@@ -147,14 +147,13 @@ struct Inner {
     parsed: ParsedCache,
 }
 
+/// A stored object: its bytes, its parse, and what was derived from that version (if kept).
+type Current = (Bytes, Arc<Value>, Option<Derived>);
+
 impl Inner {
     /// The stored bytes and parsed form of one object (from the cache if it holds this version,
     /// with what was derived from it).
-    fn current(
-        &self,
-        resource: &str,
-        key: &(String, String),
-    ) -> Result<Option<(Bytes, Arc<Value>, Option<Derived>)>, ApiError> {
+    fn current(&self, resource: &str, key: &(String, String)) -> Result<Option<Current>, ApiError> {
         let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
             return Ok(None);
         };
