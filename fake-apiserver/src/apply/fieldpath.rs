@@ -320,6 +320,25 @@ impl Set {
         Set { members, children }
     }
 
+    /// Whether [`Set::remove`] of `other` would take anything away.
+    pub fn overlaps(&self, other: &Set) -> bool {
+        other.members.iter().any(|m| self.members.contains(m))
+            || other
+                .children
+                .iter()
+                .any(|(pe, o)| self.children.get(pe).is_some_and(|child| child.overlaps(o)))
+    }
+
+    /// Whether [`Set::add`] of `other` would change nothing.
+    pub fn contains_all(&self, other: &Set) -> bool {
+        other.members.iter().all(|m| self.members.contains(m))
+            && other.children.iter().all(|(pe, o)| {
+                self.children
+                    .get(pe)
+                    .is_some_and(|child| child.contains_all(o))
+            })
+    }
+
     /// [`Set::difference`] in place: touches only the paths `other` names, so removing a few
     /// paths from a big set costs little.
     pub fn remove(&mut self, other: &Set) {

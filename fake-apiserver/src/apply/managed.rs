@@ -2,10 +2,21 @@
 //! and, for updates, API version) with the set of fields it owns, read from and written to the
 //! object as kube-apiserver encodes them (apply entries first, then by time, manager, API
 //! version and subresource).
+//!
+//! Decoding and encoding `fieldsV1` is most of what tracking a write costs, and a write mostly
+//! leaves every entry's fields as they were. So the field sets of a stored object's entries are
+//! kept beside its parse ([`Decoded`], a [`crate::store::Derived`]): an entry of the next write
+//! whose `fieldsV1` equals a stored entry's takes that entry's set instead of being decoded, and
+//! an entry whose set nothing changed writes its `fieldsV1` back as it was read. Both are exact:
+//! a stored entry's `fieldsV1` is what [`encode`] made of its set, so writing it back is what
+//! encoding the set again would give.
+
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use super::fieldpath::Set;
+use crate::store::value_eq::equal;
 
 /// `Apply` or `Update`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -84,7 +95,7 @@ impl Identity {
 }
 
 /// One `managedFields` entry.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     /// Who.
     pub id: Identity,
@@ -92,21 +103,143 @@ pub struct Entry {
     pub api_version: String,
     /// When the manager last changed something.
     pub time: Option<String>,
+    /// The fields it owns (shared with the stored object's [`Decoded`] until changed).
+    set: Arc<Set>,
+    /// The entry's `fieldsV1` as stored, with its fingerprint, while `set` is still what it
+    /// says (only for entries whose set came from a [`Decoded`], i.e. made by [`encode`]).
+    raw: Option<(Value, u64)>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.api_version == other.api_version
+            && self.time == other.time
+            && self.set == other.set
+    }
+}
+
+impl Entry {
+    /// An entry owning `set`.
+    pub fn new(id: Identity, api_version: String, time: Option<String>, set: Set) -> Self {
+        Self {
+            id,
+            api_version,
+            time,
+            set: Arc::new(set),
+            raw: None,
+        }
+    }
+
     /// The fields it owns.
-    pub set: Set,
+    pub fn set(&self) -> &Set {
+        &self.set
+    }
+
+    /// The fields it owns, to change (its stored `fieldsV1` no longer says what they are).
+    pub fn set_mut(&mut self) -> &mut Set {
+        self.raw = None;
+        Arc::make_mut(&mut self.set)
+    }
+
+    /// Removes `paths` ([`Set::remove`]); the set is copied only when it holds one of them.
+    pub fn remove(&mut self, paths: &Set) {
+        if self.set.overlaps(paths) {
+            self.set_mut().remove(paths);
+        }
+    }
+
+    /// Adds `paths`; the set is copied only when one of them is new.
+    pub fn add(&mut self, paths: &Set) {
+        if !self.set.contains_all(paths) {
+            self.set_mut().add(paths);
+        }
+    }
+}
+
+/// The field sets of one stored object's `managedFields`, in its order, each with a
+/// fingerprint of the `fieldsV1` it was read from or encoded to: kept beside the object's parse
+/// (see the module documentation).
+#[derive(Debug, Default)]
+pub struct Decoded {
+    sets: Vec<(u64, Arc<Set>)>,
+}
+
+impl Decoded {
+    /// How many entries it describes.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Whether it describes no entry.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+}
+
+/// What is known of the stored object when the entries of a write are read: its
+/// `managedFields` and their [`Decoded`] sets.
+#[derive(Debug, Clone, Copy)]
+pub struct Known<'a> {
+    /// The stored `managedFields` list.
+    pub list: &'a Value,
+    /// Their sets, as the write that stored them left them.
+    pub decoded: &'a Decoded,
+}
+
+impl Known<'_> {
+    /// The set of the stored entry whose `fieldsV1` equals `fields` (the entry at `hint` is
+    /// tried first), with the fingerprint of that `fieldsV1`. `checked` memoises, per stored
+    /// entry, whether the stored `fieldsV1` still has the fingerprint recorded with its set.
+    fn find(
+        &self,
+        fields: &Value,
+        hint: usize,
+        checked: &mut [Option<bool>],
+    ) -> Option<(u64, Arc<Set>)> {
+        let items = self.list.as_array()?;
+        if items.len() != self.decoded.sets.len() {
+            return None;
+        }
+        let order = std::iter::once(hint).chain((0..items.len()).filter(|j| *j != hint));
+        for j in order.filter(|j| *j < items.len()) {
+            let Some(stored) = items[j].get("fieldsV1") else {
+                continue;
+            };
+            if !equal(stored, fields) {
+                continue;
+            }
+            let (fingerprint, set) = &self.decoded.sets[j];
+            let valid = *checked[j].get_or_insert_with(|| fingerprint_of(stored) == *fingerprint);
+            if valid {
+                return Some((*fingerprint, set.clone()));
+            }
+        }
+        None
+    }
 }
 
 /// Reads `managedFields`; entries of one identity are merged. An error when an entry is not a
 /// `FieldsV1` entry or its fields cannot be read.
 pub fn decode(list: Option<&Value>) -> Result<Vec<Entry>, String> {
-    let Some(list) = list.filter(|l| !l.is_null()) else {
-        return Ok(Vec::new());
+    match list {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(list) if !list.is_array() => Err("managedFields is not a list".into()),
+        Some(list) => decode_known(list.clone(), None),
+    }
+}
+
+/// [`decode`] of an owned list, taking the sets of entries the stored object has already from
+/// `known` (and keeping their `fieldsV1` to write back).
+pub fn decode_known(list: Value, known: Option<Known<'_>>) -> Result<Vec<Entry>, String> {
+    let items = match list {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        _ => return Err("managedFields is not a list".into()),
     };
-    let Some(items) = list.as_array() else {
-        return Err("managedFields is not a list".into());
-    };
+    let mut checked = vec![None; known.map_or(0, |k| k.decoded.len())];
     let mut entries: Vec<Entry> = Vec::new();
-    for item in items {
+    for (i, mut item) in items.into_iter().enumerate() {
         let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or_default();
         let operation = match s("operation") {
             "Apply" => Operation::Apply,
@@ -117,24 +250,36 @@ pub fn decode(list: Option<&Value>) -> Result<Vec<Entry>, String> {
         if fields_type != "FieldsV1" {
             return Err(format!("cannot decode fields of type {fields_type:?}"));
         }
-        let set = match item.get("fieldsV1") {
-            None | Some(Value::Null) => Set::new(),
-            Some(v) => Set::from_fields_v1(v).map_err(|e| e.to_string())?,
-        };
         let id = Identity::new(
             s("manager"),
             operation,
             s("apiVersion"),
             Some(s("subresource")),
         );
-        let entry = Entry {
-            id,
-            api_version: s("apiVersion").to_string(),
-            time: item.get("time").and_then(Value::as_str).map(str::to_string),
-            set,
+        let api_version = s("apiVersion").to_string();
+        let time = item.get("time").and_then(Value::as_str).map(str::to_string);
+        let fields = item
+            .as_object_mut()
+            .and_then(|m| m.remove("fieldsV1"))
+            .unwrap_or(Value::Null);
+        let entry = match known.and_then(|k| k.find(&fields, i, &mut checked)) {
+            Some((fingerprint, set)) => Entry {
+                id,
+                api_version,
+                time,
+                set,
+                raw: Some((fields, fingerprint)),
+            },
+            None => {
+                let set = match &fields {
+                    Value::Null => Set::new(),
+                    v => Set::from_fields_v1(v).map_err(|e| e.to_string())?,
+                };
+                Entry::new(id, api_version, time, set)
+            }
         };
         match entries.iter_mut().find(|e| e.id == entry.id) {
-            Some(existing) => existing.set = existing.set.union(&entry.set),
+            Some(existing) => existing.add(entry.set()),
             None => entries.push(entry),
         }
     }
@@ -143,35 +288,93 @@ pub fn decode(list: Option<&Value>) -> Result<Vec<Entry>, String> {
 
 /// Writes entries in the server's order.
 pub fn encode(entries: &[Entry]) -> Value {
-    let mut sorted: Vec<&Entry> = entries.iter().collect();
-    sorted.sort_by(|a, b| {
+    encode_owned(entries.to_vec()).0
+}
+
+/// [`encode`], consuming the entries: those whose set did not change write their stored
+/// `fieldsV1` back. Also returns the sets, in the written order, to keep with the object.
+pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
+    let mut sorted: Vec<(i64, Entry)> = entries
+        .into_iter()
+        .map(|e| (time_seconds(&e.time), e))
+        .collect();
+    sorted.sort_by(|(ta, a), (tb, b)| {
         a.id.operation
             .cmp(&b.id.operation)
-            .then_with(|| time_seconds(&a.time).cmp(&time_seconds(&b.time)))
+            .then_with(|| ta.cmp(tb))
             .then_with(|| a.id.manager.cmp(&b.id.manager))
             .then_with(|| a.api_version.cmp(&b.api_version))
             .then_with(|| a.id.subresource.cmp(&b.id.subresource))
     });
-    Value::Array(
-        sorted
-            .into_iter()
-            .map(|e| {
-                let mut m = Map::new();
-                m.insert("manager".into(), json!(e.id.manager));
-                m.insert("operation".into(), json!(e.id.operation.as_str()));
-                m.insert("apiVersion".into(), json!(e.api_version));
-                if let Some(t) = &e.time {
-                    m.insert("time".into(), json!(t));
+    let mut decoded = Decoded::default();
+    let list = sorted
+        .into_iter()
+        .map(|(_, e)| {
+            let (fields, fingerprint) = match e.raw {
+                Some(raw) => raw,
+                None => {
+                    let fields = e.set.to_fields_v1();
+                    let fingerprint = fingerprint_of(&fields);
+                    (fields, fingerprint)
                 }
-                m.insert("fieldsType".into(), json!("FieldsV1"));
-                m.insert("fieldsV1".into(), e.set.to_fields_v1());
-                if !e.id.subresource.is_empty() {
-                    m.insert("subresource".into(), json!(e.id.subresource));
+            };
+            decoded.sets.push((fingerprint, e.set));
+            let mut m = Map::new();
+            m.insert("manager".into(), Value::String(e.id.manager));
+            m.insert("operation".into(), json!(e.id.operation.as_str()));
+            m.insert("apiVersion".into(), Value::String(e.api_version));
+            if let Some(t) = e.time {
+                m.insert("time".into(), Value::String(t));
+            }
+            m.insert("fieldsType".into(), json!("FieldsV1"));
+            m.insert("fieldsV1".into(), fields);
+            if !e.id.subresource.is_empty() {
+                m.insert("subresource".into(), Value::String(e.id.subresource));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    (Value::Array(list), decoded)
+}
+
+/// A fingerprint of a `fieldsV1` document (a multiplicative hash of its keys and structure,
+/// eight bytes at a time): recorded with the set it encodes, checked before that set stands in
+/// for a stored document.
+fn fingerprint_of(fields: &Value) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    fn mix(hash: &mut u64, word: u64) {
+        *hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+    fn mix_bytes(hash: &mut u64, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            mix(hash, u64::from_le_bytes(word));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        mix(
+            hash,
+            u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56),
+        );
+    }
+    fn walk(v: &Value, hash: &mut u64) {
+        match v {
+            Value::Object(m) => {
+                mix(hash, 0x7b00 | m.len() as u64);
+                for (k, v) in m {
+                    mix_bytes(hash, k.as_bytes());
+                    walk(v, hash);
                 }
-                Value::Object(m)
-            })
-            .collect(),
-    )
+                mix(hash, 0x7d);
+            }
+            other => mix_bytes(hash, other.to_string().as_bytes()),
+        }
+    }
+    let mut hash = 0;
+    walk(fields, &mut hash);
+    hash
 }
 
 fn time_seconds(t: &Option<String>) -> i64 {

@@ -106,31 +106,31 @@ fn without_managed_fields(object: Option<&Value>) -> Value {
     v
 }
 
-fn set_managed_fields(object: &mut Value, entries: &[Entry]) {
-    let Some(obj) = object.as_object_mut() else {
-        return;
-    };
-    let meta = obj
+/// Writes `entries` as `object`'s `managedFields` (none: the field goes); returns their sets as
+/// written, to keep with the object.
+fn set_managed_fields(object: &mut Value, entries: Vec<Entry>) -> Option<managed::Decoded> {
+    let meta = object
+        .as_object_mut()?
         .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(meta) = meta.as_object_mut() else {
-        return;
-    };
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()?;
     if entries.is_empty() {
         meta.remove("managedFields");
-    } else {
-        meta.insert("managedFields".into(), managed::encode(entries));
+        return None;
     }
+    let (list, decoded) = managed::encode_owned(entries);
+    meta.insert("managedFields".into(), list);
+    Some(decoded)
 }
 
 fn drop_empty(entries: &mut Vec<Entry>) {
-    entries.retain(|e| !e.set.is_empty());
+    entries.retain(|e| !e.set().is_empty());
 }
 
 fn strip(entries: &mut Vec<Entry>) {
     let strip = strip_set();
     for e in entries.iter_mut() {
-        e.set.remove(strip);
+        e.remove(strip);
     }
     drop_empty(entries);
 }
@@ -218,7 +218,7 @@ fn settle(
     let mut conflicts = Vec::new();
     // Forced, the conflicts would only be dropped: they are not looked for.
     for e in entries.iter().filter(|e| !force && Some(&e.id) != skip) {
-        let owned = e.set.intersection(&changed);
+        let owned = e.set().intersection(&changed);
         for path in owned.paths() {
             conflicts.push(Conflict {
                 manager: e.id.clone(),
@@ -232,8 +232,8 @@ fn settle(
         return Err(sorted);
     }
     for e in entries.iter_mut().filter(|e| Some(&e.id) != skip) {
-        e.set.remove(&changed);
-        e.set.remove(&cmp.removed);
+        e.remove(&changed);
+        e.remove(&cmp.removed);
     }
     drop_empty(entries);
     Ok(())
@@ -241,17 +241,31 @@ fn settle(
 
 /// The managed fields the live object starts from for an update: those the client sent (main
 /// endpoint only), else the stored ones. `None` when the object is not tracked (it exists and has
-/// none), as the real server's skip of untracked objects does.
-fn base_entries(writer: &Writer<'_>, live: Option<&Value>, new: &Value) -> Option<Vec<Entry>> {
-    let sent = new.pointer("/metadata/managedFields");
+/// none), as the real server's skip of untracked objects does. `sent` is what `new` carried;
+/// `known` the stored object's decoded sets, if kept.
+fn base_entries(
+    writer: &Writer<'_>,
+    live: Option<&Value>,
+    sent: Option<Value>,
+    known: Option<&managed::Decoded>,
+) -> Option<Vec<Entry>> {
+    let stored = live.and_then(|l| l.pointer("/metadata/managedFields"));
+    let known = known
+        .zip(stored)
+        .map(|(decoded, list)| managed::Known { list, decoded });
     if writer.subresource.is_none() {
-        if let Ok(entries) = managed::decode(sent) {
-            if !entries.is_empty() {
-                return Some(entries);
+        if let Some(sent) = sent {
+            if let Ok(entries) = managed::decode_known(sent, known) {
+                if !entries.is_empty() {
+                    return Some(entries);
+                }
             }
         }
     }
-    let stored = managed::decode(live.and_then(|l| l.pointer("/metadata/managedFields")))
+    let stored = stored
+        .map_or(Ok(Vec::new()), |list| {
+            managed::decode_known(list.clone(), known)
+        })
         .unwrap_or_default();
     if stored.is_empty() && live.is_some() {
         return None;
@@ -262,38 +276,56 @@ fn base_entries(writer: &Writer<'_>, live: Option<&Value>, new: &Value) -> Optio
 /// Records a create, update or non-apply patch in `new`'s `managedFields` (`live` is the stored
 /// object, `None` on create).
 pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) {
-    let Some(mut entries) = base_entries(writer, live, new) else {
-        set_managed_fields(new, &[]);
-        return;
+    track_update_known(writer, live, None, new);
+}
+
+/// [`track_update`] given the decoded sets of `live`'s `managedFields` when they were kept
+/// (see [`managed::Decoded`]); returns those of the `managedFields` written into `new`.
+pub fn track_update_known(
+    writer: &Writer<'_>,
+    live: Option<&Value>,
+    known: Option<&managed::Decoded>,
+    new: &mut Value,
+) -> Option<managed::Decoded> {
+    let sent = new
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.remove("managedFields"));
+    let Some(mut entries) = base_entries(writer, live, sent, known) else {
+        return set_managed_fields(new, Vec::new());
     };
     let schema = schema::schema_for(writer.info);
     // As `take_over` on both objects without their managedFields, without copying them.
     let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new);
     cmp.exclude(&writer.ignored());
-    if settle(&cmp, &mut entries, None, true).is_err() {
-        return;
+    // Everyone else loses what changed or went (forced: no conflicts are looked for, so this
+    // cannot fail). The writer's own entry loses only what went: what it changed, it owns again
+    // below, so taking it away first would only copy and re-encode its set.
+    let id = writer.identity(Operation::Update);
+    let _ = settle(&cmp, &mut entries, Some(&id), true);
+    if let Some(own) = entries.iter_mut().find(|e| e.id == id) {
+        own.remove(&cmp.removed);
     }
     let mut set = cmp.modified;
     set.add(&cmp.added);
-    let mut current = Entry {
-        id: writer.identity(Operation::Update),
-        api_version: writer.info.api_version(),
-        time: Some(writer.now.to_string()),
-        set,
-    };
+    set.remove(strip_set());
     strip(&mut entries);
-    current.set.remove(strip_set());
-    if !current.set.is_empty() {
-        match entries.iter_mut().find(|e| e.id == current.id) {
+    if !set.is_empty() {
+        match entries.iter_mut().find(|e| e.id == id) {
             Some(existing) => {
-                existing.set.add(&current.set);
-                existing.time = current.time;
-                existing.api_version = current.api_version;
+                existing.add(&set);
+                existing.time = Some(writer.now.to_string());
+                existing.api_version = writer.info.api_version();
             }
-            None => entries.push(current),
+            None => entries.push(Entry::new(
+                id,
+                writer.info.api_version(),
+                Some(writer.now.to_string()),
+                set,
+            )),
         }
     }
-    set_managed_fields(new, &entries);
+    set_managed_fields(new, entries)
 }
 
 /// What an apply produced.
@@ -340,16 +372,16 @@ pub fn apply(
     let id = writer.identity(Operation::Apply);
     let ignored = writer.ignored();
     let set = typed::to_field_set(&schema, schema.root, config).recursive_difference(&ignored);
-    let last = entries.iter().find(|e| e.id == id).map(|e| e.set.clone());
-    let applied = Entry {
-        id: id.clone(),
-        api_version: writer.info.api_version(),
-        time: entries
+    let last = entries.iter().find(|e| e.id == id).map(|e| e.set().clone());
+    let applied = Entry::new(
+        id.clone(),
+        writer.info.api_version(),
+        entries
             .iter()
             .find(|e| e.id == id)
             .and_then(|e| e.time.clone()),
         set,
-    };
+    );
     match entries.iter_mut().find(|e| e.id == id) {
         Some(e) => *e = applied,
         None => entries.push(applied),
@@ -376,7 +408,7 @@ pub fn apply(
         }
     }
     let mut object = if changed { pruned } else { live_v };
-    set_managed_fields(&mut object, &entries);
+    set_managed_fields(&mut object, entries);
     Ok(Applied { object })
 }
 
@@ -388,7 +420,7 @@ fn prune(schema: &TypeSchema, merged: &Value, entries: &[Entry], last: &Set) -> 
     let last_named = named(last);
     let pruned = typed::remove_items(schema, root, merged, &last_named);
     // Add back what anyone (the applier's new configuration included) owns.
-    let managed = entries.iter().fold(Set::new(), |acc, e| acc.union(&e.set));
+    let managed = entries.iter().fold(Set::new(), |acc, e| acc.union(e.set()));
     let merged_set = named(&typed::to_field_set(schema, root, merged));
     let pruned_set = named(&typed::to_field_set(schema, root, &pruned));
     let remove = merged_set.difference(&pruned_set.union(&named(&managed)));
@@ -626,6 +658,70 @@ mod tests {
         assert!(entries(&unlabel)
             .iter()
             .all(|(m, _, _)| m != "kubectl-label"));
+    }
+
+    /// One write of `manager` at `now` from `live` to `new`, tracked with the sets kept from the
+    /// previous write (`known`) and without: both give the same object; returns it and its sets.
+    fn tracked_both_ways(
+        manager: &str,
+        now: &str,
+        live: &Value,
+        new: &Value,
+        known: Option<&managed::Decoded>,
+    ) -> (Value, Option<managed::Decoded>) {
+        let cms = info("configmaps");
+        let mut plain = new.clone();
+        track_update(&writer(&cms, manager, now), Some(live), &mut plain);
+        let mut kept = new.clone();
+        let decoded = track_update_known(&writer(&cms, manager, now), Some(live), known, &mut kept);
+        assert_eq!(kept, plain, "{manager} at {now}");
+        (kept, decoded)
+    }
+
+    #[test]
+    fn kept_sets_give_what_decoding_gives() {
+        let cms = info("configmaps");
+        let mut created = cm(json!({"a": "1", "b": "1"}));
+        let decoded = track_update_known(&writer(&cms, "create", "t1"), None, None, &mut created);
+        assert_eq!(decoded.as_ref().map(managed::Decoded::len), Some(1));
+        // A client sends back what it read with one change; another sends no managedFields.
+        let mut edited = created.clone();
+        edited["data"]["a"] = json!("2");
+        let (edited, decoded) =
+            tracked_both_ways("edit", "t2", &created, &edited, decoded.as_ref());
+        assert_eq!(entries(&edited).len(), 2);
+        let mut bare = edited.clone();
+        bare["data"]["b"] = json!("3");
+        bare["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        let (bare, decoded) = tracked_both_ways("edit", "t3", &edited, &bare, decoded.as_ref());
+        assert_eq!(
+            entries(&bare)[1].2,
+            json!({"f:data": {"f:a": {}, "f:b": {}}})
+        );
+        // A client that rewrites an entry's fields: its own fields count, not the kept ones.
+        let mut forged = bare.clone();
+        forged["metadata"]["managedFields"][0]["fieldsV1"] = json!({"f:data": {"f:z": {}}});
+        forged["data"]["c"] = json!("1");
+        let (forged, _) = tracked_both_ways("edit", "t4", &bare, &forged, decoded.as_ref());
+        assert_eq!(entries(&forged)[0].2, json!({"f:data": {"f:z": {}}}));
+        // The writer changes a field it owns again: it keeps it, with the new time.
+        let mut again = forged.clone();
+        again["data"]["c"] = json!("2");
+        let (again, _) = tracked_both_ways("edit", "t6", &forged, &again, None);
+        let own = &again["metadata"]["managedFields"][1];
+        assert_eq!(own["time"], "t6");
+        assert_eq!(
+            own["fieldsV1"],
+            json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}})
+        );
+        // Sets kept for another version of the object are not taken for this one.
+        let stale = decoded.as_ref();
+        let mut again = created.clone();
+        again["data"]["b"] = json!("9");
+        tracked_both_ways("edit", "t5", &created, &again, stale);
     }
 
     #[test]

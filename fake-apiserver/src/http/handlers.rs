@@ -344,6 +344,7 @@ impl Call<'_> {
         };
         let outcome = commit(
             self.server,
+            ctx,
             dry_run,
             &self.key(),
             self.namespace(),
@@ -595,6 +596,7 @@ impl Call<'_> {
         let dry_run = is_dry_run(self.query);
         let outcome = commit(
             self.server,
+            &ctx,
             dry_run,
             &self.key(),
             self.namespace(),
@@ -1095,9 +1097,12 @@ fn is_crd(info: &ResourceInfo) -> bool {
     info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
 }
 
-/// Writes through the store, or with a server-side dry run only computes the result.
+/// Writes through the store, or with a server-side dry run only computes the result. The
+/// decoded `managedFields` of the stored version go to the rules through `ctx`, and those of the
+/// written object back to the store (see [`semantics::ManagedSets`]).
 fn commit<F>(
     server: &FakeApiServer,
+    ctx: &WriteContext<'_>,
     dry_run: bool,
     key: &str,
     namespace: &str,
@@ -1108,10 +1113,18 @@ where
     F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
 {
     if dry_run {
-        server.shared.store.preview(key, namespace, name, decide)
-    } else {
-        server.shared.store.mutate(key, namespace, name, decide)
+        ctx.managed_sets.set_stored(None);
+        return server.shared.store.preview(key, namespace, name, decide);
     }
+    server
+        .shared
+        .store
+        .mutate_derived(key, namespace, name, |current, derived| {
+            ctx.managed_sets.set_stored(derived);
+            let mutation = decide(current);
+            ctx.managed_sets.set_stored(None);
+            Ok((mutation?, ctx.managed_sets.take_written()))
+        })
 }
 
 /// Whether the request asks for a server-side dry run (`dryRun=All`).
@@ -1208,8 +1221,13 @@ pub(crate) fn create_object(
     // A generated name that collides is retried with another suffix, as the real server does.
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
     let mut last_error = None;
-    for _ in 0..attempts {
-        let mut candidate = object.clone();
+    for attempt in 1..=attempts {
+        // The last attempt (the only one for an explicit name) takes the object itself.
+        let mut candidate = if attempt == attempts {
+            std::mem::take(&mut object)
+        } else {
+            object.clone()
+        };
         if explicit_name.is_empty() {
             let prefix: String = generate_name
                 .chars()
@@ -1241,7 +1259,9 @@ pub(crate) fn create_object(
             .extend(crate::rules::warnings::on_create(info, &candidate));
         finish_custom_object(&ctx, &mut candidate, None)?;
         if !ctx.applied {
-            crate::apply::track_update(&ctx.writer(None), None, &mut candidate);
+            let written =
+                crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
+            ctx.managed_sets.set_written(written);
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
         if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
@@ -1271,6 +1291,7 @@ pub(crate) fn create_object(
         }
         let result = commit(
             server,
+            &ctx,
             dry_run,
             &resource_key(&info.group, &info.plural),
             &ns,
@@ -1301,7 +1322,7 @@ fn check_namespace_accepts(
     ns: &str,
     object: &Value,
 ) -> Result<(), ApiError> {
-    let Some(namespace) = server.shared.store.get_value("/namespaces", "", ns) else {
+    let Some(namespace) = server.shared.store.get_parsed("/namespaces", "", ns) else {
         return Err(ApiError::not_found("", "namespaces", ns));
     };
     // NamespaceLifecycle admission: no new content in a terminating namespace.

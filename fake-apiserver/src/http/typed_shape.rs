@@ -375,22 +375,37 @@ pub fn shape_for(info: &ResourceInfo) -> Option<Arc<Shape>> {
     if info.custom || info.group == "apiextensions.k8s.io" {
         return None;
     }
-    static SHAPES: OnceLock<Mutex<HashMap<String, Arc<Shape>>>> = OnceLock::new();
-    let name = crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)?;
-    let definitions = crate::openapi::builtin_definitions_of(name)?;
+    // kind → the shapes of the kinds of that name (group, version, shape or none); looked up
+    // without allocating, since this runs on every write.
+    type Shapes = HashMap<String, Vec<(String, String, Option<Arc<Shape>>)>>;
+    static SHAPES: OnceLock<Mutex<Shapes>> = OnceLock::new();
     let mut shapes = match SHAPES.get_or_init(Default::default).lock() {
         Ok(shapes) => shapes,
         Err(poisoned) => poisoned.into_inner(),
     };
-    let shape = shapes.entry(name.to_string()).or_insert_with(|| {
-        Arc::new(Shape::compile(
-            definitions,
-            name,
-            &info.api_version(),
-            &info.kind,
-        ))
-    });
-    Some(shape.clone())
+    if let Some(known) = shapes.get(info.kind.as_str()).and_then(|versions| {
+        versions
+            .iter()
+            .find(|(group, version, _)| *group == info.group && *version == info.version)
+    }) {
+        return known.2.clone();
+    }
+    let shape = crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)
+        .and_then(|name| {
+            let definitions = crate::openapi::builtin_definitions_of(name)?;
+            Some(Arc::new(Shape::compile(
+                definitions,
+                name,
+                &info.api_version(),
+                &info.kind,
+            )))
+        });
+    shapes.entry(info.kind.clone()).or_default().push((
+        info.group.clone(),
+        info.version.clone(),
+        shape.clone(),
+    ));
+    shape
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! server's `rest.BeforeCreate`/`BeforeUpdate`, the generic registry store and the per-kind
 //! strategies, for the kinds this server serves.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, StatusCause};
@@ -26,6 +28,43 @@ pub struct WriteContext<'a> {
     pub warnings: std::cell::RefCell<Vec<String>>,
     /// A server-side apply: the written object already carries its `managedFields`.
     pub applied: bool,
+    /// The decoded `managedFields` of the stored object and of the object written (see
+    /// [`ManagedSets`]).
+    pub managed_sets: ManagedSets,
+}
+
+/// The decoded field sets of `managedFields` a write hands between the store and the field
+/// manager ([`crate::apply::managed::Decoded`], kept by the store beside each stored version's
+/// parse): those of the stored object, set before the write's rules run, and those of the object
+/// written, set by the field manager.
+#[derive(Debug, Clone, Default)]
+pub struct ManagedSets {
+    /// The stored object's, when the store kept them.
+    pub stored: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
+    /// The written object's, when tracked.
+    pub written: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
+}
+
+impl ManagedSets {
+    /// Takes what the store kept with the current version (only the field manager's sets).
+    pub fn set_stored(&self, derived: Option<&crate::store::Derived>) {
+        *self.stored.borrow_mut() = derived
+            .cloned()
+            .and_then(|d| d.downcast::<crate::apply::managed::Decoded>().ok());
+    }
+
+    /// What the store is to keep with the written version.
+    pub fn take_written(&self) -> Option<crate::store::Derived> {
+        self.written
+            .borrow_mut()
+            .take()
+            .map(|d| d as crate::store::Derived)
+    }
+
+    /// Records the sets of the object about to be written (none: nothing to keep).
+    pub fn set_written(&self, decoded: Option<crate::apply::managed::Decoded>) {
+        *self.written.borrow_mut() = decoded.map(Arc::new);
+    }
 }
 
 impl<'a> WriteContext<'a> {
@@ -37,6 +76,7 @@ impl<'a> WriteContext<'a> {
             manager,
             warnings: Default::default(),
             applied: false,
+            managed_sets: ManagedSets::default(),
         }
     }
 
@@ -471,7 +511,16 @@ pub fn prepare_update(
         Some(None) => {
             meta_mut(&mut next).remove("managedFields");
         }
-        None => crate::apply::track_update(&ctx.writer(subresource), Some(current), &mut next),
+        None => {
+            let stored = ctx.managed_sets.stored.borrow().clone();
+            let written = crate::apply::track_update_known(
+                &ctx.writer(subresource),
+                Some(current),
+                stored.as_deref(),
+                &mut next,
+            );
+            ctx.managed_sets.set_written(written);
+        }
     }
     if content_equal(current, &next) {
         return Ok(Mutation::Unchanged(current.clone()));

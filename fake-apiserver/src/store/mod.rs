@@ -22,6 +22,7 @@ mod parsed;
 pub mod pod_logs;
 pub(crate) mod value_eq;
 
+pub use parsed::Derived;
 use parsed::ParsedCache;
 
 /// Default number of events kept for watches and paged lists.
@@ -146,34 +147,23 @@ struct Inner {
     parsed: ParsedCache,
 }
 
-impl Inner {
-    /// The stored object of `key` (whose bytes are `bytes`), parsed, from the cache if it holds
-    /// this version.
-    fn parse_stored(
-        &self,
-        resource: &str,
-        key: &(String, String),
-        bytes: &Bytes,
-    ) -> Result<Arc<Value>, ApiError> {
-        if let Some(value) = self.parsed.get(resource, key, bytes) {
-            return Ok(value);
-        }
-        serde_json::from_slice(bytes)
-            .map(Arc::new)
-            .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))
-    }
+/// A stored object: its bytes, its parse, and what was derived from that version (if kept).
+type Current = (Bytes, Arc<Value>, Option<Derived>);
 
-    /// The stored bytes and parsed form of one object.
-    fn current(
-        &self,
-        resource: &str,
-        key: &(String, String),
-    ) -> Result<Option<(Bytes, Arc<Value>)>, ApiError> {
+impl Inner {
+    /// The stored bytes and parsed form of one object (from the cache if it holds this version,
+    /// with what was derived from it).
+    fn current(&self, resource: &str, key: &(String, String)) -> Result<Option<Current>, ApiError> {
         let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
             return Ok(None);
         };
-        let value = self.parse_stored(resource, key, bytes)?;
-        Ok(Some((bytes.clone(), value)))
+        if let Some((value, derived)) = self.parsed.get_with_derived(resource, key, bytes) {
+            return Ok(Some((bytes.clone(), value, derived)));
+        }
+        let value = serde_json::from_slice(bytes)
+            .map(Arc::new)
+            .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?;
+        Ok(Some((bytes.clone(), value, None)))
     }
 }
 
@@ -267,6 +257,13 @@ impl Store {
             .cloned()
     }
 
+    /// One object, parsed (shared with the store's parse cache when it holds this version).
+    pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let key = (namespace.to_string(), name.to_string());
+        let current = self.lock().current(resource, &key).ok().flatten();
+        current.map(|(_, value, _)| value)
+    }
+
     /// One object, parsed.
     pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         self.get(resource, namespace, name)
@@ -303,12 +300,36 @@ impl Store {
     where
         F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
     {
+        self.mutate_derived(resource, namespace, name, |current, _| {
+            Ok((decide(current)?, None))
+        })
+    }
+
+    /// [`Store::mutate`] for a caller that keeps something derived from each stored version:
+    /// `decide` also gets what it derived from the current version (if the store still has it)
+    /// and returns, with a `Put`, what it derived from the object it writes, which the store
+    /// keeps beside that version's parse (dropped with it).
+    pub fn mutate_derived<F>(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        decide: F,
+    ) -> Result<Outcome, ApiError>
+    where
+        F: FnOnce(
+            Option<&Value>,
+            Option<&Derived>,
+        ) -> Result<(Mutation, Option<Derived>), ApiError>,
+    {
         let mut inner = self.lock();
         let key = (namespace.to_string(), name.to_string());
-        let current = inner.current(resource, &key)?;
-        let current_bytes = current.as_ref().map(|(bytes, _)| bytes.clone());
-        let current = current.map(|(_, value)| value);
-        match decide(current.as_deref())? {
+        let (current_bytes, current, derived) = match inner.current(resource, &key)? {
+            Some((bytes, value, derived)) => (Some(bytes), Some(value), derived),
+            None => (None, None, None),
+        };
+        let (mutation, written_derived) = decide(current.as_deref(), derived.as_ref())?;
+        match mutation {
             Mutation::Unchanged(object) => Ok(Outcome {
                 object: Arc::new(object),
                 stored: None,
@@ -339,9 +360,13 @@ impl Store {
                     .or_default()
                     .insert(key.clone(), bytes.clone());
                 let object = Arc::new(object);
-                inner
-                    .parsed
-                    .insert(resource, key, bytes.clone(), object.clone());
+                inner.parsed.insert(
+                    resource,
+                    key,
+                    bytes.clone(),
+                    object.clone(),
+                    written_derived,
+                );
                 let event_type = if current.is_some() {
                     EventType::Modified
                 } else {
@@ -404,7 +429,10 @@ impl Store {
         F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
     {
         let key = (namespace.to_string(), name.to_string());
-        let current = self.lock().current(resource, &key)?.map(|(_, value)| value);
+        let current = self
+            .lock()
+            .current(resource, &key)?
+            .map(|(_, value, _)| value);
         let (object, event) = match decide(current.as_deref())? {
             Mutation::Unchanged(object) => (object, None),
             Mutation::Put(object) => {
@@ -856,24 +884,58 @@ mod tests {
             .lock()
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap();
-        let (_, parsed) = first.unwrap();
+        let (_, parsed, _) = first.unwrap();
         // The cache hands out the very value the write stored.
         assert!(Arc::strong_count(&parsed) >= 2);
         assert_eq!(parsed["data"]["a"], "1");
         put(&store, "a", "2");
-        let (_, parsed) = store
+        let (_, parsed, _) = store
             .lock()
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
             .unwrap();
         assert_eq!(parsed["data"]["a"], "2");
         assert_eq!(resource_version_of(&parsed), "2");
+        let read = store.get_parsed("/configmaps", "ns", "a").unwrap();
+        assert!(
+            Arc::ptr_eq(&read, &parsed),
+            "a read shares the cached parse"
+        );
         store
             .mutate("/configmaps", "ns", "a", |cur| {
                 Ok(Mutation::Delete(cur.unwrap().clone()))
             })
             .unwrap();
         assert_eq!(store.lock().parsed.len(), 0);
+        assert!(store.get_parsed("/configmaps", "ns", "a").is_none());
+    }
+
+    #[test]
+    fn what_a_write_derived_is_kept_with_the_version_it_wrote() {
+        let store = Store::new(10);
+        // Writes `value` keeping `derived`; returns what the store kept from the version before.
+        let write = |value: &str, derived: Option<u32>| {
+            let mut seen = None;
+            store
+                .mutate_derived("/configmaps", "ns", "a", |_, previous| {
+                    seen = previous.and_then(|d| d.clone().downcast::<u32>().ok());
+                    let object = json!({"metadata": {"name": "a"}, "data": {"a": value}});
+                    Ok((
+                        Mutation::Put(object),
+                        derived.map(|d| Arc::new(d) as Derived),
+                    ))
+                })
+                .unwrap();
+            seen.map(|d| *d)
+        };
+        assert_eq!(write("1", Some(1)), None);
+        assert_eq!(write("2", Some(2)), Some(1));
+        // A write that keeps nothing leaves nothing for the next.
+        assert_eq!(write("3", None), Some(2));
+        assert_eq!(write("4", Some(4)), None);
+        // A plain write replaces the version: what was kept goes with it.
+        put(&store, "a", "5");
+        assert_eq!(write("6", None), None);
     }
 
     #[test]
