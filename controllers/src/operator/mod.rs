@@ -16,6 +16,12 @@
 //! - [`shutdown::signal`]: a cloneable future that completes on SIGTERM or SIGINT;
 //!   [`shutdown::on`] makes one from any future (tests).
 //!
+//! - [`index::store`]: a reflector store with one index (controller-runtime's field indexers),
+//!   so that a controller looks up the objects of one owner instead of scanning its cache.
+//!
+//! - [`trim::strip_managed_fields`]: drop `metadata.managedFields` from watched objects before
+//!   they are cached (with kube's `WatchStreamExt::modify`).
+//!
 //! - [`runner::run`] with [`runner::OperatorArgs`] (clap flags `--kubeconfig`, `--http-address`,
 //!   `--leader-elect`, `--leader-election-namespace`): all of the above around a controller's
 //!   start function `FnOnce(Client, Shutdown, Readiness) -> impl Future<Output = ()>`.
@@ -26,7 +32,9 @@
 pub mod client;
 pub mod events;
 pub mod http;
+pub mod index;
 pub mod leader;
 pub mod logging;
 pub mod runner;
 pub mod shutdown;
+pub mod trim;
