@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use controllers::clock::{Clock, ManualClock};
+use controllers::eno::context::pod_composition_index;
 use controllers::eno::context::{Config, Context};
 use controllers::eno::demo::{demo_composition, ensure_namespace, install_crds};
 use controllers::eno::metrics::Metrics;
@@ -18,6 +19,7 @@ use controllers::eno::types::{Composition, Synthesizer};
 use controllers::eno::wiring::pod_to_composition;
 use controllers::eno::{lifecycle, FINALIZER, LABEL_MANAGED_BY, LABEL_SYNTHESIS_UUID};
 use controllers::ids::{IdSource, SeededIds};
+use controllers::operator::index::{self, IndexedWriter};
 use eno_support::{
     bump_generation, create_composition, create_synthesizer, delete_composition, mark_reconciled,
     output_synthesizer,
@@ -45,22 +47,47 @@ struct Stepper {
     ctx: Arc<Context>,
     status_ctx: Arc<StatusContext>,
     compositions: Writer<Composition>,
-    pods: Writer<Pod>,
+    pods: IndexedWriter<Pod>,
     status_pods: Writer<Pod>,
     synthesizers: Writer<Synthesizer>,
 }
 
-async fn refill<K>(api: &Api<K>, lp: &ListParams, writer: &mut Writer<K>)
+/// A cache writer the test feeds: kube's plain one, or an indexed one.
+trait Feed<K> {
+    fn feed(&mut self, event: &Event<K>);
+}
+
+impl<K> Feed<K> for Writer<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    fn feed(&mut self, event: &Event<K>) {
+        self.apply_watcher_event(event);
+    }
+}
+
+impl<K> Feed<K> for IndexedWriter<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+{
+    fn feed(&mut self, event: &Event<K>) {
+        self.apply_watcher_event(event);
+    }
+}
+
+async fn refill<K>(api: &Api<K>, lp: &ListParams, writer: &mut impl Feed<K>)
 where
     K: Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone,
 {
     let items = api.list(lp).await.unwrap().items;
-    writer.apply_watcher_event(&Event::Init);
+    writer.feed(&Event::Init);
     for item in items {
-        writer.apply_watcher_event(&Event::InitApply(item));
+        writer.feed(&Event::InitApply(item));
     }
-    writer.apply_watcher_event(&Event::InitDone);
+    writer.feed(&Event::InitDone);
 }
 
 impl Stepper {
@@ -78,7 +105,7 @@ impl Stepper {
             ensure_namespace(&client, ns).await.unwrap();
         }
         let (comp_store, compositions) = reflector::store();
-        let (pod_store, pods) = reflector::store();
+        let (pod_store, pods) = index::store(pod_composition_index);
         let (status_pod_store, status_pods) = reflector::store();
         let (syn_store, synthesizers) = reflector::store();
         let ctx = Arc::new(Context {

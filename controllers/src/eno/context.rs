@@ -1,9 +1,10 @@
 //! What the lifecycle reconcile works with: client, caches, configuration, clock, ids, metrics.
 //!
-//! The caches are kube-runtime reflector [`Store`]s. Production fills them from watches
-//! ([`super::wiring`]); the race harness fills them by hand through a
-//! `kube::runtime::reflector::store::Writer` and `apply_watcher_event`, so that it decides when
-//! each cache sees each event.
+//! The caches are kube-runtime reflector [`Store`]s (the pod cache with an index, an
+//! [`Indexed`] store). Production fills them from watches ([`super::wiring`]); tests fill them
+//! by hand through a `kube::runtime::reflector::store::Writer` (or
+//! [`crate::operator::index::IndexedWriter`]) and `apply_watcher_event`, so that they decide
+//! when each cache sees each event.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::Client;
+
+use crate::operator::index::Indexed;
 
 use super::metrics::Metrics;
 use super::types::{Composition, Synthesizer};
@@ -105,8 +108,9 @@ pub struct Context {
     pub client: Client,
     /// Composition cache.
     pub compositions: Store<Composition>,
-    /// Pod cache: `pod_namespace`, `app.kubernetes.io/managed-by=eno` only.
-    pub pods: Store<Pod>,
+    /// Pod cache: `pod_namespace`, `app.kubernetes.io/managed-by=eno` only; indexed by
+    /// [`pod_composition_index`].
+    pub pods: Indexed<Pod>,
     /// Synthesizer cache.
     pub synthesizers: Store<Synthesizer>,
     /// Configuration.
@@ -126,12 +130,17 @@ impl Context {
     /// Deliberate change from upstream, whose index holds the composition *name* only, so that
     /// `a/x` and `b/x` saw (and deleted) each other's pods (spec §5.3): this matches both the
     /// name and the namespace label, and the pod's namespace.
+    ///
+    /// A lookup in the pod cache's index ([`pod_composition_index`], upstream's
+    /// `IdxPodsByComposition` as later upstream keys it: `name/namespace`), not a scan of every
+    /// cached pod.
     pub fn pods_of(&self, comp: &ObjectRef<Composition>) -> Vec<Arc<Pod>> {
         let namespace = comp.namespace.as_deref().unwrap_or_default();
-        let mut pods = self.pods.state_filter(|pod| {
+        let mut pods = self
+            .pods
+            .by_index(&composition_index_value(&comp.name, namespace));
+        pods.retain(|pod| {
             pod.metadata.namespace.as_deref() == Some(self.config.pod_namespace.as_str())
-                && label(pod, LABEL_COMPOSITION_NAME) == Some(comp.name.as_str())
-                && label(pod, LABEL_COMPOSITION_NAMESPACE) == Some(namespace)
         });
         pods.sort_by(|a, b| {
             let key = |p: &Pod| {
@@ -146,6 +155,25 @@ impl Context {
     }
 }
 
+/// The composition index value of a composition: `name/namespace` (upstream
+/// `PodByCompIdxValueFromComp`).
+pub fn composition_index_value(name: &str, namespace: &str) -> String {
+    format!("{name}/{namespace}")
+}
+
+/// The pod cache's index (upstream `IdxPodsByComposition`): a pod is indexed under the
+/// composition its labels name, `name/namespace`, when both labels are set and non-empty (a pod
+/// without them names no composition; upstream `PodReferencesComposition`).
+pub fn pod_composition_index(pod: &Pod) -> Vec<String> {
+    match (
+        label(pod, LABEL_COMPOSITION_NAME).filter(|v| !v.is_empty()),
+        label(pod, LABEL_COMPOSITION_NAMESPACE).filter(|v| !v.is_empty()),
+    ) {
+        (Some(name), Some(namespace)) => vec![composition_index_value(name, namespace)],
+        _ => vec![],
+    }
+}
+
 /// A pod label's value.
 pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
@@ -157,7 +185,7 @@ mod tests {
     use crate::clock::ManualClock;
     use crate::ids::SeededIds;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    use kube::runtime::reflector::{self, store::Writer};
+    use kube::runtime::reflector;
     use kube::runtime::watcher::Event;
 
     fn pod(name: &str, namespace: &str, labels: &[(&str, &str)], created: i64) -> Pod {
@@ -178,7 +206,7 @@ mod tests {
 
     #[tokio::test]
     async fn pods_of_matches_namespace_and_name_oldest_first() {
-        let (pods, mut writer): (Store<Pod>, Writer<Pod>) = reflector::store();
+        let (pods, mut writer) = crate::operator::index::store(pod_composition_index);
         let ours = [
             (LABEL_COMPOSITION_NAME, "x"),
             (LABEL_COMPOSITION_NAMESPACE, "a"),

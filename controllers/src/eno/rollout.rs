@@ -34,6 +34,7 @@ use tracing::{debug, info, info_span, Instrument};
 use super::error::Error;
 use super::types::{Composition, Synthesizer};
 use crate::clock::SharedClock;
+use crate::operator::index::Indexed;
 
 /// The cooldown when a Synthesizer does not set `rolloutCooldown` (the CRD default, which a
 /// server that does not apply CRD defaults leaves unset).
@@ -54,10 +55,16 @@ pub struct RolloutContext {
     pub client: Client,
     /// Synthesizer cache.
     pub synthesizers: Store<Synthesizer>,
-    /// Composition cache.
-    pub compositions: Store<Composition>,
+    /// Composition cache, indexed by [`composition_synthesizer_index`].
+    pub compositions: Indexed<Composition>,
     /// The time source.
     pub clock: SharedClock,
+}
+
+/// The composition cache's index (upstream `IdxCompositionsBySynthesizer`, `.spec.synthesizer`):
+/// the name of the Synthesizer the composition names.
+pub fn composition_synthesizer_index(comp: &Composition) -> Vec<String> {
+    vec![comp.spec.synthesizer.name.clone()]
 }
 
 /// Composition events map to the Synthesizer the composition names (upstream
@@ -167,9 +174,8 @@ async fn reconcile_synthesizer(
         return Ok(Action::requeue(wait));
     }
 
-    let comps = ctx
-        .compositions
-        .state_filter(|comp| comp.spec.synthesizer.name == key.name);
+    // Upstream lists the cache by its `.spec.synthesizer` index, as this does.
+    let comps = ctx.compositions.by_index(&key.name);
     let synthesizers: Api<Synthesizer> = Api::all(ctx.client.clone());
 
     if let Some(comp) = next_composition(&comps, &syn, now) {

@@ -28,6 +28,7 @@ use super::error::{is_status, Error};
 use super::types::{Composition, ResourceSlice, Synthesis};
 use super::FINALIZER;
 use crate::clock::SharedClock;
+use crate::operator::index::Indexed;
 
 /// A slice younger than this whose composition is missing from the cache is not deleted: the
 /// cache may simply not show the composition yet.
@@ -41,8 +42,8 @@ pub const ANNOTATION_DELETION_STRATEGY: &str = "eno.azure.io/deletion-strategy";
 pub struct SliceCleanupContext {
     /// Writes.
     pub client: Client,
-    /// ResourceSlice cache.
-    pub slices: Store<ResourceSlice>,
+    /// ResourceSlice cache, indexed by [`slice_composition_index`].
+    pub slices: Indexed<ResourceSlice>,
     /// Composition cache.
     pub compositions: Store<Composition>,
     /// The time source.
@@ -58,19 +59,29 @@ pub fn owner_composition(slice: &ResourceSlice) -> Option<&str> {
         .map(|o| o.name.as_str())
 }
 
+/// The slice cache's index (upstream `IdxResourceSlicesByComposition`, its `indexController`:
+/// the controller owner's name, within the slice's namespace as controller-runtime's namespaced
+/// indexes are): `namespace/owner`.
+pub fn slice_composition_index(slice: &ResourceSlice) -> Vec<String> {
+    owner_composition(slice)
+        .map(|owner| vec![slice_index_value(slice.namespace().as_deref(), owner)])
+        .unwrap_or_default()
+}
+
+fn slice_index_value(namespace: Option<&str>, composition: &str) -> String {
+    format!("{}/{composition}", namespace.unwrap_or_default())
+}
+
 /// Composition events map to the cached slices it controls (upstream
 /// `NewCompositionToResourceSliceHandler`), so a status change (a new synthesis, a deletion)
-/// re-examines them.
+/// re-examines them. A lookup in the slice cache's index, not a scan of every slice.
 pub fn slices_of_composition(
     comp: &Composition,
-    slices: &Store<ResourceSlice>,
+    slices: &Indexed<ResourceSlice>,
 ) -> Vec<ObjectRef<ResourceSlice>> {
-    let namespace = comp.namespace();
-    let name = comp.name_any();
+    let value = slice_index_value(comp.namespace().as_deref(), &comp.name_any());
     let mut refs: Vec<ObjectRef<ResourceSlice>> = slices
-        .state_filter(|slice| {
-            slice.namespace() == namespace && owner_composition(slice) == Some(name.as_str())
-        })
+        .by_index(&value)
         .iter()
         .map(|slice| ObjectRef::from_obj(slice.as_ref()))
         .collect();
@@ -447,9 +458,8 @@ mod tests {
 
     #[test]
     fn composition_events_map_to_the_slices_it_controls() {
-        use kube::runtime::reflector;
         use kube::runtime::watcher::Event;
-        let (store, mut writer) = reflector::store::<ResourceSlice>();
+        let (store, mut writer) = crate::operator::index::store(slice_composition_index);
         let mut other_owner = slice("b-other-owner", 0);
         other_owner.metadata.owner_references.as_mut().unwrap()[0].name = "other".into();
         let mut other_namespace = slice("c-other-namespace", 0);

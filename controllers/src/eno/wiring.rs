@@ -21,7 +21,7 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Client, Resource};
 use tracing::{info, warn};
 
-use super::context::{label, Config, Context};
+use super::context::{label, pod_composition_index, Config, Context};
 use super::metrics::Metrics;
 use super::rollout::{self, RolloutContext};
 use super::slice_cleanup::{self, SliceCleanupContext};
@@ -35,7 +35,9 @@ use crate::clock::SharedClock;
 use crate::ids::SharedIds;
 use crate::operator::events::EventPublisher;
 use crate::operator::http::Readiness;
+use crate::operator::index::{self, reflect_indexed};
 use crate::operator::shutdown::Shutdown;
+use crate::operator::trim::strip_managed_fields;
 
 /// Pod events map to the composition named by the pod's labels, only when both the name and the
 /// namespace label are set and non-empty (upstream `PodToCompMapFunc`).
@@ -242,28 +244,35 @@ impl EnoControllers {
         }
         let (synced, all_synced) = CachesSynced::new(caches);
 
-        let (compositions, comp_writer) = reflector::store::<Composition>();
-        let (pods, pod_writer) = reflector::store::<Pod>();
+        let (compositions, comp_writer) = index::store(rollout::composition_synthesizer_index);
+        let (pods, pod_writer) = index::store(pod_composition_index);
         let (synthesizers, syn_writer) = reflector::store::<Synthesizer>();
         let (status_pods, status_pod_writer) = reflector::store::<Pod>();
 
-        let comp_stream = watcher(
-            Api::<Composition>::all(self.client.clone()),
-            watcher::Config::default(),
+        let comp_stream = reflect_indexed(
+            watcher(
+                Api::<Composition>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .default_backoff()
+            .modify(strip_managed_fields),
+            comp_writer,
         )
-        .default_backoff()
-        .reflect(comp_writer)
         .inspect(synced.on_init_done(Cache::Compositions))
         .applied_objects();
         let pod_api = Api::<Pod>::namespaced(self.client.clone(), &pod_namespace);
         // Pod deletions matter (they let the next pod be created), hence `touched_objects`.
-        let pod_stream = watcher(pod_api.clone(), pod_watch_config())
-            .default_backoff()
-            .reflect(pod_writer)
-            .inspect(synced.on_init_done(Cache::Pods))
-            .touched_objects();
+        let pod_stream = reflect_indexed(
+            watcher(pod_api.clone(), pod_watch_config())
+                .default_backoff()
+                .modify(strip_managed_fields),
+            pod_writer,
+        )
+        .inspect(synced.on_init_done(Cache::Pods))
+        .touched_objects();
         let status_pod_stream = watcher(pod_api, pod_watch_config())
             .default_backoff()
+            .modify(strip_managed_fields)
             .reflect(status_pod_writer)
             .inspect(synced.on_init_done(Cache::StatusPods))
             .applied_objects();
@@ -272,16 +281,20 @@ impl EnoControllers {
             watcher::Config::default(),
         )
         .default_backoff()
+        .modify(strip_managed_fields)
         .reflect(syn_writer)
         .inspect(synced.on_init_done(Cache::Synthesizers))
         .applied_objects();
-        let (slices, slice_writer) = reflector::store::<ResourceSlice>();
-        let slice_stream = watcher(
-            Api::<ResourceSlice>::all(self.client.clone()),
-            watcher::Config::default(),
+        let (slices, slice_writer) = index::store(slice_cleanup::slice_composition_index);
+        let slice_stream = reflect_indexed(
+            watcher(
+                Api::<ResourceSlice>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .default_backoff()
+            .modify(strip_managed_fields),
+            slice_writer,
         )
-        .default_backoff()
-        .reflect(slice_writer)
         .inspect(synced.on_init_done(Cache::Slices))
         .touched_objects();
         // The rollout and slice cleanup controllers are triggered by composition events too;
@@ -292,6 +305,7 @@ impl EnoControllers {
                 watcher::Config::default(),
             )
             .default_backoff()
+            .modify(strip_managed_fields)
             .applied_objects()
         };
 
@@ -326,7 +340,7 @@ impl EnoControllers {
 
         let ctx = Arc::new(Context {
             client: self.client.clone(),
-            compositions: compositions.clone(),
+            compositions: compositions.store(),
             pods: pods.clone(),
             synthesizers: synthesizers.clone(),
             config: self.config.clone(),
@@ -337,7 +351,7 @@ impl EnoControllers {
         let status_ctx = Arc::new(StatusContext {
             client: self.client.clone(),
             pods: status_pods.clone(),
-            compositions: compositions.clone(),
+            compositions: compositions.store(),
         });
         let rollout_ctx = Arc::new(RolloutContext {
             client: self.client.clone(),
@@ -348,7 +362,7 @@ impl EnoControllers {
         let slice_ctx = Arc::new(SliceCleanupContext {
             client: self.client.clone(),
             slices: slices.clone(),
-            compositions: compositions.clone(),
+            compositions: compositions.store(),
             clock: self.clock.clone(),
         });
 
@@ -390,7 +404,7 @@ impl EnoControllers {
             let lifecycle_controller = {
                 let on_ok = lifecycle_backoff.clone();
                 let on_err = lifecycle_backoff;
-                Controller::for_stream(comp_events, compositions.clone())
+                Controller::for_stream(comp_events, compositions.store())
                     .watches_stream(pod_events, |pod| pod_to_composition(&pod))
                     .with_config(controller_config.clone())
                     .graceful_shutdown_on(shutdown.clone())
@@ -463,7 +477,7 @@ impl EnoControllers {
                 let on_ok = slice_backoff.clone();
                 let on_err = slice_backoff;
                 let slice_cache = slices.clone();
-                Controller::for_stream(slice_events, slices.clone())
+                Controller::for_stream(slice_events, slices.store())
                     .watches_stream(slice_comp_events, move |comp| {
                         slice_cleanup::slices_of_composition(&comp, &slice_cache)
                     })

@@ -16,6 +16,9 @@
 //! - [`shutdown::signal`]: a cloneable future that completes on SIGTERM or SIGINT;
 //!   [`shutdown::on`] makes one from any future (tests).
 //!
+//! - [`index::store`]: a reflector store with one index (controller-runtime's field indexers),
+//!   so that a controller looks up the objects of one owner instead of scanning its cache.
+//!
 //! - [`trim::strip_managed_fields`]: drop `metadata.managedFields` from watched objects before
 //!   they enter a reflector cache (`watcher(..).modify(strip_managed_fields)`).
 //!
@@ -29,6 +32,7 @@
 pub mod client;
 pub mod events;
 pub mod http;
+pub mod index;
 pub mod leader;
 pub mod logging;
 pub mod runner;

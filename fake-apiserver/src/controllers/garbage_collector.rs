@@ -10,8 +10,9 @@
 //! namespace (or, for a cluster-scoped dependent, in any namespace) gets the
 //! `OwnerRefInvalidNamespace` warning event, as from the real graph builder.
 //!
-//! The work items come from [`super::ControllerManager`]; the dependents of an owner are found by
-//! scanning the store for its uid (the real collector keeps a graph; the answers are the same).
+//! The work items come from [`super::ControllerManager`]; the dependents of an owner are found in
+//! the store's owner index ([`crate::store::Store::owned_by`]), as the real collector finds them
+//! in its graph.
 
 use std::sync::Arc;
 
@@ -329,37 +330,54 @@ pub(crate) fn owner_gone(server: &FakeApiServer, uid: &str, mut queue: impl FnMu
     }
 }
 
-/// Every stored object with an owner reference to `uid`, in resource and key order.
+/// Every stored object with an owner reference to `uid`, in resource and key order: from the
+/// store's owner index (the real collector's graph), not a read of every stored object.
 fn dependents_of(server: &FakeApiServer, uid: &str) -> Vec<(Arc<ResourceInfo>, Value)> {
     if uid.is_empty() {
         return Vec::new();
     }
-    let mut found = Vec::new();
-    for info in server.shared.registry.all() {
-        if ignored(&info) {
+    let owned = server.shared.store.owned_by(uid);
+    if owned.is_empty() {
+        return Vec::new();
+    }
+    // Served, watched resources in the registry's order, as a scan of them would visit them.
+    let mut found: Vec<(usize, Arc<ResourceInfo>, Value)> = Vec::new();
+    let infos: Vec<(String, Arc<ResourceInfo>)> = server
+        .shared
+        .registry
+        .all()
+        .into_iter()
+        .filter(|info| !ignored(info))
+        .map(|info| {
+            (
+                crate::store::resource_key(&info.group, &info.plural),
+                Arc::new(info),
+            )
+        })
+        .collect();
+    for (resource, _, bytes) in owned {
+        // Every served version of the resource, as the scan visited each.
+        let positions: Vec<usize> = (0..infos.len())
+            .filter(|&i| infos[i].0 == resource)
+            .collect();
+        if positions.is_empty() {
             continue;
         }
-        let key = crate::store::resource_key(&info.group, &info.plural);
-        let snapshot = server.shared.store.snapshot(&key, None);
-        let info = Arc::new(info);
-        for (_, bytes) in snapshot.items {
-            // Most objects do not mention the uid at all: skip them without parsing.
-            if !contains(&bytes, uid.as_bytes()) {
-                continue;
-            }
-            let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
-                continue;
-            };
-            if owner_refs(&object).iter().any(|r| r.uid == uid) {
-                found.push((info.clone(), object));
+        let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if owner_refs(&object).iter().any(|r| r.uid == uid) {
+            for position in positions {
+                found.push((position, infos[position].1.clone(), object.clone()));
             }
         }
     }
+    // Stable: within one resource the store gave key order.
+    found.sort_by_key(|(position, _, _)| *position);
     found
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+        .into_iter()
+        .map(|(_, info, object)| (info, object))
+        .collect()
 }
 
 /// Removes the owner references with the given uids (the collector's delete-owner-reference

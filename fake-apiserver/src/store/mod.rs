@@ -1,7 +1,10 @@
 //! The object store: one global revision, objects kept as serialized JSON, and a bounded history of
 //! events that feeds watches and consistent paged lists.
 //!
-//! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion`: callers
+//! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion` (and
+//! the owner uids of `metadata.ownerReferences`, which it indexes so that the garbage collector
+//! finds an owner's dependents without reading every object, as the real collector's graph
+//! does; see [`Store::owned_by`]): callers
 //! compute the next state of an object inside [`Store::mutate`], which runs under the store's lock so
 //! that read-check-write is atomic, as an etcd transaction is for a real server.
 //!
@@ -145,6 +148,59 @@ struct Inner {
     compacted: u64,
     /// Parsed forms of recently written objects.
     parsed: ParsedCache,
+    /// Owner uid → the objects whose `metadata.ownerReferences` name it:
+    /// `(resource key, (namespace, name))`.
+    owned: BTreeMap<String, std::collections::BTreeSet<OwnedKey>>,
+}
+
+/// An object in the owner index: resource key, namespace, name.
+type OwnedKey = (String, (String, String));
+
+/// The uids named by an object's `metadata.ownerReferences`.
+fn owner_uids(object: &Value) -> Vec<&str> {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(|refs| {
+            refs.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str))
+                .filter(|uid| !uid.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Inner {
+    /// Moves the object `key` of `resource` in the owner index from the owners of `old` to
+    /// those of `new` (either absent: not stored before / no longer stored).
+    fn reindex_owners(
+        &mut self,
+        resource: &str,
+        key: &(String, String),
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) {
+        let old = old.map(owner_uids).unwrap_or_default();
+        let new = new.map(owner_uids).unwrap_or_default();
+        if old == new {
+            return;
+        }
+        let entry = || (resource.to_string(), key.clone());
+        for uid in old.iter().filter(|u| !new.contains(u)) {
+            if let Some(set) = self.owned.get_mut(*uid) {
+                set.remove(&entry());
+                if set.is_empty() {
+                    self.owned.remove(*uid);
+                }
+            }
+        }
+        for uid in new.iter().filter(|u| !old.contains(u)) {
+            self.owned
+                .entry(uid.to_string())
+                .or_default()
+                .insert(entry());
+        }
+    }
 }
 
 /// A stored object: its bytes, its parse, and what was derived from that version (if kept).
@@ -212,6 +268,7 @@ impl Store {
                 history_bytes_limit: bytes,
                 compacted: 0,
                 parsed: ParsedCache::default(),
+                owned: BTreeMap::new(),
             }),
             live: OnceLock::new(),
         }
@@ -359,6 +416,7 @@ impl Store {
                     .entry(resource.to_string())
                     .or_default()
                     .insert(key.clone(), bytes.clone());
+                inner.reindex_owners(resource, &key, current.as_deref(), Some(&object));
                 let object = Arc::new(object);
                 inner.parsed.insert(
                     resource,
@@ -395,6 +453,7 @@ impl Store {
                     return Err(ApiError::internal("delete of an object that is not stored"));
                 };
                 set_resource_version(&mut response, &resource_version_of(&last));
+                inner.reindex_owners(resource, &key, Some(&last), None);
                 let last = Arc::unwrap_or_clone(last);
                 self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
@@ -404,9 +463,10 @@ impl Store {
                 })
             }
             Mutation::Delete(last) => {
-                if current.is_none() {
+                let Some(stored) = &current else {
                     return Err(ApiError::internal("delete of an object that is not stored"));
-                }
+                };
+                inner.reindex_owners(resource, &key, Some(stored), None);
                 let last = self.remove(&mut inner, resource, key, last, current_bytes)?;
                 Ok(Outcome {
                     object: Arc::new(last),
@@ -517,6 +577,22 @@ impl Store {
         }
     }
 
+    /// The stored objects whose `metadata.ownerReferences` name `uid`, as
+    /// `(resource key, (namespace, name), object)` in resource and key order: an index lookup,
+    /// not a read of every object.
+    pub fn owned_by(&self, uid: &str) -> Vec<(String, (String, String), StoredObject)> {
+        let inner = self.lock();
+        let Some(keys) = inner.owned.get(uid) else {
+            return Vec::new();
+        };
+        keys.iter()
+            .filter_map(|(resource, key)| {
+                let bytes = inner.objects.get(resource)?.get(key)?;
+                Some((resource.clone(), key.clone(), bytes.clone()))
+            })
+            .collect()
+    }
+
     /// The state of one resource type as it was at `revision`, rebuilt from the history.
     ///
     /// Fails with 410 Expired when that revision has been compacted away.
@@ -614,12 +690,17 @@ impl Store {
         let mut inner = self.lock();
         inner.objects.clear();
         inner.parsed.clear();
+        inner.owned.clear();
         for (resource, namespace, name, bytes) in objects {
+            let key = (namespace, name);
+            if let Ok(object) = serde_json::from_slice::<Value>(&bytes) {
+                inner.reindex_owners(&resource, &key, None, Some(&object));
+            }
             inner
                 .objects
                 .entry(resource)
                 .or_default()
-                .insert((namespace, name), bytes);
+                .insert(key, bytes);
         }
         inner.revision = revision.max(inner.revision);
         inner.history.clear();
@@ -972,5 +1053,59 @@ mod tests {
         }
         assert_eq!(store.snapshot("/configmaps", Some("a")).items.len(), 1);
         assert_eq!(store.snapshot("/configmaps", None).items.len(), 3);
+    }
+
+    /// The owner index follows creates, owner changes, deletions (plain and by finalization)
+    /// and a load, so that `owned_by` answers as a scan of every object would.
+    #[test]
+    fn the_owner_index_follows_every_write() {
+        let store = Store::new(100);
+        let owned = |owners: &[&str]| {
+            let refs: Vec<Value> = owners.iter().map(|u| json!({"uid": u})).collect();
+            json!({"metadata": {"ownerReferences": refs}})
+        };
+        let put = |resource: &str, name: &str, owners: &[&str]| {
+            store
+                .mutate(resource, "ns", name, |_| Ok(Mutation::Put(owned(owners))))
+                .unwrap();
+        };
+        let names = |uid: &str| -> Vec<String> {
+            store
+                .owned_by(uid)
+                .into_iter()
+                .map(|(resource, (_, name), _)| format!("{resource} {name}"))
+                .collect()
+        };
+        put("/pods", "b", &["o1"]);
+        put("/configmaps", "a", &["o1", "o2"]);
+        put("/pods", "a", &["o2"]);
+        assert_eq!(names("o1"), ["/configmaps a", "/pods b"]);
+        assert_eq!(names("o2"), ["/configmaps a", "/pods a"]);
+        // An owner reference dropped and another added.
+        put("/configmaps", "a", &["o3"]);
+        assert_eq!(names("o1"), ["/pods b"]);
+        assert_eq!(names("o3"), ["/configmaps a"]);
+        // Deleted; finalized away.
+        store
+            .mutate("/pods", "ns", "b", |c| {
+                Ok(Mutation::Delete(c.unwrap().clone()))
+            })
+            .unwrap();
+        store
+            .mutate("/pods", "ns", "a", |c| {
+                Ok(Mutation::Finalize(c.unwrap().clone()))
+            })
+            .unwrap();
+        assert!(names("o1").is_empty());
+        assert!(names("o2").is_empty());
+        // A load indexes what it loads, and only that.
+        let bytes = Bytes::from(serde_json::to_vec(&owned(&["o4"])).unwrap());
+        store.load(
+            50,
+            vec![("/secrets".into(), "ns".into(), "s".into(), bytes)],
+        );
+        assert!(names("o3").is_empty());
+        assert_eq!(names("o4"), ["/secrets s"]);
+        assert!(store.owned_by("").is_empty());
     }
 }
