@@ -336,8 +336,6 @@ mod tests {
     use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{ObjectMeta, PostParams};
-    use kube::runtime::reflector::store::Writer;
-    use kube::runtime::watcher::Event;
     use kube::{Api, CustomResourceExt};
 
     use super::*;
@@ -349,7 +347,7 @@ mod tests {
     use crate::karpenter::context::Config;
     use crate::karpenter::metrics::Metrics;
     use crate::karpenter::types::{condition_types::REGISTERED, NodeClaim, NodeClaimSpec};
-    use crate::karpenter::wiring::{new_stores, Writers};
+    use crate::karpenter::wiring::{fill_cache, new_stores, Writers};
 
     struct Env {
         server: fake_apiserver::FakeApiServer,
@@ -388,17 +386,6 @@ mod tests {
             ctx,
             writers,
         }
-    }
-
-    fn sync<K>(writer: &mut Writer<K>, objects: Vec<K>)
-    where
-        K: kube::Resource<DynamicType = ()> + Clone + 'static,
-    {
-        writer.apply_watcher_event(&Event::Init);
-        for o in objects {
-            writer.apply_watcher_event(&Event::InitApply(o));
-        }
-        writer.apply_watcher_event(&Event::InitDone);
     }
 
     fn node(name: &str, provider_id: &str, ready: bool) -> Node {
@@ -463,8 +450,8 @@ mod tests {
         let orphan = launch(&env, "orphan").await;
         create_node(&env, &node("orphan-node", &orphan, true)).await;
         let owner = owning("owned", &owned, false, &env);
-        sync(&mut env.writers.nodeclaims, vec![owner]);
-        sync(
+        fill_cache(&mut env.writers.nodeclaims, vec![owner]);
+        fill_cache(
             &mut env.writers.nodes,
             vec![node("orphan-node", &orphan, true)],
         );
@@ -515,8 +502,8 @@ mod tests {
     #[tokio::test]
     async fn instance_gc_requeues_every_10s_for_20_passes_then_every_2m_and_fails_on_list_errors() {
         let mut env = env().await;
-        sync(&mut env.writers.nodeclaims, vec![]);
-        sync(&mut env.writers.nodes, vec![]);
+        fill_cache(&mut env.writers.nodeclaims, vec![]);
+        fill_cache(&mut env.writers.nodes, vec![]);
         let mut gc = instance::Controller::new();
         for _ in 0..20 {
             assert_eq!(
@@ -548,8 +535,8 @@ mod tests {
         for nc in &claims {
             api.create(&PostParams::default(), nc).await.unwrap();
         }
-        sync(&mut env.writers.nodeclaims, claims);
-        sync(
+        fill_cache(&mut env.writers.nodeclaims, claims);
+        fill_cache(
             &mut env.writers.nodes,
             vec![
                 node("ready", "fake:///ready", true),
@@ -588,8 +575,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn run_collects_on_its_timers_and_stops_on_shutdown() {
         let mut env = env().await;
-        sync(&mut env.writers.nodeclaims, vec![]);
-        sync(&mut env.writers.nodes, vec![]);
+        fill_cache(&mut env.writers.nodeclaims, vec![]);
+        fill_cache(&mut env.writers.nodes, vec![]);
         launch(&env, "orphan").await;
         let (tx, rx) = futures::channel::oneshot::channel::<()>();
         let task = tokio::spawn(run(

@@ -50,8 +50,7 @@ mod tests {
     use jiff::SignedDuration;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
-    use kube::runtime::reflector::{store::Writer, ObjectRef};
-    use kube::runtime::watcher::Event;
+    use kube::runtime::reflector::ObjectRef;
     use kube::{Api, CustomResourceExt, ResourceExt};
     use serde_json::{json, Value};
 
@@ -62,7 +61,7 @@ mod tests {
     use crate::karpenter::context::{Config, Context};
     use crate::karpenter::demo::demo_nodeclaim;
     use crate::karpenter::metrics::Metrics;
-    use crate::karpenter::wiring::{new_stores, Writers};
+    use crate::karpenter::wiring::{fill_cache, new_stores, Writers};
     use crate::karpenter::{lifecycle, node_termination, termination};
 
     /// What a real kubelet reports besides Ready: the parts the Node cache drops.
@@ -90,17 +89,6 @@ mod tests {
         })
     }
 
-    fn resync<K>(writer: &mut Writer<K>, objects: Vec<K>)
-    where
-        K: kube::Resource<DynamicType = ()> + Clone + 'static,
-    {
-        writer.apply_watcher_event(&Event::Init);
-        for o in objects {
-            writer.apply_watcher_event(&Event::InitApply(o));
-        }
-        writer.apply_watcher_event(&Event::InitDone);
-    }
-
     /// Fill the caches from the server, trimmed or whole.
     async fn sync(client: &kube::Client, writers: &mut Writers, trimmed: bool) {
         let mut ncs = Api::<NodeClaim>::all(client.clone())
@@ -121,8 +109,8 @@ mod tests {
             ncs.iter_mut().for_each(nodeclaim);
             nodes.iter_mut().for_each(node);
         }
-        resync(&mut writers.nodeclaims, ncs);
-        resync(&mut writers.nodes, nodes);
+        fill_cache(&mut writers.nodeclaims, ncs);
+        fill_cache(&mut writers.nodes, nodes);
     }
 
     /// What the kubelet and its agents do: Ready with a full status, startup taints removed

@@ -609,6 +609,19 @@ async fn drain<K, E1, E2>(
         .await;
 }
 
+/// Fills a cache as a watch's initial list does (tests that drive reconciles by hand).
+#[cfg(test)]
+pub(crate) fn fill_cache<K>(writer: &mut Writer<K>, objects: Vec<K>)
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for object in objects {
+        writer.apply_watcher_event(&watcher::Event::InitApply(object));
+    }
+    writer.apply_watcher_event(&watcher::Event::InitDone);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@
 //! in either.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
 
 use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
@@ -243,10 +244,18 @@ pub(super) fn typed_kinds() -> impl Iterator<Item = (&'static TypedKind, &'stati
 }
 
 /// The definition name of a typed built-in kind.
+/// Looked up on every write (managedFields schema, typed shape): by hash, not by scanning.
 pub(super) fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
-    typed_kinds()
-        .find(|(k, _)| k.group == group && k.version == version && k.kind == kind)
-        .map(|(_, name)| name)
+    type ByKind = HashMap<(&'static str, &'static str, &'static str), &'static str>;
+    static BY_KIND: LazyLock<ByKind> = LazyLock::new(|| {
+        typed_kinds()
+            .map(|(k, name)| ((k.group, k.version, k.kind), name))
+            .collect()
+    });
+    // The map's keys are `'static`; reading it as keyed by shorter-lived strings is sound
+    // (`HashMap` is covariant in its key) and lets the lookup borrow the caller's strings.
+    let by_kind: &HashMap<(&str, &str, &str), &'static str> = &BY_KIND;
+    by_kind.get(&(group, version, kind)).copied()
 }
 
 /// The definitions reached from the typed kind or `ObjectMeta` named `name` (itself included),
