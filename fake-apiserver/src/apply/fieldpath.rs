@@ -233,6 +233,30 @@ impl Set {
         }
     }
 
+    /// Inserts `path` and, below it, the paths of `below` (relative to `path`). The same as
+    /// inserting each of them, without walking down from the root for every one.
+    pub fn graft(&mut self, path: &[PathElement], below: Set) {
+        match path {
+            [] => self.union_in_place(&below),
+            [last] => {
+                self.members.insert(last.clone());
+                if !below.is_empty() {
+                    match self.children.get_mut(last) {
+                        Some(existing) => existing.union_in_place(&below),
+                        None => {
+                            self.children.insert(last.clone(), below);
+                        }
+                    }
+                }
+            }
+            [first, rest @ ..] => self
+                .children
+                .entry(first.clone())
+                .or_default()
+                .graft(rest, below),
+        }
+    }
+
     /// Whether `path` is a member.
     pub fn has(&self, path: &[PathElement]) -> bool {
         match path {
@@ -276,6 +300,25 @@ impl Set {
         let mut out = self.clone();
         out.union_in_place(other);
         out
+    }
+
+    /// The union of two sets given away: the smaller is added to the larger, so that a set
+    /// joined with an empty one costs nothing.
+    pub fn union_owned(self, other: Set) -> Set {
+        let (mut larger, smaller) = if self.weight() >= other.weight() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        if !smaller.is_empty() {
+            larger.union_in_place(&smaller);
+        }
+        larger
+    }
+
+    /// How many members and children this level holds (a cheap proxy for its size).
+    fn weight(&self) -> usize {
+        self.members.len() + self.children.len()
     }
 
     fn union_in_place(&mut self, other: &Set) {

@@ -213,26 +213,33 @@ fn settle(
     skip: Option<&Identity>,
     force: bool,
 ) -> Result<(), Vec<Conflict>> {
-    let mut changed = cmp.modified.clone();
-    changed.add(&cmp.added);
-    let mut conflicts = Vec::new();
+    // A create, or an object only the writer manages: nobody else can lose anything.
+    if entries.iter().all(|e| Some(&e.id) == skip) {
+        drop_empty(entries);
+        return Ok(());
+    }
     // Forced, the conflicts would only be dropped: they are not looked for.
-    for e in entries.iter().filter(|e| !force && Some(&e.id) != skip) {
-        let owned = e.set().intersection(&changed);
-        for path in owned.paths() {
-            conflicts.push(Conflict {
-                manager: e.id.clone(),
-                path,
-            });
+    if !force {
+        let mut changed = cmp.modified.clone();
+        changed.add(&cmp.added);
+        let mut conflicts = Vec::new();
+        for e in entries.iter().filter(|e| Some(&e.id) != skip) {
+            let owned = e.set().intersection(&changed);
+            for path in owned.paths() {
+                conflicts.push(Conflict {
+                    manager: e.id.clone(),
+                    path,
+                });
+            }
+        }
+        if !conflicts.is_empty() {
+            conflicts.sort_by(|a, b| a.manager.sort_key().cmp(&b.manager.sort_key()));
+            return Err(conflicts);
         }
     }
-    if !force && !conflicts.is_empty() {
-        let mut sorted = conflicts;
-        sorted.sort_by(|a, b| a.manager.sort_key().cmp(&b.manager.sort_key()));
-        return Err(sorted);
-    }
     for e in entries.iter_mut().filter(|e| Some(&e.id) != skip) {
-        e.remove(&changed);
+        e.remove(&cmp.modified);
+        e.remove(&cmp.added);
         e.remove(&cmp.removed);
     }
     drop_empty(entries);
@@ -306,8 +313,7 @@ pub fn track_update_known(
     if let Some(own) = entries.iter_mut().find(|e| e.id == id) {
         own.remove(&cmp.removed);
     }
-    let mut set = cmp.modified;
-    set.add(&cmp.added);
+    let mut set = cmp.modified.union_owned(cmp.added);
     set.remove(strip_set());
     strip(&mut entries);
     if !set.is_empty() {

@@ -437,6 +437,13 @@ fn compare_at(
             return;
         }
     }
+    // Present on one side only: the whole subtree was added (or went). Built in one piece
+    // rather than leaf by leaf from the root (a create compares the whole object this way).
+    match (l, r) {
+        (None, Some(v)) => return c.added.graft(path, below(schema, ty, None, Some(v))),
+        (Some(v), None) => return c.removed.graft(path, below(schema, ty, Some(v), None)),
+        _ => {}
+    }
     let leaf = |path: &Path, c: &mut Comparison| match (l, r) {
         (None, _) => c.added.insert(path),
         (_, None) => c.removed.insert(path),
@@ -502,6 +509,54 @@ fn compare_at(
             c.removed.insert(path);
         }
     }
+}
+
+/// The paths below a value present on one side only (`l` or `r` is `None`), relative to it, as
+/// [`compare_at`] would record them one by one: what a map's or a granular list's subtree
+/// holds; nothing for a leaf, an atomic or empty container, or a list whose elements cannot be
+/// identified.
+fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) -> Set {
+    let v = l.or(r);
+    let one_side = |child_ty: TypeId, value: &Value| {
+        if l.is_some() {
+            below(schema, child_ty, Some(value), None)
+        } else {
+            below(schema, child_ty, None, Some(value))
+        }
+    };
+    let mut out = Set::default();
+    match shape_of_pair(schema, ty, l, r) {
+        Shape::Leaf => {}
+        Shape::List { elem, kind } => {
+            if *kind == ListKind::Atomic || is_empty_container(v) {
+                return out;
+            }
+            let Ok(items) = index_list(kind, v.and_then(Value::as_array)) else {
+                return out;
+            };
+            for pe in items.order {
+                let child = match items.values.get(&pe).map(Vec::as_slice) {
+                    // One element under this key: walked as a value of the element type.
+                    Some([one]) => one_side(elem, one),
+                    // Duplicates on one side are recorded as the key alone.
+                    _ => Set::default(),
+                };
+                out.set_child(pe.clone(), child);
+                out.insert_member(pe);
+            }
+        }
+        Shape::Map { ty, atomic } => {
+            if atomic || is_empty_container(v) {
+                return out;
+            }
+            for (k, value) in v.and_then(Value::as_object).into_iter().flatten() {
+                let pe = PathElement::Field(k.clone());
+                out.set_child(pe.clone(), one_side(schema.field_type(ty, k), value));
+                out.insert_member(pe);
+            }
+        }
+    }
+    out
 }
 
 fn compare_items(
@@ -825,6 +880,66 @@ mod tests {
             .find(|r| r.plural == plural)
             .unwrap();
         schema_for(&info)
+    }
+
+    /// A subtree present on one side only is recorded whole: containers as members with their
+    /// paths below, leaves, list elements by key (duplicates as the key alone), atomic and
+    /// empty containers and unidentifiable lists as one member.
+    #[test]
+    fn a_one_sided_subtree_is_recorded_whole_in_either_direction() {
+        let s = schema("pods");
+        let empty = json!({});
+        let pod = json!({
+            "metadata": {"labels": {"app": "x"}, "finalizers": ["a.io/f"], "annotations": {}},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "i", "args": ["a", "b"], "resources": {},
+                     "ports": [{"containerPort": 80, "protocol": "TCP"}]},
+                    {"name": "dup"}, {"name": "dup"}
+                ],
+                "volumes": [{"name": "v", "emptyDir": {}}],
+                "nodeSelector": null
+            }
+        });
+        let added = compare(&s, s.root, &empty, &pod);
+        let removed = compare(&s, s.root, &pod, &empty);
+        assert!(added.removed.is_empty() && added.modified.is_empty());
+        assert!(removed.added.is_empty() && removed.modified.is_empty());
+        assert_eq!(added.added, removed.removed);
+        let container = json!({
+            ".": {}, "f:args": {}, "f:image": {}, "f:name": {}, "f:resources": {},
+            "f:ports": {".": {}, "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {
+                ".": {}, "f:containerPort": {}, "f:protocol": {}
+            }}
+        });
+        assert_eq!(
+            added.added.to_fields_v1(),
+            json!({
+                "f:metadata": {
+                    ".": {}, "f:annotations": {},
+                    "f:finalizers": {".": {}, "v:\"a.io/f\"": {}},
+                    "f:labels": {".": {}, "f:app": {}}
+                },
+                "f:spec": {
+                    ".": {},
+                    "f:containers": {
+                        ".": {}, "k:{\"name\":\"app\"}": container, "k:{\"name\":\"dup\"}": {}
+                    },
+                    "f:nodeSelector": {},
+                    "f:volumes": {".": {}, "k:{\"name\":\"v\"}": {".": {}, "f:emptyDir": {}, "f:name": {}}}
+                }
+            })
+        );
+        // Grafted below a path that already has members, the subtree joins them.
+        let mut live = pod.clone();
+        live["spec"]["containers"][0]["env"] = json!([{"name": "E", "value": "1"}]);
+        let c = compare(&s, s.root, &pod, &live);
+        assert_eq!(
+            c.added.to_fields_v1(),
+            json!({"f:spec": {"f:containers": {"k:{\"name\":\"app\"}": {"f:env": {
+                ".": {}, "k:{\"name\":\"E\"}": {".": {}, "f:name": {}, "f:value": {}}
+            }}}}})
+        );
     }
 
     #[test]
