@@ -11,7 +11,7 @@
 //! that the next write does not derive it again. The store never looks inside it.
 
 use std::any::Any;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -26,6 +26,9 @@ pub type Derived = Arc<dyn Any + Send + Sync>;
 
 /// One parsed object and the stored bytes it is the parse of.
 struct Entry {
+    /// When it was inserted (a count of insertions): tells its record in the eviction order
+    /// from older records of the same key.
+    stamp: u64,
     /// Kept so that the allocation (whose address identifies the stored version) stays alive.
     bytes: Bytes,
     value: Arc<Value>,
@@ -41,11 +44,15 @@ impl std::fmt::Debug for Entry {
     }
 }
 
-/// resource key → (namespace, name) → parsed object.
+/// resource key → (namespace, name) → parsed object, and the order they were inserted in.
 #[derive(Debug, Default)]
 pub struct ParsedCache {
     entries: BTreeMap<String, BTreeMap<(String, String), Entry>>,
     len: usize,
+    /// Insertions, oldest first: (stamp, resource, key). A record whose entry has another stamp
+    /// was overtaken by a later insertion of the same key (or the entry went).
+    order: VecDeque<(u64, String, (String, String))>,
+    stamps: u64,
 }
 
 impl ParsedCache {
@@ -62,8 +69,8 @@ impl ParsedCache {
     }
 
     /// Remembers that `value` is the parse of `bytes`, now stored for `key`, and `derived` what
-    /// was derived from it. When the cache is full it starts over: the objects written from then
-    /// on are the ones worth keeping.
+    /// was derived from it. When the cache is full the entry inserted longest ago goes (one per
+    /// insertion, so that no write pays for dropping the whole cache at once).
     pub fn insert(
         &mut self,
         resource: &str,
@@ -72,9 +79,10 @@ impl ParsedCache {
         value: Arc<Value>,
         derived: Option<Derived>,
     ) {
-        if self.len >= CAPACITY {
-            self.clear();
-        }
+        self.stamps += 1;
+        let stamp = self.stamps;
+        self.order
+            .push_back((stamp, resource.to_string(), key.clone()));
         let previous = self
             .entries
             .entry(resource.to_string())
@@ -82,6 +90,7 @@ impl ParsedCache {
             .insert(
                 key,
                 Entry {
+                    stamp,
                     bytes,
                     value,
                     derived,
@@ -89,6 +98,33 @@ impl ParsedCache {
             );
         if previous.is_none() {
             self.len += 1;
+        }
+        while self.len > CAPACITY {
+            self.evict_oldest();
+        }
+        // Records overtaken by rewrites of the same keys are dropped before they pile up.
+        if self.order.len() > 2 * CAPACITY.max(self.len) {
+            let entries = &self.entries;
+            self.order.retain(|(stamp, resource, key)| {
+                entries
+                    .get(resource)
+                    .and_then(|objects| objects.get(key))
+                    .is_some_and(|e| e.stamp == *stamp)
+            });
+        }
+    }
+
+    /// Removes the entry inserted longest ago that is still cached.
+    fn evict_oldest(&mut self) {
+        while let Some((stamp, resource, key)) = self.order.pop_front() {
+            let Some(objects) = self.entries.get_mut(&resource) else {
+                continue;
+            };
+            if objects.get(&key).is_some_and(|e| e.stamp == stamp) {
+                objects.remove(&key);
+                self.len -= 1;
+                return;
+            }
         }
     }
 
@@ -104,6 +140,7 @@ impl ParsedCache {
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.order.clear();
         self.len = 0;
     }
 
@@ -164,19 +201,45 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cache_starts_over_and_removal_forgets() {
+    fn a_full_cache_forgets_the_oldest_insertion_and_removal_forgets() {
         let mut cache = ParsedCache::default();
+        let mut stored = Vec::new();
         for i in 0..CAPACITY {
             let b = Bytes::from(format!("{i}"));
-            cache.insert("/cm", key(&i.to_string()), b, Arc::new(json!(i)), None);
+            cache.insert(
+                "/cm",
+                key(&i.to_string()),
+                b.clone(),
+                Arc::new(json!(i)),
+                None,
+            );
+            stored.push(b);
         }
+        assert_eq!(cache.len(), CAPACITY);
+        // Object 0 is written again: it is now the newest, so object 1 is the oldest.
+        let zero = Bytes::from_static(b"zero again");
+        cache.insert("/cm", key("0"), zero.clone(), Arc::new(json!(0)), None);
         assert_eq!(cache.len(), CAPACITY);
         let b = Bytes::from_static(b"new");
         cache.insert("/cm", key("new"), b.clone(), Arc::new(json!("new")), None);
-        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.len(), CAPACITY);
         assert!(cache.get("/cm", &key("new"), &b).is_some());
+        assert!(cache.get("/cm", &key("0"), &zero).is_some());
+        assert!(cache.get("/cm", &key("1"), &stored[1]).is_none());
+        assert!(cache.get("/cm", &key("2"), &stored[2]).is_some());
         cache.remove("/cm", &key("new"));
-        assert_eq!(cache.len(), 0);
+        assert_eq!(cache.len(), CAPACITY - 1);
         assert!(cache.get("/cm", &key("new"), &b).is_none());
+    }
+
+    #[test]
+    fn rewriting_one_object_keeps_the_order_bounded() {
+        let mut cache = ParsedCache::default();
+        for i in 0..10 * CAPACITY {
+            let b = Bytes::from(format!("{i}"));
+            cache.insert("/cm", key("same"), b, Arc::new(json!(i)), None);
+        }
+        assert_eq!(cache.len(), 1);
+        assert!(cache.order.len() <= 2 * CAPACITY + 1);
     }
 }
