@@ -27,7 +27,8 @@
 //! `openAPIV3Schema` with `apiVersion`, `kind` and `metadata` added, as kube-apiserver does. Kinds
 //! with neither get an object schema that keeps unknown fields.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
 
 use serde_json::{json, Map, Value};
 
@@ -829,23 +830,38 @@ fn resource_paths(
 /// apply reads list and map topology from here ([`builtin_definitions`]); kubectl sees it too.
 const KUBERNETES_EXTENSIONS: &str = include_str!("openapi/extensions.json");
 
-/// Merges [`KUBERNETES_EXTENSIONS`] into the generated definitions. Only the table's entries for
+/// [`KUBERNETES_EXTENSIONS`] indexed by definition name, each entry left as its JSON text. The
+/// table holds one definition a line (`  "name": {...},`), so indexing it is splitting lines; a
+/// test checks the index against the table decoded whole.
+fn extension_index() -> &'static HashMap<&'static str, &'static str> {
+    static INDEX: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
+        KUBERNETES_EXTENSIONS
+            .lines()
+            .filter_map(|line| {
+                let line = line.trim();
+                let line = line.strip_suffix(',').unwrap_or(line);
+                let (name, entry) = line.strip_prefix('"')?.split_once("\": ")?;
+                Some((name, entry))
+            })
+            .collect()
+    });
+    &INDEX
+}
+
+/// Merges [`KUBERNETES_EXTENSIONS`] into the generated definitions. Only the entries of the
 /// definitions present are decoded (a kind's definitions are a small part of the table).
 fn add_kubernetes_extensions(definitions: &mut Map<String, Value>) {
-    let mut deserializer = serde_json::Deserializer::from_str(KUBERNETES_EXTENSIONS);
-    let table = match serde::de::DeserializeSeed::deserialize(
-        ExtensionsFor(definitions),
-        &mut deserializer,
-    ) {
-        Ok(table) => table,
-        Err(e) => {
-            tracing::error!(error = %e, "the built-in OpenAPI extension table does not decode");
-            return;
-        }
-    };
-    for (definition, entries) in table {
-        let Some(Value::Object(target)) = definitions.get_mut(&definition) else {
+    let index = extension_index();
+    for (definition, target) in definitions.iter_mut() {
+        let (Some(entry), Value::Object(target)) = (index.get(definition.as_str()), target) else {
             continue;
+        };
+        let entries: Map<String, Value> = match serde_json::from_str(entry) {
+            Ok(entries) => entries,
+            Err(e) => {
+                tracing::error!(%definition, error = %e, "an OpenAPI extension entry does not decode");
+                continue;
+            }
         };
         for (property, extensions) in entries {
             let Value::Object(extensions) = extensions else {
@@ -863,38 +879,6 @@ fn add_kubernetes_extensions(definitions: &mut Map<String, Value>) {
                 node.extend(extensions);
             }
         }
-    }
-}
-
-/// Decodes the extension table's entries (definition name → property → extensions) for the
-/// definitions in the map, skipping the others without building them.
-struct ExtensionsFor<'a>(&'a Map<String, Value>);
-
-impl<'de> serde::de::DeserializeSeed<'de> for ExtensionsFor<'_> {
-    type Value = Vec<(String, Map<String, Value>)>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for ExtensionsFor<'_> {
-    type Value = Vec<(String, Map<String, Value>)>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a map from definition names to property extensions")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(definition) = map.next_key::<String>()? {
-            if self.0.contains_key(&definition) {
-                out.push((definition, map.next_value()?));
-            } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -936,6 +920,21 @@ mod tests {
     use crate::http::discovery::fixtures;
     use crate::resource::builtin_resources;
     use rstest::rstest;
+
+    /// The line index reads every entry of the extension table exactly as decoding the whole
+    /// table does.
+    #[test]
+    fn the_extension_index_holds_the_whole_table() {
+        let whole: Map<String, Value> =
+            serde_json::from_str(KUBERNETES_EXTENSIONS).expect("the table decodes");
+        let index = extension_index();
+        assert_eq!(index.len(), whole.len());
+        for (name, entries) in &whole {
+            let indexed: Value =
+                serde_json::from_str(index[name.as_str()]).expect("an entry decodes");
+            assert_eq!(&indexed, entries, "{name}");
+        }
+    }
 
     fn widget() -> ResourceInfo {
         ResourceInfo {

@@ -7,14 +7,15 @@
 //! servers never serve an OpenAPI document. So the definitions one kind reaches are generated on
 //! that kind's first use ([`definitions_of`]), and the whole library ([`library`]) only when a
 //! document needs it. Both come from the same generator settings, so a definition reads the same
-//! in either.
+//! in either. The per-kind definitions share one generator, so what kinds have in common
+//! (`ObjectMeta` and all it reaches) is generated once.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 use k8s_openapi::schemars::generate::{SchemaGenerator, SchemaSettings};
-use k8s_openapi::schemars::JsonSchema;
+use k8s_openapi::schemars::{JsonSchema, Schema};
 use serde_json::{json, Map, Value};
 
 use super::{add_kubernetes_extensions, OBJECT_META, STATUS};
@@ -265,15 +266,76 @@ pub(super) fn definitions_of(name: &str) -> Option<&'static Map<String, Value>> 
         LazyLock::new(|| (0..=TYPED_KINDS.len()).map(|_| OnceLock::new()).collect());
     if name == OBJECT_META {
         let slot = PER_ROOT.get(TYPED_KINDS.len())?;
-        return Some(slot.get_or_init(|| generate(&[META[0]])));
+        return Some(slot.get_or_init(|| Shared::definitions_from(META[0], OBJECT_META)));
     }
     let index = typed_kinds().position(|(_, n)| n == name)?;
     let kind = &TYPED_KINDS[index];
     Some(
         PER_ROOT
             .get(index)?
-            .get_or_init(|| generate(&[kind.register])),
+            .get_or_init(|| Shared::definitions_from(kind.register, name)),
     )
+}
+
+/// One generator behind every kind's own definitions, so that what kinds share (`ObjectMeta`
+/// and everything it reaches) is generated, transformed and extended once, not once per kind.
+struct Shared {
+    generator: SchemaGenerator,
+    /// Every definition generated so far, finished as [`generate`] finishes them.
+    finished: Map<String, Value>,
+}
+
+impl Shared {
+    /// The definitions `root` reaches (itself included) once `register` has run.
+    fn definitions_from(register: fn(&mut SchemaGenerator), root: &str) -> Map<String, Value> {
+        static SHARED: LazyLock<Mutex<Shared>> = LazyLock::new(|| {
+            Mutex::new(Shared {
+                generator: SchemaSettings::openapi3().into_generator(),
+                finished: Map::new(),
+            })
+        });
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        shared.add(register);
+        shared.reached_from(root)
+    }
+
+    /// Runs `register` and finishes the definitions it added.
+    fn add(&mut self, register: fn(&mut SchemaGenerator)) {
+        register(&mut self.generator);
+        let mut fresh: Map<String, Value> = self
+            .generator
+            .definitions()
+            .iter()
+            .filter(|(name, _)| !self.finished.contains_key(*name))
+            .map(|(name, schema)| (name.clone(), schema.clone()))
+            .collect();
+        for schema in fresh.values_mut() {
+            if let Ok(schema) = <&mut Schema>::try_from(schema) {
+                for transform in self.generator.transforms_mut() {
+                    transform.transform(schema);
+                }
+            }
+        }
+        finish(&mut fresh);
+        self.finished.extend(fresh);
+    }
+
+    /// `root` and every finished definition it references, however indirectly.
+    fn reached_from(&self, root: &str) -> Map<String, Value> {
+        let mut out = Map::new();
+        let mut pending = vec![root.to_string()];
+        while let Some(name) = pending.pop() {
+            if out.contains_key(&name) {
+                continue;
+            }
+            let Some(schema) = self.finished.get(&name) else {
+                continue;
+            };
+            super::collect_refs(schema, &mut pending);
+            out.insert(name, schema.clone());
+        }
+        out
+    }
 }
 
 /// Every built-in definition: all typed kinds and the `meta/v1` definitions, generated once.
@@ -294,14 +356,20 @@ fn generate(registers: &[fn(&mut SchemaGenerator)]) -> Map<String, Value> {
         register(&mut generator);
     }
     let mut definitions = generator.take_definitions(true);
-    add_kubernetes_extensions(&mut definitions);
+    finish(&mut definitions);
+    definitions
+}
+
+/// What the generated (and transformed) definitions lack: the Kubernetes extensions, and
+/// `Status`'s group-version-kind.
+fn finish(definitions: &mut Map<String, Value>) {
+    add_kubernetes_extensions(definitions);
     if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
         status.insert(
             "x-kubernetes-group-version-kind".into(),
             json!([{"group": "", "kind": "Status", "version": "v1"}]),
         );
     }
-    definitions
 }
 
 #[cfg(test)]
