@@ -298,16 +298,18 @@ impl Net {
     /// kube-runtime; sorting by content keeps that order out of the schedule.)
     pub fn held(&self) -> Vec<HeldRequest> {
         let state = self.lock();
-        let mut held: Vec<(HeldRequest, Bytes)> = state
-            .held
-            .values()
-            .map(|h| (h.view.clone(), h.body.clone()))
-            .collect();
-        held.sort_by(|(a, ab), (b, bb)| {
-            (&a.host, &a.method, &a.target, ab, a.id)
-                .cmp(&(&b.host, &b.method, &b.target, bb, b.id))
+        let mut held: Vec<&Held> = state.held.values().collect();
+        held.sort_by(|a, b| {
+            let key = |h: &'_ Held| {
+                (
+                    h.view.host.as_str(),
+                    h.view.method.as_str(),
+                    h.view.target.as_str(),
+                )
+            };
+            (key(a), &a.body, a.view.id).cmp(&(key(b), &b.body, b.view.id))
         });
-        held.into_iter().map(|(v, _)| v).collect()
+        held.into_iter().map(|h| h.view.clone()).collect()
     }
 
     /// Open watches, by id.
@@ -518,18 +520,22 @@ impl Net {
                 "injected: the request took effect but its answer timed out",
             ));
         }
-        self.answered(id, status.to_string());
+        let track_views = self.answered(id, status.to_string());
         if watch && status == 200 {
             return Ok(self.hold_watch(host, epoch, &target, response));
         }
-        if status == 200 && !watch && self.lock().track_views {
+        if status == 200 && !watch && track_views {
             return Ok(self.note_list(host, &target, response).await);
         }
         Ok(response)
     }
 
-    fn answered(&self, id: u64, outcome: String) {
-        self.lock().answered.insert(id, Answered { outcome });
+    /// Records what became of request `id`; returns whether list answers are to be noted in
+    /// the views (one lock for both).
+    fn answered(&self, id: u64, outcome: String) -> bool {
+        let mut state = self.lock();
+        state.answered.insert(id, Answered { outcome });
+        state.track_views
     }
 
     /// A list answer replaces what the host has seen of that collection.
