@@ -4,7 +4,7 @@
 //! an aggregated role is up to date before the next request. A batch of ClusterRole writes made
 //! by the server itself (the bootstrap policy) defers it ([`Deferred`]) and reconciles once after.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::rbac::RBAC_GROUP;
 use crate::error::ApiError;
@@ -44,26 +44,8 @@ pub fn reconcile(server: &FakeApiServer) {
     if DEFERRED.with(|d| d.get()) > 0 {
         return;
     }
-    // Each pass that writes settles at least one more level of the chain; a cycle of
-    // aggregations could grow forever only if rules were created, which they are not.
-    let mut passes = 0;
-    while aggregate_once(server) {
-        passes += 1;
-        if passes > MAX_PASSES {
-            tracing::warn!("ClusterRole aggregation did not settle after {MAX_PASSES} passes");
-            break;
-        }
-    }
-}
-
-/// More passes than any chain of aggregated roles is long.
-const MAX_PASSES: usize = 64;
-
-/// One pass over the ClusterRoles; whether it wrote one.
-fn aggregate_once(server: &FakeApiServer) -> bool {
-    let mut wrote = false;
     let key = resource_key(RBAC_GROUP, "clusterroles");
-    let roles: Vec<Value> = server
+    let mut roles: Vec<Value> = server
         .shared
         .store
         .snapshot(&key, None)
@@ -71,18 +53,52 @@ fn aggregate_once(server: &FakeApiServer) -> bool {
         .iter()
         .filter_map(|(_, bytes)| serde_json::from_slice(bytes).ok())
         .collect();
-    for role in &roles {
-        let Some(selectors) = role["aggregationRule"]["clusterRoleSelectors"].as_array() else {
+    // The passes run on the roles in memory; each role that ends up changed is written once,
+    // with its settled rules (what the controller's repeated runs end with).
+    let mut changed = vec![false; roles.len()];
+    let mut passes = 0;
+    while aggregate_once(&mut roles, &mut changed) {
+        passes += 1;
+        if passes > MAX_PASSES {
+            tracing::warn!("ClusterRole aggregation did not settle after {MAX_PASSES} passes");
+            break;
+        }
+    }
+    for (role, _) in roles.iter().zip(&changed).filter(|(_, c)| **c) {
+        let name = role["metadata"]["name"].as_str().unwrap_or_default();
+        let rules = role["rules"].clone();
+        let written = server.shared.store.mutate(&key, "", name, |current| {
+            let mut current = current
+                .ok_or_else(|| ApiError::not_found(RBAC_GROUP, "clusterroles", name))?
+                .clone();
+            current["rules"] = rules;
+            Ok(Mutation::Put(current))
+        });
+        if let Err(e) = written {
+            tracing::warn!(role = name, error = %e.message, "cannot aggregate a ClusterRole");
+        }
+    }
+}
+
+/// More passes than any chain of aggregated roles is long.
+const MAX_PASSES: usize = 64;
+
+/// One pass over the ClusterRoles: each aggregating role takes the rules of the roles its
+/// selectors match. Marks the roles it changed; whether it changed one.
+fn aggregate_once(roles: &mut [Value], changed: &mut [bool]) -> bool {
+    let mut any = false;
+    for i in 0..roles.len() {
+        let Some(selectors) = roles[i]["aggregationRule"]["clusterRoleSelectors"].as_array()
+        else {
             continue;
         };
-        let name = role["metadata"]["name"].as_str().unwrap_or_default();
         let selectors: Vec<LabelSelector> = selectors
             .iter()
             .filter_map(|s| LabelSelector::from_label_selector_json(s).ok())
             .collect();
         let mut rules: Vec<Value> = Vec::new();
-        for other in &roles {
-            if other["metadata"]["name"] == role["metadata"]["name"] {
+        for (j, other) in roles.iter().enumerate() {
+            if j == i || other["metadata"]["name"] == roles[i]["metadata"]["name"] {
                 continue;
             }
             let labels = other["metadata"]["labels"].as_object();
@@ -95,32 +111,23 @@ fn aggregate_once(server: &FakeApiServer) -> bool {
                 }
             }
         }
-        if role["rules"]
+        if roles[i]["rules"]
             .as_array()
             .map_or(rules.is_empty(), |r| *r == rules)
         {
             continue;
         }
-        let written = server.shared.store.mutate(&key, "", name, |current| {
-            let mut current = current
-                .ok_or_else(|| ApiError::not_found(RBAC_GROUP, "clusterroles", name))?
-                .clone();
-            current["rules"] = json!(rules);
-            Ok(Mutation::Put(current))
-        });
-        match written {
-            Ok(_) => wrote = true,
-            Err(e) => {
-                tracing::warn!(role = name, error = %e.message, "cannot aggregate a ClusterRole")
-            }
-        }
+        roles[i]["rules"] = Value::Array(rules);
+        changed[i] = true;
+        any = true;
     }
-    wrote
+    any
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn rules_of(server: &FakeApiServer, name: &str) -> Vec<Value> {
         let key = resource_key(RBAC_GROUP, "clusterroles");
