@@ -253,8 +253,9 @@ pub fn run(
     // As the `controllers` binary: tokio's default multi-threaded runtime.
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
+        // The production client (operator::client), as the controllers binary builds it.
         let config = kube::Config::new(url.parse()?);
-        let client = kube::Client::try_from(config)?;
+        let client = controllers::operator::client::client_from_config(config)?;
         let clock: SharedClock = Arc::new(SystemClock);
         let ids: SharedIds = Arc::new(RandomIds);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
