@@ -34,6 +34,13 @@ use super::taints;
 use super::types::NodeClaim;
 use super::wiring::{forceful_after, InFlight, SHUTDOWN_GRACE};
 
+/// Nodes the stand-in works on at once. kwok is one process with a bounded number of node
+/// workers (`nodePlayStageParallelism`, 4 in its release configuration, raised for scale
+/// setups); an unbounded stand-in sends a request per Node at once when thousands appear
+/// together, a burst of connections no real agent makes (measured by `make bench-scale`: at
+/// 3000 NodeClaims it overflowed the server's accept queue).
+pub const PARALLELISM: u16 = 32;
+
 /// What the stand-in needs.
 pub struct KubeletContext {
     /// Client for Node and NodeClaim reads and writes.
@@ -45,6 +52,8 @@ pub struct KubeletContext {
     /// Trim watched Nodes before they enter the stand-in's cache (as Karpenter's own,
     /// [`super::trim::node`]; on by default). Off only to measure what the trimming saves.
     pub trim_cache: bool,
+    /// Nodes reconciled at once ([`PARALLELISM`] by default).
+    pub parallelism: u16,
     beats: Mutex<HashMap<String, (u64, tokio::time::Instant)>>,
 }
 
@@ -56,6 +65,7 @@ impl KubeletContext {
             clock,
             heartbeat,
             trim_cache: true,
+            parallelism: PARALLELISM,
             beats: Mutex::default(),
         }
     }
@@ -208,6 +218,7 @@ pub async fn run(ctx: Arc<KubeletContext>, watcher_config: watcher::Config, shut
         .reflect(writer)
         .applied_objects();
     Controller::for_stream(nodes, store)
+        .with_config(kube::runtime::controller::Config::default().concurrency(ctx.parallelism))
         .graceful_shutdown_on(shutdown)
         .run(in_flight.wrap(reconcile), error_policy, ctx)
         .take_until(cut)
