@@ -156,6 +156,16 @@ pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<
         crate::operator::trim::strip_managed_fields(&mut patched);
         node = Arc::new(patched);
     }
+    let current = node
+        .spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
+        .unwrap_or_default();
+    // Nothing to remove: no read of the owning NodeClaim (one GET per Node every heartbeat,
+    // a third of all requests at 5000 NodeClaims, found by `make bench-scale`).
+    if current.is_empty() {
+        return Ok(Action::requeue(ctx.heartbeat));
+    }
     // Startup taints of the owning NodeClaim, once it owns the Node.
     let mut removable = taints::known_ephemeral_taints();
     let owner = node
@@ -170,11 +180,6 @@ pub async fn reconcile(mut node: Arc<Node>, ctx: Arc<KubeletContext>) -> Result<
             Err(e) => return Err(Error::api("reading the owning nodeclaim", e)),
         }
     }
-    let current = node
-        .spec
-        .as_ref()
-        .and_then(|s| s.taints.clone())
-        .unwrap_or_default();
     let kept: Vec<_> = current
         .iter()
         .filter(|t| !removable.iter().any(|r| taints::matches(r, t)))
