@@ -3,7 +3,7 @@
 //! cluster: the kubeconfig's CA verifies the server (and only it), its bearer token
 //! authenticates, and a kubeconfig with a client certificate and key builds a working client.
 
-mod kubectl_support;
+use std::path::{Path, PathBuf};
 
 use controllers::operator::client::{client_from_env, ClientError};
 use fake_apiserver::auth::{AuthorizationMode, StaticTokens};
@@ -11,40 +11,142 @@ use fake_apiserver::FakeApiServer;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::ListParams;
 use kube::Api;
-use kubectl_support::{self_signed_certificate, Cluster};
 
-/// A server over HTTPS with one static token (a cluster admin), RBAC and no anonymous access.
-fn secured() -> Cluster {
-    Cluster::start_tls_with(|| {
-        FakeApiServer::builder()
-            .static_tokens(
-                StaticTokens::parse("tokens.csv", "admin-token,admin,u-admin,system:masters\n")
-                    .expect("token file"),
-            )
-            .anonymous_auth(false)
-            .authorization_mode(AuthorizationMode::Rbac)
-            .build()
-    })
+/// Runs `openssl` with `args` in `dir`.
+fn openssl(dir: &Path, args: &[&str]) {
+    let output = std::process::Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        output.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
-/// Lists namespaces through the production client built from `kubeconfig`.
-fn list_namespaces(
-    cluster: &Cluster,
-    kubeconfig: &std::path::Path,
-) -> Result<Result<Vec<String>, kube::Error>, ClientError> {
-    cluster.block_on(async {
-        let client = client_from_env(Some(kubeconfig)).await?;
-        let answer = Api::<Namespace>::all(client)
-            .list(&ListParams::default())
-            .await
-            .map(|list| {
-                list.items
-                    .into_iter()
-                    .filter_map(|ns| ns.metadata.name)
-                    .collect()
-            });
-        Ok(answer)
-    })
+/// A CA and a certificate it signs for `name` (P-256, one day) in `dir`, as a cluster's: the
+/// fake's own self-signed certificate is its own CA, which rustls (unlike Go) refuses as a
+/// server certificate. Returns (CA certificate, certificate, key).
+fn ca_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    if !dir.join("ca.crt").exists() {
+        let mut args = vec!["req", "-x509"];
+        args.extend(ec);
+        args.extend(["-days", "1", "-subj", "/CN=test-ca"]);
+        args.extend(["-keyout", "ca.key", "-out", "ca.crt"]);
+        openssl(dir, &args);
+    }
+    let (key, csr, crt) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+    );
+    let mut args = vec!["req"];
+    args.extend(ec);
+    args.extend(["-subj", "/CN=fake-apiserver", "-keyout", &key, "-out", &csr]);
+    openssl(dir, &args);
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n",
+    )
+    .expect("write extensions");
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            &crt,
+        ],
+    );
+    (dir.join("ca.crt"), dir.join(crt), dir.join(key))
+}
+
+/// A server over HTTPS with one static token (a cluster admin), RBAC and no anonymous access.
+struct Secured {
+    runtime: tokio::runtime::Runtime,
+    dir: tempfile::TempDir,
+    url: String,
+    ca: PathBuf,
+}
+
+impl Secured {
+    fn start() -> Self {
+        let runtime = tokio::runtime::Runtime::new().expect("runtime");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let (ca, cert, key) = ca_signed(dir.path(), "server");
+        let tls = fake_apiserver::tls::TlsConfig::from_pem_files(&cert, &key).expect("TLS");
+        let url = runtime.block_on(async {
+            let server = FakeApiServer::builder()
+                .static_tokens(
+                    StaticTokens::parse("tokens.csv", "admin-token,admin,u-admin,system:masters\n")
+                        .expect("token file"),
+                )
+                .anonymous_auth(false)
+                .authorization_mode(AuthorizationMode::Rbac)
+                .build();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let url = format!("https://{}", listener.local_addr().expect("address"));
+            tokio::spawn(server.serve_tls(listener, tls, std::future::pending()));
+            url
+        });
+        Secured {
+            runtime,
+            dir,
+            url,
+            ca,
+        }
+    }
+
+    /// A kubeconfig trusting `ca` with the bearer `token`.
+    fn kubeconfig(&self, name: &str, ca: &Path, token: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{name}.kubeconfig"));
+        let yaml =
+            fake_apiserver::kubeconfig::kubeconfig_yaml_tls(&self.url, ca, Some(token), "default");
+        std::fs::write(&path, yaml).expect("write kubeconfig");
+        path
+    }
+
+    /// Lists namespaces through the production client built from `kubeconfig`.
+    fn list_namespaces(
+        &self,
+        kubeconfig: &Path,
+    ) -> Result<Result<Vec<String>, kube::Error>, ClientError> {
+        self.runtime.block_on(async {
+            let client = client_from_env(Some(kubeconfig)).await?;
+            let answer = Api::<Namespace>::all(client)
+                .list(&ListParams::default())
+                .await
+                .map(|list| {
+                    list.items
+                        .into_iter()
+                        .filter_map(|ns| ns.metadata.name)
+                        .collect()
+                });
+            Ok(answer)
+        })
+    }
 }
 
 fn status_code(error: &kube::Error) -> Option<u16> {
@@ -56,9 +158,10 @@ fn status_code(error: &kube::Error) -> Option<u16> {
 
 #[test]
 fn token_over_tls_authenticates() {
-    let cluster = secured();
-    let admin = cluster.token_kubeconfig("admin", "admin-token");
-    let namespaces = list_namespaces(&cluster, &admin)
+    let cluster = Secured::start();
+    let admin = cluster.kubeconfig("admin", &cluster.ca, "admin-token");
+    let namespaces = cluster
+        .list_namespaces(&admin)
         .expect("client")
         .expect("the admin lists namespaces");
     assert!(
@@ -67,8 +170,9 @@ fn token_over_tls_authenticates() {
     );
 
     // The token is what authenticates: an unknown one is refused with 401.
-    let stranger = cluster.token_kubeconfig("stranger", "no-such-token");
-    let refused = list_namespaces(&cluster, &stranger)
+    let stranger = cluster.kubeconfig("stranger", &cluster.ca, "no-such-token");
+    let refused = cluster
+        .list_namespaces(&stranger)
         .expect("client")
         .expect_err("an unknown token is refused");
     assert_eq!(status_code(&refused), Some(401), "{refused:?}");
@@ -76,24 +180,13 @@ fn token_over_tls_authenticates() {
 
 #[test]
 fn the_kubeconfig_ca_is_verified() {
-    let cluster = secured();
-    let admin = cluster.token_kubeconfig("admin", "admin-token");
-    // The same kubeconfig trusting another self-signed certificate: the handshake fails.
+    let cluster = Secured::start();
+    // Another CA: the handshake fails.
     let other = tempfile::tempdir().expect("temporary directory");
-    let (other_cert, _) = self_signed_certificate(other.path());
-    let yaml = std::fs::read_to_string(&admin).expect("kubeconfig");
-    let ours = yaml
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("certificate-authority: "))
-        .expect("the kubeconfig names its CA")
-        .to_string();
-    let untrusting = other.path().join("kubeconfig");
-    std::fs::write(
-        &untrusting,
-        yaml.replace(&ours, &other_cert.to_string_lossy()),
-    )
-    .expect("write kubeconfig");
-    let error = list_namespaces(&cluster, &untrusting)
+    let (other_ca, _, _) = ca_signed(other.path(), "other");
+    let untrusting = cluster.kubeconfig("untrusting", &other_ca, "admin-token");
+    let error = cluster
+        .list_namespaces(&untrusting)
         .expect("client")
         .expect_err("a server the CA does not sign is refused");
     assert_eq!(status_code(&error), None, "not an API answer: {error:?}");
@@ -101,11 +194,9 @@ fn the_kubeconfig_ca_is_verified() {
 
 #[test]
 fn client_certificate_kubeconfig_builds_and_connects() {
-    let cluster = secured();
-    let admin = cluster.token_kubeconfig("admin", "admin-token");
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let (cert, key) = self_signed_certificate(dir.path());
-    let yaml = std::fs::read_to_string(&admin)
+    let cluster = Secured::start();
+    let (_, cert, key) = ca_signed(cluster.dir.path(), "client");
+    let yaml = std::fs::read_to_string(cluster.kubeconfig("admin", &cluster.ca, "admin-token"))
         .expect("kubeconfig")
         .replace(
             "token: admin-token",
@@ -116,11 +207,12 @@ fn client_certificate_kubeconfig_builds_and_connects() {
             ),
         );
     assert!(yaml.contains("client-key"), "{yaml}");
-    let kubeconfig = dir.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, yaml).expect("write kubeconfig");
+    let kubeconfig = cluster.dir.path().join("client.kubeconfig");
+    std::fs::write(&kubeconfig, &yaml).expect("write kubeconfig");
     // The fake asks for no client certificate; what is checked is that the identity loads
     // into the TLS stack and the handshake still completes.
-    let namespaces = list_namespaces(&cluster, &kubeconfig)
+    let namespaces = cluster
+        .list_namespaces(&kubeconfig)
         .expect("a client with a client certificate")
         .expect("lists namespaces");
     assert!(
@@ -129,15 +221,13 @@ fn client_certificate_kubeconfig_builds_and_connects() {
     );
 
     // A key that is not one is refused when the client is built.
-    let broken = dir.path().join("broken.kubeconfig");
-    let bad_key = dir.path().join("bad.key");
+    let bad_key = cluster.dir.path().join("bad.key");
     std::fs::write(&bad_key, "not a key").expect("write key");
+    let broken = cluster.dir.path().join("broken.kubeconfig");
     std::fs::write(
         &broken,
-        std::fs::read_to_string(&kubeconfig)
-            .expect("kubeconfig")
-            .replace(&key.display().to_string(), &bad_key.display().to_string()),
+        yaml.replace(&key.display().to_string(), &bad_key.display().to_string()),
     )
     .expect("write kubeconfig");
-    assert!(list_namespaces(&cluster, &broken).is_err());
+    assert!(cluster.list_namespaces(&broken).is_err());
 }
