@@ -37,8 +37,11 @@ use super::wiring::{forceful_after, InFlight, SHUTDOWN_GRACE};
 /// Nodes the stand-in works on at once. kwok is one process with a bounded number of node
 /// workers (`nodePlayStageParallelism`, 4 in its release configuration, raised for scale
 /// setups); an unbounded stand-in sends a request per Node at once when thousands appear
-/// together, a burst of connections no real agent makes (measured by `make bench-scale`: at
-/// 3000 NodeClaims it overflowed the server's accept queue).
+/// together, a burst of connections no real agent makes (`make bench-scale`, once the client
+/// kept no more than 25 idle connections: at 3000 NodeClaims, requests failed on fresh
+/// connections and 15 NodeClaims were never Ready). Keep the heartbeat such that the Nodes'
+/// heartbeats fit in this many workers: kube's controller runs the held-back items of a
+/// saturated queue in no particular order (a hash set), so some Nodes can wait indefinitely.
 pub const PARALLELISM: u16 = 32;
 
 /// What the stand-in needs.
