@@ -20,6 +20,8 @@
 //! `SCALE_SIZES=1000,3000` (or `--sizes`) picks the sizes of both; `--only eno|karpenter`.
 //! `SCALE_CHILD_WRAPPER=heaptrack` runs the controller process under a profiler (heaptrack
 //! writes its profile to the working directory; `heaptrack_print` reads it).
+//! `SCALE_KUBE_POOL=unbounded` gives the controller process kube's own client (every idle
+//! connection kept) instead of the production one (`operator::client`: 25 idle per host).
 
 #[path = "scale/child.rs"]
 mod child;

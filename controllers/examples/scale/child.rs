@@ -253,8 +253,14 @@ pub fn run(
     // As the `controllers` binary: tokio's default multi-threaded runtime.
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
+        // The production client (operator::client), as the controllers binary builds it;
+        // `SCALE_KUBE_POOL=unbounded`: kube's own, which keeps every idle connection.
         let config = kube::Config::new(url.parse()?);
-        let client = kube::Client::try_from(config)?;
+        let client = if std::env::var("SCALE_KUBE_POOL").as_deref() == Ok("unbounded") {
+            kube::Client::try_from(config)?
+        } else {
+            controllers::operator::client::client_from_config(config)?
+        };
         let clock: SharedClock = Arc::new(SystemClock);
         let ids: SharedIds = Arc::new(RandomIds);
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -311,9 +317,17 @@ pub fn run(
                     },
                     stop.clone(),
                 ));
-                // As `controllers karpenter --kubelet-stand-in`: a 10s heartbeat.
-                let mut kctx =
-                    KubeletContext::new(client.clone(), clock.clone(), Duration::from_secs(10));
+                // As `controllers karpenter --kubelet-stand-in`: a 10s heartbeat
+                // (`SCALE_KUBELET_HEARTBEAT_SECS`: another; kwok's own is 600 s).
+                let heartbeat = std::env::var("SCALE_KUBELET_HEARTBEAT_SECS")
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(10);
+                let mut kctx = KubeletContext::new(
+                    client.clone(),
+                    clock.clone(),
+                    Duration::from_secs(heartbeat),
+                );
                 kctx.trim_cache = !karpenter_untrimmed;
                 let kctx = Arc::new(kctx);
                 tasks.push(tokio::spawn(kubelet::run(

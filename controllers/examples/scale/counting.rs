@@ -116,7 +116,15 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<String> {
     use axum::serve::ListenerExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    // As Go's `net.Listen` (the real API server's): an accept queue of `somaxconn`, not
+    // tokio's 1024; HTTP/1.1 clients open a connection per concurrent request.
+    let backlog = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096);
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let listener = socket.listen(backlog)?;
     let url = format!("http://{}", listener.local_addr()?);
     // As `FakeApiServer::serve` does: answers go out at once (TCP_NODELAY).
     let listener = listener.tap_io(|tcp| {
