@@ -282,7 +282,7 @@ async fn wait_until(
             );
             last_print = Instant::now();
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

@@ -42,7 +42,9 @@ pub struct Config {
     /// the client's connections failed, and at 1k a limit of 1 halved the time, requests and RSS.
     /// The limit is a first-come, first-served queue in front of each controller's reconciles
     /// (not kube's `Controller` concurrency, which holds waiting keys in a randomly ordered set),
-    /// so start-up reconciles keep their fixed order (`start_up_reconciles_run_in_a_fixed_order`).
+    /// so start-up reconciles keep their fixed order (`start_up_reconciles_run_in_a_fixed_order`);
+    /// kube's concurrency only bounds how many wait in that queue
+    /// ([`super::wiring::dispatch_window`]).
     pub max_concurrent_reconciles: u16,
     /// Test switch, off by default: start the controllers without waiting for every cache to
     /// sync (the start-up bug the harness must catch). Never set in production.

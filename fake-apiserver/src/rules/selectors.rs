@@ -553,6 +553,20 @@ impl LabelSelector {
     pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
         !self.nothing && self.requirements.iter().all(|r| r.matches(labels))
     }
+
+    /// A label `(key, value)` every matching object carries, when a requirement asks for exactly
+    /// one value (`k=v`, `k==v`, `k in (v)`; Go's `Selector.RequiresExactMatch`): the first such
+    /// requirement by key.
+    pub fn exact_match(&self) -> Option<(&str, &str)> {
+        self.requirements
+            .iter()
+            .find_map(|r| match (r.operator, r.values.as_slice()) {
+                (Operator::Equals | Operator::DoubleEquals | Operator::In, [value]) => {
+                    Some((r.key.as_str(), value.as_str()))
+                }
+                _ => None,
+            })
+    }
 }
 
 /// One `field op value` term of a field selector.
@@ -765,6 +779,25 @@ mod tests {
     use super::*;
     use rstest::rstest;
     use serde_json::json;
+
+    #[rstest]
+    #[case::eq("app=a", Some(("app", "a")))]
+    #[case::double_eq("app==a", Some(("app", "a")))]
+    #[case::in_one("app in (a)", Some(("app", "a")))]
+    #[case::in_two("app in (a,b)", None)]
+    #[case::not_eq("app!=a", None)]
+    #[case::exists("app", None)]
+    #[case::first_by_key("z=1,b in (x),a!=2", Some(("b", "x")))]
+    #[case::empty("", None)]
+    fn exact_match_is_a_label_every_match_carries(
+        #[case] selector: &str,
+        #[case] expected: Option<(&str, &str)>,
+    ) {
+        assert_eq!(
+            LabelSelector::parse(selector).unwrap().exact_match(),
+            expected
+        );
+    }
 
     fn labels(v: Value) -> Option<Map<String, Value>> {
         v.as_object().cloned()
