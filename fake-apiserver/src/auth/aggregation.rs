@@ -88,8 +88,7 @@ const MAX_PASSES: usize = 64;
 fn aggregate_once(roles: &mut [Value], changed: &mut [bool]) -> bool {
     let mut any = false;
     for i in 0..roles.len() {
-        let Some(selectors) = roles[i]["aggregationRule"]["clusterRoleSelectors"].as_array()
-        else {
+        let Some(selectors) = roles[i]["aggregationRule"]["clusterRoleSelectors"].as_array() else {
             continue;
         };
         let selectors: Vec<LabelSelector> = selectors
