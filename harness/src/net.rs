@@ -299,16 +299,11 @@ impl Net {
     pub fn held(&self) -> Vec<HeldRequest> {
         let state = self.lock();
         let mut held: Vec<&Held> = state.held.values().collect();
-        held.sort_by(|a, b| {
-            let key = |h: &'_ Held| {
-                (
-                    h.view.host.as_str(),
-                    h.view.method.as_str(),
-                    h.view.target.as_str(),
-                )
-            };
-            (key(a), &a.body, a.view.id).cmp(&(key(b), &b.body, b.view.id))
-        });
+        fn key(h: &Held) -> (&str, &str, &str, &Bytes, u64) {
+            let v = &h.view;
+            (&v.host, &v.method, &v.target, &h.body, v.id)
+        }
+        held.sort_by(|a, b| key(a).cmp(&key(b)));
         held.into_iter().map(|h| h.view.clone()).collect()
     }
 
