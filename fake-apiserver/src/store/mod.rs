@@ -220,26 +220,9 @@ impl Inner {
         if old == new {
             return;
         }
-        let pair = |(k, v): &(&str, &str)| (k.to_string(), v.to_string());
-        if let Some(index) = self.labelled.get_mut(resource) {
-            for label in old.iter().filter(|l| !new.contains(l)) {
-                let label = pair(label);
-                if let Some(set) = index.get_mut(&label) {
-                    set.remove(key);
-                    if set.is_empty() {
-                        index.remove(&label);
-                    }
-                }
-            }
-        }
-        let added: Vec<_> = new.iter().filter(|l| !old.contains(l)).collect();
-        if added.is_empty() {
-            return;
-        }
         let index = self.labelled.entry(resource.to_string()).or_default();
-        for label in added {
-            index.entry(pair(label)).or_default().insert(key.clone());
-        }
+        let pair = |(k, v): &(&str, &str)| (k.to_string(), v.to_string());
+        move_in_index(index, &old, &new, pair, || key.clone());
     }
 
     /// Moves the object `key` of `resource` in the owner index from the owners of `old` to
@@ -257,20 +240,31 @@ impl Inner {
             return;
         }
         let entry = || (resource.to_string(), key.clone());
-        for uid in old.iter().filter(|u| !new.contains(u)) {
-            if let Some(set) = self.owned.get_mut(*uid) {
-                set.remove(&entry());
-                if set.is_empty() {
-                    self.owned.remove(*uid);
-                }
+        move_in_index(&mut self.owned, &old, &new, |uid| uid.to_string(), entry);
+    }
+}
+
+/// Moves one object (`entry`) in an index from the index keys `old` names to those `new`
+/// names: out of the sets of the keys only `old` has (a set left empty goes), into those of
+/// the keys only `new` has.
+fn move_in_index<T: PartialEq, K: Ord, E: Ord>(
+    index: &mut BTreeMap<K, std::collections::BTreeSet<E>>,
+    old: &[T],
+    new: &[T],
+    index_key: impl Fn(&T) -> K,
+    entry: impl Fn() -> E,
+) {
+    for gone in old.iter().filter(|k| !new.contains(k)) {
+        let k = index_key(gone);
+        if let Some(set) = index.get_mut(&k) {
+            set.remove(&entry());
+            if set.is_empty() {
+                index.remove(&k);
             }
         }
-        for uid in new.iter().filter(|u| !old.contains(u)) {
-            self.owned
-                .entry(uid.to_string())
-                .or_default()
-                .insert(entry());
-        }
+    }
+    for added in new.iter().filter(|k| !old.contains(k)) {
+        index.entry(index_key(added)).or_default().insert(entry());
     }
 }
 
