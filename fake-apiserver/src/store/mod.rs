@@ -4,9 +4,9 @@
 //! This module knows nothing about Kubernetes semantics beyond `metadata.resourceVersion` (and
 //! the owner uids of `metadata.ownerReferences`, which it indexes so that the garbage collector
 //! finds an owner's dependents without reading every object, as the real collector's graph
-//! does; see [`Store::owned_by`]; and its labels, which it indexes so that a list by an
-//! equality label selector reads only the objects carrying that label, see
-//! [`Store::snapshot_labelled`]): callers
+//! does; see [`Store::owned_by`]; and the labels lists select on, which it indexes so that a
+//! list by an equality label selector reads only the objects carrying that label, see
+//! [`Store::snapshot_labelled`] and [`labels`]): callers
 //! compute the next state of an object inside [`Store::mutate`], which runs under the store's lock so
 //! that read-check-write is atomic, as an etcd transaction is for a real server.
 //!
@@ -23,10 +23,12 @@ use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 
+mod labels;
 mod parsed;
 pub mod pod_logs;
 pub(crate) mod value_eq;
 
+use labels::LabelIndex;
 pub use parsed::Derived;
 use parsed::ParsedCache;
 
@@ -153,26 +155,9 @@ struct Inner {
     /// Owner uid → the objects whose `metadata.ownerReferences` name it:
     /// `(resource key, (namespace, name))`.
     owned: BTreeMap<String, std::collections::BTreeSet<OwnedKey>>,
-    /// Resource key → (label key, label value) → the objects carrying that label, as
-    /// `(namespace, name)` (string-valued labels only: no other value can equal a selector's).
+    /// Resource key → its label index (only label keys that lists have selected on; see
+    /// [`labels`]).
     labelled: BTreeMap<String, LabelIndex>,
-}
-
-/// One resource's label index: `(label key, label value)` → `(namespace, name)` in key order.
-type LabelIndex = BTreeMap<(String, String), std::collections::BTreeSet<(String, String)>>;
-
-/// The string-valued labels of an object (`metadata.labels`).
-fn label_pairs(object: &Value) -> Vec<(&str, &str)> {
-    object
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|labels| {
-            labels
-                .iter()
-                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// An object in the owner index: resource key, namespace, name.
@@ -206,8 +191,8 @@ impl Inner {
         self.reindex_labels(resource, key, old, new);
     }
 
-    /// Moves the object `key` of `resource` in the label index from the labels of `old` to
-    /// those of `new`.
+    /// Moves the object `key` of `resource` in the label index (if any of its keys is indexed)
+    /// from the labels of `old` to those of `new`.
     fn reindex_labels(
         &mut self,
         resource: &str,
@@ -215,14 +200,9 @@ impl Inner {
         old: Option<&Value>,
         new: Option<&Value>,
     ) {
-        let old = old.map(label_pairs).unwrap_or_default();
-        let new = new.map(label_pairs).unwrap_or_default();
-        if old == new {
-            return;
+        if let Some(index) = self.labelled.get_mut(resource) {
+            index.reindex(key, old, new);
         }
-        let index = self.labelled.entry(resource.to_string()).or_default();
-        let pair = |(k, v): &(&str, &str)| (k.to_string(), v.to_string());
-        move_in_index(index, &old, &new, pair, || key.clone());
     }
 
     /// Moves the object `key` of `resource` in the owner index from the owners of `old` to
@@ -647,19 +627,39 @@ impl Store {
     /// revision and the same order, read from the label index instead of every object of the
     /// resource. A real server's watch cache does this for the labels a resource indexes
     /// (`IndexLabels`); a list by an equality selector then costs the objects it can match.
+    /// The first such read of a label key indexes it (one read of every object of the
+    /// resource); beyond [`labels::MAX_INDEXED_KEYS`] keys per resource, a read of another key
+    /// reads every object.
     pub fn snapshot_labelled(
         &self,
         resource: &str,
         namespace: Option<&str>,
         label: (&str, &str),
     ) -> Snapshot {
-        let inner = self.lock();
+        let mut guard = self.lock();
+        let inner = &mut *guard;
         let revision = inner.revision;
-        let keys = inner
-            .labelled
-            .get(resource)
-            .and_then(|index| index.get(&(label.0.to_string(), label.1.to_string())));
-        let (Some(keys), Some(objects)) = (keys, inner.objects.get(resource)) else {
+        let Some(objects) = inner.objects.get(resource) else {
+            return Snapshot {
+                revision,
+                items: Vec::new(),
+            };
+        };
+        let index = inner.labelled.entry(resource.to_string()).or_default();
+        if !index.indexes(label.0) {
+            if !index.has_room() {
+                let carries = |bytes: &Bytes| {
+                    labels::label_of_bytes(bytes, label.0).as_deref() == Some(label.1)
+                };
+                let items = collect(Some(objects), namespace)
+                    .into_iter()
+                    .filter(|(_, bytes)| carries(bytes))
+                    .collect();
+                return Snapshot { revision, items };
+            }
+            index.add_key(label.0, objects.iter().map(|(k, b)| (k, b.as_ref())));
+        }
+        let Some(Some(keys)) = index.get(label) else {
             return Snapshot {
                 revision,
                 items: Vec::new(),
@@ -1267,14 +1267,49 @@ mod tests {
     }
 
     /// The indexed read is the full read filtered by the label: same revision, same order,
-    /// same bytes, for every label value and namespace, after a random run of writes.
-    #[test]
-    fn a_labelled_snapshot_is_the_snapshot_filtered() {
+    /// same bytes, for every label value and namespace, after a random run of writes: for a key
+    /// indexed before the writes (`x`), one indexed at the first read after them (`y`, when
+    /// there is room), and keys read without an index once the bound is reached.
+    #[rstest::rstest]
+    #[case::room_for_every_key(0)]
+    #[case::bound_reached(labels::MAX_INDEXED_KEYS - 1)]
+    fn a_labelled_snapshot_is_the_snapshot_filtered(#[case] filler_keys: usize) {
         use rand::{Rng, SeedableRng};
         let store = Store::new(1000);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let values = ["a", "b", "c"];
-        for _ in 0..400 {
+        let check = |store: &Store| {
+            for ns in [None, Some("ns0"), Some("ns1"), Some("ns9")] {
+                let all = store.snapshot("/pods", ns);
+                for key in ["x", "y", "z"] {
+                    for value in values {
+                        let indexed = store.snapshot_labelled("/pods", ns, (key, value));
+                        let scanned: Vec<_> = all
+                            .items
+                            .iter()
+                            .filter(|(_, bytes)| {
+                                let object: Value = serde_json::from_slice(bytes).unwrap();
+                                object["metadata"]["labels"][key] == json!(value)
+                            })
+                            .cloned()
+                            .collect();
+                        assert_eq!(indexed.revision, all.revision);
+                        assert_eq!(indexed.items, scanned, "{ns:?} {key}={value}");
+                    }
+                }
+            }
+        };
+        let put = |ns: &str, name: &str, object: Value| {
+            store
+                .mutate("/pods", ns, name, |_| Ok(Mutation::Put(object)))
+                .unwrap();
+        };
+        put("ns0", "first", json!({"metadata": {"labels": {"x": "a"}}}));
+        store.snapshot_labelled("/pods", None, ("x", "a"));
+        for i in 0..filler_keys {
+            store.snapshot_labelled("/pods", None, (&format!("filler{i}"), "a"));
+        }
+        for round in 0..400 {
             let ns = format!("ns{}", rng.random_range(0..3));
             let name = format!("o{}", rng.random_range(0..20));
             if rng.random_range(0..5) == 0 {
@@ -1292,27 +1327,9 @@ mod tests {
                 }
             }
             let object = json!({"metadata": {"labels": labels}, "n": rng.random_range(0..9)});
-            store
-                .mutate("/pods", &ns, &name, |_| Ok(Mutation::Put(object)))
-                .unwrap();
-        }
-        for ns in [None, Some("ns0"), Some("ns1"), Some("ns9")] {
-            let all = store.snapshot("/pods", ns);
-            for key in ["x", "y", "z"] {
-                for value in values {
-                    let indexed = store.snapshot_labelled("/pods", ns, (key, value));
-                    let scanned: Vec<_> = all
-                        .items
-                        .iter()
-                        .filter(|(_, bytes)| {
-                            let object: Value = serde_json::from_slice(bytes).unwrap();
-                            object["metadata"]["labels"][key] == json!(value)
-                        })
-                        .cloned()
-                        .collect();
-                    assert_eq!(indexed.revision, all.revision);
-                    assert_eq!(indexed.items, scanned, "{ns:?} {key}={value}");
-                }
+            put(&ns, &name, object);
+            if round % 100 == 99 {
+                check(&store);
             }
         }
     }
