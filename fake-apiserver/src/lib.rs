@@ -53,6 +53,7 @@ pub mod error;
 pub mod hooks;
 pub mod http;
 pub mod kubeconfig;
+pub mod listener;
 pub mod manifest;
 pub mod openapi;
 pub mod patch;

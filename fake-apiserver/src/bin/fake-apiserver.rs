@@ -28,7 +28,6 @@ use fake_apiserver::kubeconfig::kubeconfig_yaml;
 use fake_apiserver::manifest::{self, ManifestError};
 use fake_apiserver::state::{self, StateError};
 use fake_apiserver::FakeApiServer;
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 /// JSON trees make many small allocations; mimalloc serves them faster than the system allocator.
@@ -281,7 +280,7 @@ async fn run(
     if let Some(path) = &args.load {
         apply_manifests(&server, path)?;
     }
-    let listener = TcpListener::bind(&args.listen)
+    let listener = fake_apiserver::listener::bind(&args.listen)
         .await
         .map_err(|source| RunError::Listen {
             address: args.listen.clone(),
