@@ -922,7 +922,8 @@ fn err_bad_patch_type(directive: &Value, m: &Map<String, Value>) -> PatchError {
 /// strategies). Lists of objects tagged `merge` are merged by their merge key, lists of scalars
 /// tagged `merge` as sets, other lists replaced; `null` deletes a key; the directives `$patch`
 /// (`replace`/`delete` in maps; `replace`/`delete` in list items), `$deleteFromPrimitiveList/<f>`,
-/// `$setElementOrder/<f>` and `$retainKeys` are honoured. All or nothing.
+/// `$setElementOrder/<f>` and `$retainKeys` are honoured. On an error `target` is left
+/// unspecified: patch a copy when the original must survive a refused patch.
 pub fn strategic_merge_patch(
     target: &mut Value,
     patch: &Value,
@@ -942,8 +943,10 @@ pub fn strategic_merge_patch(
     let Value::Object(original) = target else {
         return Err(smp_bad_request("invalid JSON document"));
     };
+    // The merge takes the object by value: it is moved out rather than copied (callers patch a
+    // copy of the stored object, which an error discards).
     let merged = merge_map(
-        original.clone(),
+        std::mem::take(original),
         patch_map,
         strategy::root_shape(group, kind),
     )?;
