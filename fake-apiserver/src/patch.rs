@@ -922,8 +922,7 @@ fn err_bad_patch_type(directive: &Value, m: &Map<String, Value>) -> PatchError {
 /// strategies). Lists of objects tagged `merge` are merged by their merge key, lists of scalars
 /// tagged `merge` as sets, other lists replaced; `null` deletes a key; the directives `$patch`
 /// (`replace`/`delete` in maps; `replace`/`delete` in list items), `$deleteFromPrimitiveList/<f>`,
-/// `$setElementOrder/<f>` and `$retainKeys` are honoured. On an error `target` is left
-/// unspecified: patch a copy when the original must survive a refused patch.
+/// `$setElementOrder/<f>` and `$retainKeys` are honoured. All or nothing.
 pub fn strategic_merge_patch(
     target: &mut Value,
     patch: &Value,
@@ -943,10 +942,8 @@ pub fn strategic_merge_patch(
     let Value::Object(original) = target else {
         return Err(smp_bad_request("invalid JSON document"));
     };
-    // The merge takes the object by value: it is moved out rather than copied (callers patch a
-    // copy of the stored object, which an error discards).
     let merged = merge_map(
-        std::mem::take(original),
+        original.clone(),
         patch_map,
         strategy::root_shape(group, kind),
     )?;
