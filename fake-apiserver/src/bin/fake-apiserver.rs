@@ -20,7 +20,7 @@ use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use fake_apiserver::hooks::RequestMatcher;
@@ -184,9 +184,27 @@ fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
     Ok(server)
 }
 
+/// The `tracing` target of the start-up timeline (`RUST_LOG=fake_apiserver::startup=debug`):
+/// when each step of the start finished, in µs since `main` began.
+const STARTUP_TARGET: &str = "fake_apiserver::startup";
+
 fn main() -> ExitCode {
+    let began = Instant::now();
     let args = Args::parse();
     init_logging(args.log_format);
+    let logging_us = began.elapsed().as_micros();
+    // The server (its start-up namespaces and RBAC policy) needs no runtime: it is built on a
+    // thread of its own while this one builds the runtime, so a start takes the longer of the
+    // two rather than their sum on a machine with two cores or more.
+    let building = {
+        let args = args.clone();
+        std::thread::Builder::new()
+            .name("fake-apiserver-build".into())
+            .spawn(move || {
+                let server = server_from(&args);
+                (server, began.elapsed().as_micros())
+            })
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -197,10 +215,30 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let runtime_us = began.elapsed().as_micros();
+    let built = match building {
+        Ok(handle) => match handle.join() {
+            Ok(built) => built,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        // No thread to spare: build it here.
+        Err(_) => (server_from(&args), began.elapsed().as_micros()),
+    };
+    let (server, server_us) = built;
     let result = runtime.block_on(async {
-        let server = server_from(&args)?;
+        let server = server?;
         let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
-        run(args, server, shutdown, |_| {}).await
+        run(args, server, shutdown, |_| {
+            tracing::debug!(
+                target: STARTUP_TARGET,
+                logging_us,
+                runtime_us,
+                server_us,
+                serving_us = began.elapsed().as_micros(),
+                "start-up timeline"
+            );
+        })
+        .await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
