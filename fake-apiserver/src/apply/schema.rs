@@ -337,11 +337,7 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
             .get_or_init(|| Arc::new(custom_schema(info.schema.as_ref())))
             .clone();
     }
-    // One slot per kind, filled outside the map's lock: two threads building the schemas of
-    // two kinds (the start-up warmer of `http::server` and the start-up writes) do not wait on
-    // each other, and two asking for the same kind build it once.
-    type Slot = Arc<OnceLock<Arc<TypeSchema>>>;
-    static BUILTIN: OnceLock<std::sync::Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    static BUILTIN: OnceLock<std::sync::Mutex<HashMap<String, Arc<TypeSchema>>>> = OnceLock::new();
     let Some(name) =
         crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)
     else {
@@ -350,22 +346,21 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
             .get_or_init(|| Arc::new(TypeSchema::deduced()))
             .clone();
     };
-    let slot = {
-        let cache = BUILTIN.get_or_init(Default::default);
-        let mut cache = match cache.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        cache.entry(name.to_string()).or_default().clone()
+    let cache = BUILTIN.get_or_init(Default::default);
+    let mut cache = match cache.lock() {
+        Ok(c) => c,
+        Err(poisoned) => poisoned.into_inner(),
     };
-    slot.get_or_init(|| {
-        let definitions =
-            crate::openapi::builtin_definitions_of(name).unwrap_or(&EMPTY_DEFINITIONS);
-        let mut builder = Builder::new(definitions);
-        let root = builder.named(name);
-        Arc::new(builder.finish(root))
-    })
-    .clone()
+    cache
+        .entry(name.to_string())
+        .or_insert_with(|| {
+            let definitions =
+                crate::openapi::builtin_definitions_of(name).unwrap_or(&EMPTY_DEFINITIONS);
+            let mut builder = Builder::new(definitions);
+            let root = builder.named(name);
+            Arc::new(builder.finish(root))
+        })
+        .clone()
 }
 
 /// A custom resource's schema: its `openAPIV3Schema`, `metadata` typed as `ObjectMeta`.

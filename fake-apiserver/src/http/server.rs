@@ -160,7 +160,6 @@ impl FakeApiServerBuilder {
             admission: self.admission,
         });
         let server = FakeApiServer { shared };
-        warm_start_up_schemas(&server.shared.registry);
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             if let Err(e) = crate::http::handlers::apply_own(
                 &server,
@@ -175,42 +174,6 @@ impl FakeApiServerBuilder {
         // Watches from before start-up expire, as on a long-running, compacted server.
         server.shared.store.compact();
         server
-    }
-}
-
-/// The kinds the start-up writes reach after the first namespace, latest first: the RBAC policy
-/// comes last, after the service-account controller's objects in each namespace.
-const START_UP_KINDS: [(&str, &str); 4] = [
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"),
-    ("v1", "ConfigMap"),
-    ("v1", "ServiceAccount"),
-];
-
-/// The first server of a process builds, on a thread of its own, the managedFields schemas
-/// ([`crate::apply::schema::schema_for`], generated from the kinds' OpenAPI definitions on first
-/// use) of the kinds its start-up writes reach, while the start-up writes run on this one: a
-/// write that needs one the warmer is still building waits for it rather than building it
-/// twice. Later servers find them built and start no thread.
-fn warm_start_up_schemas(registry: &Registry) {
-    static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    let infos: Vec<Arc<ResourceInfo>> = START_UP_KINDS
-        .iter()
-        .filter_map(|(api_version, kind)| registry.lookup_kind(api_version, kind))
-        .collect();
-    let warmer = std::thread::Builder::new()
-        .name("fake-apiserver-warm".into())
-        .spawn(move || {
-            for info in infos {
-                crate::apply::schema::schema_for(&info);
-            }
-        });
-    if let Err(e) = warmer {
-        // The writes build what they need themselves.
-        tracing::debug!(error = %e, "no thread to build the start-up schemas ahead");
     }
 }
 
