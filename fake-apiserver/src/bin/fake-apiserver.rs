@@ -214,6 +214,9 @@ fn main() -> ExitCode {
         run(args, server, shutdown, |_| {
             tracing::debug!(
                 target: STARTUP_TARGET,
+                // The monotonic clock's reading (`tv_sec`, `tv_nsec` on Linux) when `main`
+                // began, for a parent that timed the exec on the same clock.
+                main_began = ?began,
                 logging_us,
                 runtime_us,
                 server_us,
