@@ -1144,6 +1144,12 @@ fn decode_object(
 ) -> Result<(), ApiError> {
     let warnings = crate::http::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
+    decode_defaults(info, object)
+}
+
+/// What decoding adds to a body besides the typed checks: the decode-time defaults and the
+/// kind's decode rules (all of [`decode_object`] a [`Trust::Own`] body goes through).
+fn decode_defaults(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
     defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
 }
@@ -1186,8 +1192,8 @@ pub(crate) struct CreateOptions<'a> {
 /// Whether a create may skip the typed decode of its body.
 ///
 /// The typed decode of a kind (`http::typed`) first builds that kind's typed shape from its
-/// OpenAPI definitions, which was the largest single cost of a cold start. A body the server
-/// writes itself is known to decode cleanly; the test
+/// OpenAPI definitions, then walks the body along it: work a cold start paid for each kind it
+/// writes. A body the server writes itself is known to decode cleanly; the test
 /// `trusted_bootstrap_stores_what_the_full_path_stores` builds a server both ways and compares
 /// the two stores object for object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1231,8 +1237,7 @@ pub(crate) fn create_object(
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
     if options.trusted.skips_decode() {
-        defaults::on_decode(info, &mut object);
-        kind_rules::on_decode(info, &mut object)?;
+        decode_defaults(info, &mut object)?;
     } else {
         decode_object(info, &mut object, options.validation, &ctx)?;
     }
