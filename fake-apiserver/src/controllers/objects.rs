@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::context::FakeApiServer;
 use crate::error::ApiError;
+use crate::http::handlers::Trust;
 use crate::registry::semantics::{DeleteOptions, UpdateTarget};
 use crate::resource::ResourceInfo;
 use crate::store::resource_key;
@@ -153,12 +154,34 @@ pub(crate) fn create(
     namespace: &str,
     object: Value,
 ) -> Result<(), ApiError> {
+    create_with(server, info, namespace, object, Trust::Client)
+}
+
+/// [`create`] of an object built from a fixed template (the `default` ServiceAccount, the root
+/// CA ConfigMap), which skips the typed decode ([`Trust::Own`]).
+pub(crate) fn create_own(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    object: Value,
+) -> Result<(), ApiError> {
+    create_with(server, info, namespace, object, Trust::Own)
+}
+
+fn create_with(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    object: Value,
+    trusted: Trust,
+) -> Result<(), ApiError> {
     let options = crate::http::handlers::CreateOptions {
         manager: super::MANAGER,
         dry_run: false,
         validation: crate::http::typed::FieldValidation::Ignore,
         applied: false,
         user: None,
+        trusted,
     };
     match crate::http::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),

@@ -72,7 +72,7 @@ fn ensure_service_account(server: &FakeApiServer, namespace: &str) -> Result<(),
         return Ok(());
     }
     let sa = json!({"metadata": {"name": DEFAULT_SERVICE_ACCOUNT}});
-    ignore_terminating(objects::create(server, &info, namespace, sa))
+    ignore_terminating(objects::create_own(server, &info, namespace, sa))
 }
 
 /// `Publisher.syncNamespace`: creates the ConfigMap, or restores its data and annotation.
@@ -89,7 +89,7 @@ fn publish_root_ca(server: &FakeApiServer, namespace: &str) -> Result<(), ApiErr
             },
             "data": data,
         });
-        return ignore_terminating(objects::create(server, &info, namespace, cm));
+        return ignore_terminating(objects::create_own(server, &info, namespace, cm));
     };
     if up_to_date(&current, &data) {
         return Ok(());

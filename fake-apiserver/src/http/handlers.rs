@@ -457,6 +457,7 @@ impl Call<'_> {
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
             applied: false,
             user: Some(&self.user),
+            trusted: Trust::Client,
         };
         self.create_with(object, &options)
     }
@@ -821,6 +822,7 @@ impl Call<'_> {
             validation,
             applied: true,
             user: Some(&self.user),
+            trusted: Trust::Client,
         };
         self.create_with(object, &options)
     }
@@ -1142,6 +1144,12 @@ fn decode_object(
 ) -> Result<(), ApiError> {
     let warnings = crate::http::typed::decode(info, object, validation)?;
     ctx.warnings.borrow_mut().extend(warnings);
+    decode_defaults(info, object)
+}
+
+/// What decoding adds to a body besides the typed checks: the decode-time defaults and the
+/// kind's decode rules (all of [`decode_object`] a [`Trust::Own`] body goes through).
+fn decode_defaults(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
     defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
 }
@@ -1175,6 +1183,42 @@ pub(crate) struct CreateOptions<'a> {
     pub applied: bool,
     /// Who asks; `None` (loading manifests or state) skips the admission policies.
     pub user: Option<&'a crate::auth::UserInfo>,
+    /// The body is one the server built itself from a fixed template (the start-up namespaces
+    /// and RBAC policy, the service-account controller's objects): the typed decode, which
+    /// would neither change it nor warn, is skipped (see [`Trust`]).
+    pub trusted: Trust,
+}
+
+/// Whether a create may skip the typed decode of its body.
+///
+/// The typed decode of a kind (`http::typed`) first builds that kind's typed shape from its
+/// OpenAPI definitions, then walks the body along it: work a cold start paid for each kind it
+/// writes. A body the server writes itself is known to decode cleanly; the test
+/// `trusted_bootstrap_stores_what_the_full_path_stores` builds a server both ways and compares
+/// the two stores object for object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trust {
+    /// A client's (or a manifest's) body: decoded in full.
+    Client,
+    /// Built by the server itself: the typed decode is skipped.
+    Own,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test switch: every create on this thread decodes in full, trusted or not.
+    pub(crate) static DECODE_ALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Trust {
+    /// Whether the typed decode is skipped.
+    fn skips_decode(self) -> bool {
+        #[cfg(test)]
+        if DECODE_ALL.with(|all| all.get()) {
+            return false;
+        }
+        self == Trust::Own
+    }
 }
 
 /// Creates an object: the whole create path shared by POST and [`apply_manifest`]. Returns the
@@ -1192,7 +1236,11 @@ pub(crate) fn create_object(
     ctx.applied = options.applied;
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
-    decode_object(info, &mut object, options.validation, &ctx)?;
+    if options.trusted.skips_decode() {
+        decode_defaults(info, &mut object)?;
+    } else {
+        decode_object(info, &mut object, options.validation, &ctx)?;
+    }
     let ns = object["metadata"]["namespace"]
         .as_str()
         .unwrap_or_default()
@@ -1507,6 +1555,17 @@ fn remove_custom_resources(server: &FakeApiServer, crd_name: &str) {
 
 /// Create-or-replace of a whole object, for loading manifests and state.
 pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Value, ApiError> {
+    apply_object(server, object, Trust::Client)
+}
+
+/// [`apply_manifest`] of an object the server built itself (the start-up namespaces and RBAC
+/// policy; see [`Trust::Own`]).
+pub(crate) fn apply_own(server: &FakeApiServer, object: Value) -> Result<Value, ApiError> {
+    apply_object(server, object, Trust::Own)
+}
+
+/// Create-or-replace of a whole object; `trusted` says whose body it is.
+fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result<Value, ApiError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let info = server
@@ -1551,6 +1610,7 @@ pub(crate) fn apply_manifest(server: &FakeApiServer, object: Value) -> Result<Va
             validation: FieldValidation::Warn,
             applied: false,
             user: None,
+            trusted,
         };
         let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
         let mut created = created.into_object();

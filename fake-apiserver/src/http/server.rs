@@ -161,9 +161,12 @@ impl FakeApiServerBuilder {
         });
         let server = FakeApiServer { shared };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            if let Err(e) = server.apply_manifest(json!({
-                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
-            })) {
+            if let Err(e) = crate::http::handlers::apply_own(
+                &server,
+                json!({
+                    "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
+                }),
+            ) {
                 tracing::error!(namespace = ns, error = %e, "cannot create a start-up namespace");
             }
         }
@@ -297,7 +300,7 @@ impl FakeApiServer {
             let _deferred = crate::auth::aggregation::Deferred::enter();
             for object in policy {
                 let name = object["metadata"]["name"].clone();
-                if let Err(e) = self.apply_manifest(object) {
+                if let Err(e) = crate::http::handlers::apply_own(self, object) {
                     tracing::error!(%name, error = %e, "cannot create a bootstrap RBAC object");
                 }
             }
@@ -709,4 +712,53 @@ pub(crate) fn discovery_for_path(
 /// Sends the watch-drop matcher type to the handlers module.
 pub(crate) fn drop_receiver(server: &FakeApiServer) -> broadcast::Receiver<RequestMatcher> {
     server.shared.watch_drops.subscribe()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store of a server built with a fixed seed and clock; `decode_all` sends the start-up
+    /// writes through the full typed decode, as a client's body would be.
+    fn bootstrap_store(decode_all: bool) -> (u64, Vec<(String, String)>) {
+        crate::http::handlers::DECODE_ALL.with(|all| all.set(decode_all));
+        let at: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().expect("a valid timestamp");
+        let server = FakeApiServer::builder().seed(7).clock(move || at).build();
+        crate::http::handlers::DECODE_ALL.with(|all| all.set(false));
+        let (revision, objects) = server.shared.store.dump();
+        let objects = objects
+            .into_iter()
+            .map(|(resource, bytes)| (resource, String::from_utf8_lossy(&bytes).into_owned()))
+            .collect();
+        (revision, objects)
+    }
+
+    /// The start-up writes skip the typed decode (`Trust::Own`); the full create path stores
+    /// exactly the same bytes for every object (uids, resourceVersions, managedFields,
+    /// timestamps), so skipping it changes nothing a client can see.
+    #[test]
+    fn trusted_bootstrap_stores_what_the_full_path_stores() {
+        let (full_revision, full) = bootstrap_store(true);
+        let (revision, trusted) = bootstrap_store(false);
+        assert_eq!(revision, full_revision);
+        // Namespaces, the RBAC policy, a ServiceAccount and a root CA ConfigMap per namespace.
+        assert!(trusted.len() >= 20, "only {} objects", trusted.len());
+        assert_eq!(trusted.len(), full.len());
+        for (kept, expected) in trusted.iter().zip(&full) {
+            assert_eq!(kept, expected);
+        }
+        let kinds: std::collections::BTreeSet<&str> = trusted
+            .iter()
+            .map(|(resource, _)| resource.as_str())
+            .collect();
+        for resource in [
+            "/namespaces",
+            "/serviceaccounts",
+            "/configmaps",
+            "rbac.authorization.k8s.io/clusterroles",
+            "rbac.authorization.k8s.io/clusterrolebindings",
+        ] {
+            assert!(kinds.contains(resource), "no {resource} in {kinds:?}");
+        }
+    }
 }
