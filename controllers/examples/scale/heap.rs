@@ -88,3 +88,27 @@ pub fn held_by<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let after = THREAD_NET.with(Cell::get);
     (value, (after - before).max(0) as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test binary's global allocator is [`Counting`] (set in `scale.rs`).
+    #[test]
+    fn the_peak_follows_a_new_high_and_stays() {
+        let before = peak();
+        // `black_box`: an unused allocation may otherwise be optimised away.
+        let block: Vec<u8> = std::hint::black_box(Vec::with_capacity(64 << 20));
+        let high = peak();
+        assert!(
+            high >= before.max(64 << 20),
+            "peak {high} after a 64 MiB block"
+        );
+        assert!(live() >= 64 << 20);
+        drop(block);
+        assert!(peak() >= high, "the peak never goes down");
+        let (kept, held) = held_by(|| std::hint::black_box(Vec::<u8>::with_capacity(1 << 20)));
+        assert!(held >= 1 << 20, "held_by saw {held}");
+        drop(kept);
+    }
+}
