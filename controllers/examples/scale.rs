@@ -29,6 +29,8 @@ mod child;
 mod counting;
 #[path = "scale/heap.rs"]
 mod heap;
+#[path = "scale/progress.rs"]
+mod progress;
 
 /// Both processes (the bench with the server, and the controller process) count their heap.
 #[global_allocator]
@@ -286,6 +288,21 @@ async fn wait_until(
     }
 }
 
+/// Checks the event-fed count against the store once at the end of a phase (every Composition
+/// read): says so and returns false if fewer than `total` are synthesized by `generation`.
+fn confirmed(label: &str, total: usize, compositions: Vec<Value>, generation: i64) -> bool {
+    let synthesized = compositions
+        .iter()
+        .filter(|c| synthesized_for(c, generation))
+        .count();
+    if synthesized < total {
+        println!(
+            "# {label}: the store shows {synthesized}/{total} synthesized (the count said all)"
+        );
+    }
+    synthesized >= total
+}
+
 fn synthesized_for(comp: &Value, synthesizer_generation: i64) -> bool {
     let current = &comp["status"]["currentSynthesis"];
     !current["synthesized"].is_null()
@@ -307,6 +324,8 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
         )
     );
     let server = FakeApiServer::new();
+    // Progress from the server's writes, each parsed once (see `progress`).
+    let syntheses = progress::Syntheses::follow(&server);
     let client = server.client();
     install_crds(&client).await?;
     ensure_namespace(&client, "eno-system").await?;
@@ -358,13 +377,11 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
     let t0 = Instant::now();
     let mut controllers = Controllers::start("eno", &url, size, args.eno_concurrency, false)?;
     let done = wait_until("eno synthesis", size, timeout, || {
-        compositions(&server)
-            .iter()
-            .filter(|c| synthesized_for(c, 1))
-            .count()
+        syntheses.synthesized_for(1)
     })
     .await;
     let secs = t0.elapsed().as_secs_f64();
+    let done = done && confirmed("eno synthesis", size, compositions(&server), 1);
     let server_cpu1 = server_cpu() - cpu0;
     let counts1 = counts.snapshot();
     let report1 = controllers.report().await?;
@@ -407,13 +424,11 @@ async fn eno(args: &Args, size: usize) -> anyhow::Result<(Vec<Phase>, f64)> {
         new_generation = updated.metadata.generation.unwrap_or(0);
     }
     let done = wait_until("eno rollout", size, timeout, || {
-        compositions(&server)
-            .iter()
-            .filter(|c| synthesized_for(c, new_generation))
-            .count()
+        syntheses.synthesized_for(new_generation)
     })
     .await;
     let secs = t0.elapsed().as_secs_f64();
+    let done = done && confirmed("eno rollout", size, compositions(&server), new_generation);
     let server_cpu2 = server_cpu() - cpu0;
     let counts2 = counting::diff(&counts.snapshot(), &counts1);
     let report2 = controllers.report().await?;

@@ -6,6 +6,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use controllers::operator::logging::{self, LogFormat};
 
+/// Typed objects decoded from every watch event and response make many small allocations;
+/// mimalloc serves them faster than the system allocator (as in the `fake-apiserver` binary).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "controllers",
