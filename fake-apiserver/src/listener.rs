@@ -18,9 +18,10 @@ const FALLBACK_BACKLOG: u32 = 4096;
 /// Binds `address` (`host:port`; a name is resolved, and its addresses are tried in order) with
 /// the host's largest accept queue, as Go's `net.Listen` does.
 pub async fn bind(address: &str) -> io::Result<TcpListener> {
+    let backlog = host_backlog();
     let mut last_error = None;
     for addr in tokio::net::lookup_host(address).await? {
-        match bind_one(addr, host_backlog()) {
+        match bind_one(addr, backlog) {
             Ok(listener) => return Ok(listener),
             Err(e) => last_error = Some(e),
         }

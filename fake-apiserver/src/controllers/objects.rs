@@ -147,28 +147,10 @@ pub(crate) fn update(
     )
 }
 
-/// Creates an object in a namespace; one that exists already is not an error.
+/// Creates an object in a namespace; one that exists already is not an error. `trusted` is
+/// [`Trust::Own`] for an object built from a fixed template (the `default` ServiceAccount, the
+/// root CA ConfigMap), which skips the typed decode.
 pub(crate) fn create(
-    server: &FakeApiServer,
-    info: &ResourceInfo,
-    namespace: &str,
-    object: Value,
-) -> Result<(), ApiError> {
-    create_with(server, info, namespace, object, Trust::Client)
-}
-
-/// [`create`] of an object built from a fixed template (the `default` ServiceAccount, the root
-/// CA ConfigMap), which skips the typed decode ([`Trust::Own`]).
-pub(crate) fn create_own(
-    server: &FakeApiServer,
-    info: &ResourceInfo,
-    namespace: &str,
-    object: Value,
-) -> Result<(), ApiError> {
-    create_with(server, info, namespace, object, Trust::Own)
-}
-
-fn create_with(
     server: &FakeApiServer,
     info: &ResourceInfo,
     namespace: &str,
@@ -237,5 +219,5 @@ pub(crate) fn record_event(
         "reportingComponent": component,
         "reportingInstance": "",
     });
-    create(server, &events, namespace, event)
+    create(server, &events, namespace, event, Trust::Client)
 }

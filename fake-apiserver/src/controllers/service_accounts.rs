@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::objects;
 use crate::context::FakeApiServer;
 use crate::error::ApiError;
+use crate::http::handlers::Trust;
 use crate::registry::semantics::UpdateTarget;
 use crate::resource::ResourceInfo;
 
@@ -72,7 +73,7 @@ fn ensure_service_account(server: &FakeApiServer, namespace: &str) -> Result<(),
         return Ok(());
     }
     let sa = json!({"metadata": {"name": DEFAULT_SERVICE_ACCOUNT}});
-    ignore_terminating(objects::create_own(server, &info, namespace, sa))
+    ignore_terminating(objects::create(server, &info, namespace, sa, Trust::Own))
 }
 
 /// `Publisher.syncNamespace`: creates the ConfigMap, or restores its data and annotation.
@@ -89,7 +90,7 @@ fn publish_root_ca(server: &FakeApiServer, namespace: &str) -> Result<(), ApiErr
             },
             "data": data,
         });
-        return ignore_terminating(objects::create_own(server, &info, namespace, cm));
+        return ignore_terminating(objects::create(server, &info, namespace, cm, Trust::Own));
     };
     if up_to_date(&current, &data) {
         return Ok(());
