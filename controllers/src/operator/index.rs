@@ -7,14 +7,14 @@
 //! `reflect` for it. Tests and the race harness feed an [`IndexedWriter`] by hand exactly as
 //! they fed a [`Writer`].
 //!
-//! The index maps each value to the refs of the objects the index function gave that value.
-//! It is kept a superset of the truth while the store changes: a ref is added before its object
-//! enters the store and removed after it left, and a relist (`Init` … `InitDone`) rebuilds it
-//! from the store once swapped in. A lookup reads the candidates' current objects from the store
-//! and keeps those whose index values still contain the asked value, so it returns exactly what
-//! a scan of the store with that predicate would.
+//! The index maps each value to the objects the index function gave that value, holding the
+//! same `Arc`s as the store. The writer applies each event to the store and the index under the
+//! index's lock, so a lookup sees the index as it was after some whole event, never between the
+//! store's change and the index's (client-go's indexer updates both under one lock too). A lookup
+//! therefore returns exactly what a scan of the store with that predicate would, and costs the
+//! objects it returns: no store lookup and no allocation per object beyond its `Arc`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, RwLock};
@@ -31,49 +31,52 @@ pub type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// An object's place in the index: namespace and name (ordered, unlike [`ObjectRef`]).
 type Key = (Option<String>, String);
 
-#[derive(Default)]
-struct Entries {
-    /// Index value → objects indexed under it.
-    by_value: BTreeMap<String, BTreeSet<Key>>,
+struct Entries<K> {
+    /// Index value → objects indexed under it, by key.
+    by_value: BTreeMap<String, BTreeMap<Key, Arc<K>>>,
     /// Object → the values it is indexed under.
     values_of: BTreeMap<Key, Vec<String>>,
 }
 
-impl Entries {
-    fn add(&mut self, key: &Key, values: &[String]) {
-        for value in values {
-            self.by_value
-                .entry(value.clone())
-                .or_default()
-                .insert(key.clone());
-        }
-        let known = self.values_of.entry(key.clone()).or_default();
-        for value in values {
-            if !known.contains(value) {
-                known.push(value.clone());
-            }
+impl<K> Default for Entries<K> {
+    fn default() -> Self {
+        Self {
+            by_value: BTreeMap::new(),
+            values_of: BTreeMap::new(),
         }
     }
+}
 
-    /// Forget the object's values other than `keep`.
-    fn retain(&mut self, key: &Key, keep: &[String]) {
-        let Some(known) = self.values_of.get_mut(key) else {
-            return;
-        };
-        let (kept, dropped): (Vec<String>, Vec<String>) =
-            known.drain(..).partition(|v| keep.contains(v));
-        *known = kept;
-        if known.is_empty() {
-            self.values_of.remove(key);
-        }
-        for value in dropped {
-            if let Some(keys) = self.by_value.get_mut(&value) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.by_value.remove(&value);
+impl<K> Entries<K> {
+    /// Index `obj` under exactly `values` (none: forget it).
+    fn set(&mut self, key: Key, obj: Option<Arc<K>>, values: Vec<String>) {
+        if let Some(previous) = self.values_of.remove(&key) {
+            for value in previous.iter().filter(|v| !values.contains(v)) {
+                if let Some(objects) = self.by_value.get_mut(value) {
+                    objects.remove(&key);
+                    if objects.is_empty() {
+                        self.by_value.remove(value);
+                    }
                 }
             }
         }
+        let Some(obj) = obj else {
+            return;
+        };
+        if values.is_empty() {
+            return;
+        }
+        let mut distinct: Vec<String> = Vec::with_capacity(values.len());
+        for value in values {
+            if !distinct.contains(&value) {
+                self.by_value
+                    .entry(value.clone())
+                    .or_default()
+                    .insert(key.clone(), obj.clone());
+                distinct.push(value);
+            }
+        }
+        self.values_of.insert(key, distinct);
     }
 }
 
@@ -83,7 +86,7 @@ where
     K::DynamicType: Eq + Hash,
 {
     store: Store<K>,
-    entries: Arc<RwLock<Entries>>,
+    entries: Arc<RwLock<Entries<K>>>,
     index: IndexFn<K>,
 }
 
@@ -140,23 +143,12 @@ where
     /// The cached objects indexed under `value`, in namespace/name order (controller-runtime's
     /// `List(..., MatchingFields{index: value})` on the cache).
     pub fn by_index(&self, value: &str) -> Vec<Arc<K>> {
-        let candidates: Vec<Key> = {
-            let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
-            entries
-                .by_value
-                .get(value)
-                .map(|keys| keys.iter().cloned().collect())
-                .unwrap_or_default()
-        };
-        candidates
-            .into_iter()
-            .filter_map(|(namespace, name)| {
-                let mut reference = ObjectRef::<K>::new(&name);
-                reference.namespace = namespace;
-                self.store.get(&reference)
-            })
-            .filter(|obj| (self.index)(obj).iter().any(|v| v == value))
-            .collect()
+        let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
+        entries
+            .by_value
+            .get(value)
+            .map(|objects| objects.values().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -175,37 +167,33 @@ where
     K::DynamicType: Default + Eq + Hash + Clone,
 {
     /// Applies one watcher event to the store and the index (kube's
-    /// [`Writer::apply_watcher_event`], with the index kept a superset of the store's truth).
+    /// [`Writer::apply_watcher_event`]), both under the index's lock.
     pub fn apply_watcher_event(&mut self, event: &watcher::Event<K>) {
         let index = &self.reader.index;
-        let entries = &self.reader.entries;
-        let write = || entries.write().unwrap_or_else(|e| e.into_inner());
+        let store = &self.reader.store;
+        let mut entries = self
+            .reader
+            .entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        self.writer.apply_watcher_event(event);
         match event {
             watcher::Event::Apply(obj) => {
-                let key = key_of(obj);
-                let values = index(obj);
-                write().add(&key, &values);
-                self.writer.apply_watcher_event(event);
-                write().retain(&key, &values);
+                // The store's own `Arc` of what it now holds.
+                let stored = store.get(&ObjectRef::from_obj(obj));
+                entries.set(key_of(obj), stored, index(obj));
             }
-            watcher::Event::Delete(obj) => {
-                self.writer.apply_watcher_event(event);
-                write().retain(&key_of(obj), &[]);
-            }
-            watcher::Event::Init => self.writer.apply_watcher_event(event),
-            watcher::Event::InitApply(obj) => {
-                // Buffered by the writer until `InitDone`; indexing it now keeps the superset.
-                write().add(&key_of(obj), &index(obj));
-                self.writer.apply_watcher_event(event);
-            }
+            watcher::Event::Delete(obj) => entries.set(key_of(obj), None, Vec::new()),
+            // Buffered by the writer until `InitDone`: the store has not changed.
+            watcher::Event::Init | watcher::Event::InitApply(_) => {}
             watcher::Event::InitDone => {
-                self.writer.apply_watcher_event(event);
                 // The store now holds exactly the relisted objects: index those alone.
                 let mut fresh = Entries::default();
-                for obj in self.reader.store.state() {
-                    fresh.add(&key_of(obj.as_ref()), &index(obj.as_ref()));
+                for obj in store.state() {
+                    let values = index(obj.as_ref());
+                    fresh.set(key_of(obj.as_ref()), Some(obj), values);
                 }
-                *write() = fresh;
+                *entries = fresh;
             }
         }
     }
@@ -325,6 +313,27 @@ mod tests {
         let entries = reader.entries.read().unwrap();
         assert_eq!(entries.by_value.len(), 1, "no empty entries left behind");
         assert_eq!(entries.values_of.len(), 1);
+    }
+
+    /// A lookup returns the store's current objects themselves (the same `Arc`s), so a change
+    /// that keeps the index value is seen at once, and an object indexed twice under one value
+    /// is found once.
+    #[test]
+    fn lookups_return_the_stores_current_objects() {
+        let (reader, mut writer) = store(|cm: &ConfigMap| {
+            let mut values = by_owner(cm);
+            values.extend(by_owner(cm));
+            values
+        });
+        writer.apply_watcher_event(&Event::Apply(cm("a", "x", "o1")));
+        let mut changed = cm("a", "x", "o1");
+        changed.data = Some([("k".to_string(), "v2".to_string())].into());
+        writer.apply_watcher_event(&Event::Apply(changed.clone()));
+        let found = reader.by_index("o1");
+        assert_eq!(found.len(), 1);
+        assert_eq!(*found[0], changed);
+        let stored = reader.get(&ObjectRef::from_obj(&changed)).unwrap();
+        assert!(Arc::ptr_eq(&found[0], &stored));
     }
 
     /// An object indexed under no value is in the store but found by no lookup.
