@@ -122,7 +122,6 @@ enum Cache {
     Pods,
     Synthesizers,
     Slices,
-    StatusPods,
 }
 
 /// Which caches have synced; fires a oneshot once all have ("every cache synced": the
@@ -184,22 +183,64 @@ impl CachesSynced {
     }
 }
 
-/// Polls `stream` (so a reflector behind it keeps its store current) and queues its items for
-/// a consumer that may start later.
-fn forward<T: Send + 'static>(
-    stream: impl futures::Stream<Item = T> + Send + 'static,
-) -> (
-    future::BoxFuture<'static, ()>,
-    futures::channel::mpsc::UnboundedReceiver<T>,
-) {
-    let (tx, rx) = futures::channel::mpsc::unbounded();
+/// Which objects of a shared watch one consumer is fed (kube's `applied_objects` or
+/// `touched_objects`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Feed {
+    /// Added and modified objects.
+    Applied,
+    /// Added, modified and deleted objects.
+    Touched,
+}
+
+/// A trigger queue of one consumer of a shared watch.
+type Trigger<K> = futures::channel::mpsc::UnboundedReceiver<Result<K, watcher::Error>>;
+
+/// One watch shared by several consumers, as controller-runtime's manager shares one informer
+/// per kind among its controllers: polls `stream` (so the reflector behind it keeps its store
+/// current) and queues each object for every consumer in `feeds`, in event order, for
+/// consumers that may start later. Each event is decoded once however many consumers it has.
+///
+/// A watch error goes to the first consumer only (`watcher::Error` cannot be copied); kube's
+/// `Controller` passes trigger errors to its output and carries on, and the watcher's backoff
+/// retries the watch for all of them.
+fn share<K: Clone + Send + 'static, const N: usize>(
+    stream: impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+    feeds: [Feed; N],
+) -> (future::BoxFuture<'static, ()>, [Trigger<K>; N]) {
+    let mut senders = Vec::with_capacity(N);
+    let receivers = feeds.map(|feed| {
+        let (tx, rx) = futures::channel::mpsc::unbounded();
+        senders.push((feed, tx));
+        rx
+    });
     let pump = stream
-        .for_each(move |item| {
-            let _ = tx.unbounded_send(item);
+        .for_each(move |event| {
+            let (object, deleted) = match event {
+                Ok(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj)) => (obj, false),
+                Ok(watcher::Event::Delete(obj)) => (obj, true),
+                Ok(watcher::Event::Init | watcher::Event::InitDone) => return future::ready(()),
+                Err(error) => {
+                    if let Some((_, tx)) = senders.first() {
+                        let _ = tx.unbounded_send(Err(error));
+                    }
+                    return future::ready(());
+                }
+            };
+            let fed: Vec<_> = senders
+                .iter()
+                .filter(|(feed, _)| !deleted || *feed == Feed::Touched)
+                .collect();
+            if let Some(((_, last), rest)) = fed.split_last() {
+                for (_, tx) in rest {
+                    let _ = tx.unbounded_send(Ok(object.clone()));
+                }
+                let _ = last.unbounded_send(Ok(object));
+            }
             future::ready(())
         })
         .boxed();
-    (pump, rx)
+    (pump, receivers)
 }
 
 impl EnoControllers {
@@ -231,24 +272,23 @@ impl EnoControllers {
     ) {
         let pod_namespace = self.config.pod_namespace.clone();
 
-        // Every cache read by any controller; the status pods only when their controller runs
-        // (their watch is not started otherwise).
-        let mut caches = vec![
+        // Every cache read by any controller. As controller-runtime's manager does, each kind
+        // has one watch and one cache, shared by every controller that reads or is triggered
+        // by it.
+        let (synced, all_synced) = CachesSynced::new(vec![
             Cache::Compositions,
             Cache::Pods,
             Cache::Synthesizers,
             Cache::Slices,
-        ];
-        if with_status_controller {
-            caches.push(Cache::StatusPods);
-        }
-        let (synced, all_synced) = CachesSynced::new(caches);
+        ]);
 
         let (compositions, comp_writer) = index::store(rollout::composition_synthesizer_index);
         let (pods, pod_writer) = index::store(pod_composition_index);
         let (synthesizers, syn_writer) = reflector::store::<Synthesizer>();
-        let (status_pods, status_pod_writer) = reflector::store::<Pod>();
+        let (slices, slice_writer) = index::store(slice_cleanup::slice_composition_index);
 
+        // Compositions trigger the lifecycle controller (their own), the rollout controller
+        // (their Synthesizer) and the slice cleanup controller (their slices).
         let comp_stream = reflect_indexed(
             watcher(
                 Api::<Composition>::all(self.client.clone()),
@@ -258,24 +298,30 @@ impl EnoControllers {
             .modify(strip_managed_fields),
             comp_writer,
         )
-        .inspect(synced.on_init_done(Cache::Compositions))
-        .applied_objects();
-        let pod_api = Api::<Pod>::namespaced(self.client.clone(), &pod_namespace);
-        // Pod deletions matter (they let the next pod be created), hence `touched_objects`.
+        .inspect(synced.on_init_done(Cache::Compositions));
+        let (comp_pump, [comp_events, rollout_comp_events, slice_comp_events]) =
+            share(comp_stream, [Feed::Applied; 3]);
+
+        // Pods trigger the lifecycle controller, deletions included (they let the next pod be
+        // created), and the status controller (their own) when it runs.
         let pod_stream = reflect_indexed(
-            watcher(pod_api.clone(), pod_watch_config())
-                .default_backoff()
-                .modify(strip_managed_fields),
+            watcher(
+                Api::<Pod>::namespaced(self.client.clone(), &pod_namespace),
+                pod_watch_config(),
+            )
+            .default_backoff()
+            .modify(strip_managed_fields),
             pod_writer,
         )
-        .inspect(synced.on_init_done(Cache::Pods))
-        .touched_objects();
-        let status_pod_stream = watcher(pod_api, pod_watch_config())
-            .default_backoff()
-            .modify(strip_managed_fields)
-            .reflect(status_pod_writer)
-            .inspect(synced.on_init_done(Cache::StatusPods))
-            .applied_objects();
+        .inspect(synced.on_init_done(Cache::Pods));
+        let (pod_pump, pod_events, status_pod_events) = if with_status_controller {
+            let (pump, [lifecycle, status]) = share(pod_stream, [Feed::Touched, Feed::Applied]);
+            (pump, lifecycle, Some(status))
+        } else {
+            let (pump, [lifecycle]) = share(pod_stream, [Feed::Touched]);
+            (pump, lifecycle, None)
+        };
+
         let syn_stream = watcher(
             Api::<Synthesizer>::all(self.client.clone()),
             watcher::Config::default(),
@@ -283,9 +329,9 @@ impl EnoControllers {
         .default_backoff()
         .modify(strip_managed_fields)
         .reflect(syn_writer)
-        .inspect(synced.on_init_done(Cache::Synthesizers))
-        .applied_objects();
-        let (slices, slice_writer) = index::store(slice_cleanup::slice_composition_index);
+        .inspect(synced.on_init_done(Cache::Synthesizers));
+        let (syn_pump, [syn_events]) = share(syn_stream, [Feed::Applied]);
+
         let slice_stream = reflect_indexed(
             watcher(
                 Api::<ResourceSlice>::all(self.client.clone()),
@@ -295,41 +341,15 @@ impl EnoControllers {
             .modify(strip_managed_fields),
             slice_writer,
         )
-        .inspect(synced.on_init_done(Cache::Slices))
-        .touched_objects();
-        // The rollout and slice cleanup controllers are triggered by composition events too;
-        // each has its own watch (the lifecycle controller's stream feeds one consumer).
-        let comp_trigger = || {
-            watcher(
-                Api::<Composition>::all(self.client.clone()),
-                watcher::Config::default(),
-            )
-            .default_backoff()
-            .modify(strip_managed_fields)
-            .applied_objects()
-        };
+        .inspect(synced.on_init_done(Cache::Slices));
+        let (slice_pump, [slice_events]) = share(slice_stream, [Feed::Touched]);
 
         // The watches run from the start until stopping; ending them (dropping the senders)
         // ends the controllers' triggers.
-        let (comp_pump, comp_events) = forward(comp_stream);
-        let (pod_pump, pod_events) = forward(pod_stream);
-        let (status_pod_pump, status_pod_events) = forward(status_pod_stream);
-        let (syn_pump, syn_events) = forward(syn_stream);
-        let (slice_pump, slice_events) = forward(slice_stream);
-        let (rollout_comp_pump, rollout_comp_events) = forward(comp_trigger());
-        let (slice_comp_pump, slice_comp_events) = forward(comp_trigger());
-        let status_pod_pump = async move {
-            if with_status_controller {
-                status_pod_pump.await;
-            }
-        };
         let watches = {
             let shutdown = shutdown.clone();
             async move {
-                let pumps = future::join(
-                    future::join5(comp_pump, pod_pump, status_pod_pump, syn_pump, slice_pump),
-                    future::join(rollout_comp_pump, slice_comp_pump),
-                );
+                let pumps = future::join4(comp_pump, pod_pump, syn_pump, slice_pump);
                 tokio::select! {
                     biased;
                     _ = shutdown => {}
@@ -348,6 +368,7 @@ impl EnoControllers {
             ids: self.ids.clone(),
             metrics: self.metrics.clone(),
         });
+        let status_pods = pods.store();
         let status_ctx = Arc::new(StatusContext {
             client: self.client.clone(),
             pods: status_pods.clone(),
@@ -424,9 +445,9 @@ impl EnoControllers {
                     .for_each(|_| future::ready(()))
             };
             let status_controller = async {
-                if !with_status_controller {
+                let Some(status_pod_events) = status_pod_events else {
                     return;
-                }
+                };
                 let on_ok = status_backoff.clone();
                 let on_err = status_backoff;
                 Controller::for_stream(status_pod_events, status_pods.clone())
@@ -666,6 +687,38 @@ mod tests {
         );
     }
 
+    /// One watch feeds every consumer each object once, in order: deletions only to the
+    /// consumers of touched objects, the relist's markers to none, a watch error to the first.
+    #[tokio::test]
+    async fn a_shared_watch_feeds_each_consumer_its_objects_in_order() {
+        use watcher::Event;
+        let events = vec![
+            Ok(Event::Init),
+            Ok(Event::InitApply(pod(&[("n", "1")]))),
+            Ok(Event::InitDone),
+            Ok(Event::Apply(pod(&[("n", "2")]))),
+            Ok(Event::Delete(pod(&[("n", "3")]))),
+            Err(watcher::Error::NoResourceVersion),
+            Ok(Event::Apply(pod(&[("n", "4")]))),
+        ];
+        let (pump, [touched, applied, second]) = share(
+            futures::stream::iter(events),
+            [Feed::Touched, Feed::Applied, Feed::Applied],
+        );
+        pump.await;
+        let seen = |rx: Trigger<Pod>| async move {
+            rx.map(|item| match item {
+                Ok(pod) => label(&pod, "n").unwrap_or_default().to_string(),
+                Err(_) => "error".to_string(),
+            })
+            .collect::<Vec<_>>()
+            .await
+        };
+        assert_eq!(seen(touched).await, ["1", "2", "3", "error", "4"]);
+        assert_eq!(seen(applied).await, ["1", "2", "4"]);
+        assert_eq!(seen(second).await, ["1", "2", "4"]);
+    }
+
     #[test]
     fn error_backoff_doubles_caps_and_resets() {
         let backoff = ErrorBackoff::new(Duration::from_millis(30));
@@ -851,6 +904,62 @@ mod tests {
             .expect("controllers stop")
             .unwrap();
         assert!(!readiness.is_ready());
+    }
+
+    /// As controller-runtime's manager, one list and one watch per kind, however many
+    /// controllers read or are triggered by it.
+    #[tokio::test(start_paused = true)]
+    async fn each_kind_is_listed_and_watched_once() {
+        use super::super::demo::{ensure_namespace, install_crds};
+        use crate::operator::shutdown;
+        use futures::FutureExt;
+
+        let server = fake_apiserver::FakeApiServer::new();
+        let client = server.client();
+        install_crds(&client).await.unwrap();
+        ensure_namespace(&client, "eno-system").await.unwrap();
+        let gate = Arc::new(HoldList {
+            resource: "",
+            open: future::ready(()).boxed().shared(),
+            seen: Mutex::default(),
+        });
+        server.set_gate(Some(gate.clone()));
+        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+        let readiness = Readiness::new();
+        let controllers = EnoControllers {
+            client,
+            config: Config::new("eno-system", "controllers:test"),
+            clock: Arc::new(crate::clock::SystemClock),
+            ids: Arc::new(crate::ids::SeededIds::new(1)),
+            metrics: Metrics::default(),
+        };
+        let task = tokio::spawn(controllers.run_parts(
+            shutdown::on(stopped.map(|_| ())),
+            readiness.clone(),
+            true,
+        ));
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(readiness.is_ready());
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .expect("controllers stop")
+            .unwrap();
+        let seen = gate.seen.lock().unwrap().clone();
+        let mut reads: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for (verb, resource, _) in seen {
+            if verb == "list" || verb == "watch" {
+                *reads.entry((verb, resource)).or_default() += 1;
+            }
+        }
+        let expected: BTreeMap<(String, String), usize> = ["list", "watch"]
+            .iter()
+            .flat_map(|verb| {
+                ["compositions", "pods", "resourceslices", "synthesizers"]
+                    .map(|resource| ((verb.to_string(), resource.to_string()), 1))
+            })
+            .collect();
+        assert_eq!(reads, expected);
     }
 
     /// Start-up order does not depend on hashing: the same compositions get their finalizers
