@@ -104,11 +104,9 @@ fn remaining(since: jiff::Timestamp, cooldown: Duration, now: jiff::Timestamp) -
 /// been synthesized (it will use the new Synthesizer anyway); it is being synthesized; it was
 /// synthesized by this or a newer generation.
 pub fn is_eligible(comp: &Composition, syn: &Synthesizer, now: jiff::Timestamp) -> bool {
+    // The conditions are a conjunction; the rollout controller asks this of every composition
+    // of its Synthesizer on each of their events, so the integer ones go first.
     let syn_generation = syn.metadata.generation.unwrap_or(0);
-    let young = match comp.metadata.creation_timestamp.as_ref() {
-        Some(created) => remaining(created.0, cooldown(syn), now).is_some(),
-        None => false,
-    };
     let Some(current) = comp
         .status
         .as_ref()
@@ -116,10 +114,14 @@ pub fn is_eligible(comp: &Composition, syn: &Synthesizer, now: jiff::Timestamp) 
     else {
         return false;
     };
-    !young
-        && comp.spec.synthesizer.min_generation < syn_generation
+    let young = || match comp.metadata.creation_timestamp.as_ref() {
+        Some(created) => remaining(created.0, cooldown(syn), now).is_some(),
+        None => false,
+    };
+    comp.spec.synthesizer.min_generation < syn_generation
         && current.synthesized.is_some()
         && current.observed_synthesizer_generation < syn_generation
+        && !young()
 }
 
 /// The next composition of the rollout, if any.
@@ -137,7 +139,12 @@ pub fn next_composition<'a>(
         .iter()
         .filter(|comp| is_eligible(comp, syn, now))
         .min_by(|a, b| {
-            let key = |c: &Composition| (c.namespace(), c.name_any());
+            let key = |c: &'a Composition| {
+                (
+                    c.metadata.namespace.as_deref(),
+                    c.metadata.name.as_deref().unwrap_or_default(),
+                )
+            };
             key(a).cmp(&key(b))
         })
 }
