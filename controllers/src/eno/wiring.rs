@@ -227,15 +227,13 @@ fn share<K: Clone + Send + 'static, const N: usize>(
                     return future::ready(());
                 }
             };
-            let fed: Vec<_> = senders
-                .iter()
-                .filter(|(feed, _)| !deleted || *feed == Feed::Touched)
-                .collect();
-            if let Some(((_, last), rest)) = fed.split_last() {
-                for (_, tx) in rest {
+            let fed = |feed: &Feed| !deleted || *feed == Feed::Touched;
+            // Every fed consumer but the last gets a copy; the last gets the object itself.
+            if let Some(last) = senders.iter().rposition(|(feed, _)| fed(feed)) {
+                for (_, tx) in senders[..last].iter().filter(|(feed, _)| fed(feed)) {
                     let _ = tx.unbounded_send(Ok(object.clone()));
                 }
-                let _ = last.unbounded_send(Ok(object));
+                let _ = senders[last].1.unbounded_send(Ok(object));
             }
             future::ready(())
         })
@@ -758,6 +756,95 @@ mod tests {
         }
     }
 
+    /// A server with Eno's CRDs and the `eno-system` namespace; with `compositions`, also
+    /// namespace `a`, Synthesizer `syn` and those compositions of it in `a`.
+    async fn eno_world(
+        server: &fake_apiserver::FakeApiServer,
+        compositions: &[String],
+    ) -> kube::Client {
+        use super::super::demo::{
+            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
+        };
+        use kube::api::PostParams;
+
+        let client = server.client();
+        install_crds(&client).await.unwrap();
+        ensure_namespace(&client, "eno-system").await.unwrap();
+        if compositions.is_empty() {
+            return client;
+        }
+        ensure_namespace(&client, "a").await.unwrap();
+        Api::<Synthesizer>::all(client.clone())
+            .create(&PostParams::default(), &demo_synthesizer("syn"))
+            .await
+            .unwrap();
+        for name in compositions {
+            Api::<Composition>::namespaced(client.clone(), "a")
+                .create(&PostParams::default(), &demo_composition(name, "a", "syn"))
+                .await
+                .unwrap();
+        }
+        client
+    }
+
+    /// A gate recording every request and holding every list of `resource` until `open`.
+    fn hold_list(
+        server: &fake_apiserver::FakeApiServer,
+        resource: &'static str,
+        open: futures::future::BoxFuture<'static, ()>,
+    ) -> Arc<HoldList> {
+        let gate = Arc::new(HoldList {
+            resource,
+            open: open.shared(),
+            seen: Mutex::default(),
+        });
+        server.set_gate(Some(gate.clone()));
+        gate
+    }
+
+    /// The Eno controllers of a test (`run_parts` on `client`), running until [`Self::stop`].
+    struct Running {
+        stop: futures::channel::oneshot::Sender<()>,
+        task: tokio::task::JoinHandle<()>,
+        readiness: Readiness,
+    }
+
+    impl Running {
+        fn start(client: kube::Client, with_status_controller: bool) -> Self {
+            use crate::operator::shutdown;
+            use futures::FutureExt;
+
+            let (stop, stopped) = futures::channel::oneshot::channel::<()>();
+            let readiness = Readiness::new();
+            let controllers = EnoControllers {
+                client,
+                config: Config::new("eno-system", "controllers:test"),
+                clock: Arc::new(crate::clock::SystemClock),
+                ids: Arc::new(crate::ids::SeededIds::new(1)),
+                metrics: Metrics::default(),
+            };
+            let task = tokio::spawn(controllers.run_parts(
+                shutdown::on(stopped.map(|_| ())),
+                readiness.clone(),
+                with_status_controller,
+            ));
+            Self {
+                stop,
+                task,
+                readiness,
+            }
+        }
+
+        /// Signals the stop and waits for the run to end.
+        async fn stop(self) {
+            self.stop.send(()).unwrap();
+            tokio::time::timeout(Duration::from_secs(60), self.task)
+                .await
+                .expect("controllers stop")
+                .unwrap();
+        }
+    }
+
     /// controller-runtime starts no worker before every cache has synced: while one cache's
     /// list is held, no controller writes anything (the lifecycle controller would add its
     /// finalizer, its compositions cache being synced) and the process is not ready.
@@ -770,51 +857,16 @@ mod tests {
     #[case::slices("resourceslices")]
     #[tokio::test(start_paused = true)]
     async fn no_reconcile_before_every_cache_has_synced(#[case] held: &'static str) {
-        use super::super::demo::{
-            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
-        };
         use super::super::FINALIZER;
-        use crate::operator::shutdown;
         use futures::FutureExt;
-        use kube::api::PostParams;
         use kube::ResourceExt;
 
         let server = fake_apiserver::FakeApiServer::new();
-        let client = server.client();
-        install_crds(&client).await.unwrap();
-        ensure_namespace(&client, "eno-system").await.unwrap();
-        ensure_namespace(&client, "a").await.unwrap();
-        Api::<Synthesizer>::all(client.clone())
-            .create(&PostParams::default(), &demo_synthesizer("syn"))
-            .await
-            .unwrap();
+        let client = eno_world(&server, &["x".to_string()]).await;
         let compositions = Api::<Composition>::namespaced(client.clone(), "a");
-        compositions
-            .create(&PostParams::default(), &demo_composition("x", "a", "syn"))
-            .await
-            .unwrap();
-
         let (release, released) = futures::channel::oneshot::channel::<()>();
-        let gate = Arc::new(HoldList {
-            resource: held,
-            open: released.map(|_| ()).boxed().shared(),
-            seen: Mutex::default(),
-        });
-        server.set_gate(Some(gate.clone()));
-        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
-        let readiness = Readiness::new();
-        let controllers = EnoControllers {
-            client: client.clone(),
-            config: Config::new("eno-system", "controllers:test"),
-            clock: Arc::new(crate::clock::SystemClock),
-            ids: Arc::new(crate::ids::SeededIds::new(1)),
-            metrics: Metrics::default(),
-        };
-        let task = tokio::spawn(controllers.run_parts(
-            shutdown::on(stopped.map(|_| ())),
-            readiness.clone(),
-            true,
-        ));
+        let gate = hold_list(&server, held, released.map(|_| ()).boxed());
+        let running = Running::start(client, true);
 
         tokio::time::sleep(Duration::from_secs(30)).await;
         let seen = gate.seen.lock().unwrap().clone();
@@ -828,7 +880,7 @@ mod tests {
             .filter(|(verb, _, _)| !matches!(verb.as_str(), "get" | "list" | "watch"))
             .collect();
         assert!(writes.is_empty(), "wrote before {held} synced: {writes:?}");
-        assert!(!readiness.is_ready(), "ready before {held} synced");
+        assert!(!running.readiness.is_ready(), "ready before {held} synced");
 
         release.send(()).unwrap();
         let mut finalized = false;
@@ -844,65 +896,23 @@ mod tests {
             finalized,
             "the lifecycle controller runs once every cache synced"
         );
-        assert!(readiness.is_ready());
-
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(60), task)
-            .await
-            .expect("controllers stop")
-            .unwrap();
+        assert!(running.readiness.is_ready());
+        running.stop().await;
     }
 
     /// Stopping before every cache has synced ends the run (no controller was started, and
     /// none waits for a store that never fills) without the process ever being ready.
     #[tokio::test(start_paused = true)]
     async fn stopping_before_the_caches_synced_ends_the_run() {
-        use super::super::demo::{
-            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
-        };
-        use crate::operator::shutdown;
         use futures::FutureExt;
-        use kube::api::PostParams;
 
         let server = fake_apiserver::FakeApiServer::new();
-        let client = server.client();
-        install_crds(&client).await.unwrap();
-        ensure_namespace(&client, "eno-system").await.unwrap();
-        ensure_namespace(&client, "a").await.unwrap();
-        Api::<Synthesizer>::all(client.clone())
-            .create(&PostParams::default(), &demo_synthesizer("syn"))
-            .await
-            .unwrap();
-        Api::<Composition>::namespaced(client.clone(), "a")
-            .create(&PostParams::default(), &demo_composition("x", "a", "syn"))
-            .await
-            .unwrap();
-        let gate = Arc::new(HoldList {
-            resource: "synthesizers",
-            open: future::pending().boxed().shared(),
-            seen: Mutex::default(),
-        });
-        server.set_gate(Some(gate.clone()));
-        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
-        let readiness = Readiness::new();
-        let controllers = EnoControllers {
-            client,
-            config: Config::new("eno-system", "controllers:test"),
-            clock: Arc::new(crate::clock::SystemClock),
-            ids: Arc::new(crate::ids::SeededIds::new(1)),
-            metrics: Metrics::default(),
-        };
-        let task = tokio::spawn(controllers.run_parts(
-            shutdown::on(stopped.map(|_| ())),
-            readiness.clone(),
-            true,
-        ));
+        let client = eno_world(&server, &["x".to_string()]).await;
+        hold_list(&server, "synthesizers", future::pending().boxed());
+        let running = Running::start(client, true);
         tokio::time::sleep(Duration::from_secs(30)).await;
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(60), task)
-            .await
-            .expect("controllers stop")
-            .unwrap();
+        let readiness = running.readiness.clone();
+        running.stop().await;
         assert!(!readiness.is_ready());
     }
 
@@ -910,41 +920,15 @@ mod tests {
     /// controllers read or are triggered by it.
     #[tokio::test(start_paused = true)]
     async fn each_kind_is_listed_and_watched_once() {
-        use super::super::demo::{ensure_namespace, install_crds};
-        use crate::operator::shutdown;
         use futures::FutureExt;
 
         let server = fake_apiserver::FakeApiServer::new();
-        let client = server.client();
-        install_crds(&client).await.unwrap();
-        ensure_namespace(&client, "eno-system").await.unwrap();
-        let gate = Arc::new(HoldList {
-            resource: "",
-            open: future::ready(()).boxed().shared(),
-            seen: Mutex::default(),
-        });
-        server.set_gate(Some(gate.clone()));
-        let (stop, stopped) = futures::channel::oneshot::channel::<()>();
-        let readiness = Readiness::new();
-        let controllers = EnoControllers {
-            client,
-            config: Config::new("eno-system", "controllers:test"),
-            clock: Arc::new(crate::clock::SystemClock),
-            ids: Arc::new(crate::ids::SeededIds::new(1)),
-            metrics: Metrics::default(),
-        };
-        let task = tokio::spawn(controllers.run_parts(
-            shutdown::on(stopped.map(|_| ())),
-            readiness.clone(),
-            true,
-        ));
+        let client = eno_world(&server, &[]).await;
+        let gate = hold_list(&server, "", future::ready(()).boxed());
+        let running = Running::start(client, true);
         tokio::time::sleep(Duration::from_secs(1)).await;
-        assert!(readiness.is_ready());
-        stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(60), task)
-            .await
-            .expect("controllers stop")
-            .unwrap();
+        assert!(running.readiness.is_ready());
+        running.stop().await;
         let seen = gate.seen.lock().unwrap().clone();
         let mut reads: BTreeMap<(String, String), usize> = BTreeMap::new();
         for (verb, resource, _) in seen {
@@ -966,58 +950,17 @@ mod tests {
     /// in the same order on every run (each run's kube scheduler hashes with other keys).
     #[tokio::test(start_paused = true)]
     async fn start_up_reconciles_run_in_a_fixed_order() {
-        use super::super::demo::{
-            demo_composition, demo_synthesizer, ensure_namespace, install_crds,
-        };
-        use crate::operator::shutdown;
         use futures::FutureExt;
-        use kube::api::PostParams;
 
+        let names: Vec<String> = (0..8).map(|i| format!("c{i}")).collect();
         let mut orders = vec![];
         for _ in 0..3 {
             let server = fake_apiserver::FakeApiServer::builder().seed(1).build();
-            let client = server.client();
-            install_crds(&client).await.unwrap();
-            ensure_namespace(&client, "eno-system").await.unwrap();
-            ensure_namespace(&client, "a").await.unwrap();
-            Api::<Synthesizer>::all(client.clone())
-                .create(&PostParams::default(), &demo_synthesizer("syn"))
-                .await
-                .unwrap();
-            for i in 0..8 {
-                Api::<Composition>::namespaced(client.clone(), "a")
-                    .create(
-                        &PostParams::default(),
-                        &demo_composition(&format!("c{i}"), "a", "syn"),
-                    )
-                    .await
-                    .unwrap();
-            }
-            let gate = Arc::new(HoldList {
-                resource: "",
-                open: future::ready(()).boxed().shared(),
-                seen: Mutex::default(),
-            });
-            server.set_gate(Some(gate.clone()));
-            let (stop, stopped) = futures::channel::oneshot::channel::<()>();
-            let controllers = EnoControllers {
-                client,
-                config: Config::new("eno-system", "controllers:test"),
-                clock: Arc::new(crate::clock::SystemClock),
-                ids: Arc::new(crate::ids::SeededIds::new(1)),
-                metrics: Metrics::default(),
-            };
-            let task = tokio::spawn(controllers.run_parts(
-                shutdown::on(stopped.map(|_| ())),
-                Readiness::new(),
-                false,
-            ));
+            let client = eno_world(&server, &names).await;
+            let gate = hold_list(&server, "", future::ready(()).boxed());
+            let running = Running::start(client, false);
             tokio::time::sleep(Duration::from_secs(1)).await;
-            stop.send(()).unwrap();
-            tokio::time::timeout(Duration::from_secs(60), task)
-                .await
-                .expect("controllers stop")
-                .unwrap();
+            running.stop().await;
             let seen = gate.seen.lock().unwrap().clone();
             orders.push(seen);
         }
