@@ -1,5 +1,5 @@
 # The few verbs people type. See README.md.
-.PHONY: run test lint bench bench-scale fmt crds conformance race fuzz
+.PHONY: run test lint bench bench-scale fmt crds schemas conformance race fuzz
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -29,6 +29,9 @@ fmt:
 
 crds: ## Print every CRD as YAML
 	cargo run -p controllers --bin controllers -- crds
+
+schemas: ## Regenerate the built-in kinds' stored apply schemas (after a k8s-openapi upgrade)
+	FAKE_APISERVER_UPDATE_SCHEMAS=1 cargo test -p fake-apiserver --lib the_stored_schemas_are_the_generated_ones
 
 conformance: ## Compare the fake API server with a real v1.36 kube-apiserver (recorded without controller-manager, so run bare; needs ../shared/conformance)
 	cargo build -p fake-apiserver --bin fake-apiserver

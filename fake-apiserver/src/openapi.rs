@@ -901,6 +901,11 @@ pub fn builtin_definition_name(group: &str, version: &str, kind: &str) -> Option
     library::definition_name(group, version, kind)
 }
 
+/// The definition names of every typed built-in kind, e.g. `io.k8s.api.core.v1.Pod`.
+pub fn builtin_definition_names() -> impl Iterator<Item = &'static str> {
+    library::typed_kinds().map(|(_, name)| name)
+}
+
 /// The definition name of `ObjectMeta`.
 pub const OBJECT_META_DEFINITION: &str = OBJECT_META;
 

@@ -18,6 +18,7 @@
 pub mod fieldpath;
 pub mod managed;
 pub mod schema;
+mod schema_table;
 pub mod typed;
 
 use serde_json::{Map, Value};

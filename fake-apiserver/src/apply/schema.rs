@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::resource::ResourceInfo;
@@ -24,45 +25,61 @@ use crate::resource::ResourceInfo;
 pub type TypeId = usize;
 
 /// How the elements of a list are told apart.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// (The serde names are short: built-in kinds' schemas are stored serialized in
+/// [`super::schema_table`].)
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ListKind {
     /// The list is one value.
+    #[serde(rename = "a")]
     Atomic,
     /// Scalars identified by value (`x-kubernetes-list-type: set`).
+    #[serde(rename = "s")]
     Set,
     /// Objects identified by key fields, each with its default (if the schema has one).
+    #[serde(rename = "m")]
     Map(Vec<(String, Option<Value>)>),
 }
 
 /// One type.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Atom {
     /// A string, number or boolean.
+    #[serde(rename = "s")]
     Scalar,
     /// A list.
+    #[serde(rename = "l")]
     List {
         /// Element type.
+        #[serde(rename = "e")]
         elem: TypeId,
         /// How elements are identified.
+        #[serde(rename = "k")]
         kind: ListKind,
     },
     /// A struct (named fields) and/or a map (any key, of type `elem`).
+    #[serde(rename = "m")]
     Map {
         /// Named fields.
+        #[serde(rename = "f")]
         fields: BTreeMap<String, TypeId>,
         /// The type of keys not in `fields` (`None`: such keys are deduced).
+        #[serde(rename = "e")]
         elem: Option<TypeId>,
         /// `x-kubernetes-map-type: atomic`.
+        #[serde(rename = "a")]
         atomic: bool,
     },
     /// Anything: a scalar, an atomic list, or a granular map of deduced values.
+    #[serde(rename = "d")]
     Deduced,
     /// Anything, always atomic (`x-kubernetes-int-or-string`, untyped values).
+    #[serde(rename = "u")]
     UntypedAtomic,
 }
 
 /// The types of one kind, with the root at [`TypeSchema::root`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeSchema {
     atoms: Vec<Atom>,
     /// The type of the whole object.
@@ -354,13 +371,18 @@ pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
     cache
         .entry(name.to_string())
         .or_insert_with(|| {
-            let definitions =
-                crate::openapi::builtin_definitions_of(name).unwrap_or(&EMPTY_DEFINITIONS);
-            let mut builder = Builder::new(definitions);
-            let root = builder.named(name);
-            Arc::new(builder.finish(root))
+            Arc::new(super::schema_table::stored(name).unwrap_or_else(|| builtin_schema(name)))
         })
         .clone()
+}
+
+/// The schema of the built-in kind whose definition is `name`, built from the server's OpenAPI
+/// definitions (what [`super::schema_table`] stores, precomputed).
+pub(crate) fn builtin_schema(name: &str) -> TypeSchema {
+    let definitions = crate::openapi::builtin_definitions_of(name).unwrap_or(&EMPTY_DEFINITIONS);
+    let mut builder = Builder::new(definitions);
+    let root = builder.named(name);
+    builder.finish(root)
 }
 
 /// A custom resource's schema: its `openAPIV3Schema`, `metadata` typed as `ObjectMeta`.
