@@ -7,9 +7,10 @@
 //! against the fake that the real server would not cause.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 
-use tokio::net::{TcpListener, TcpSocket};
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::net::TcpListener;
 
 /// The accept queue asked for when the host's limit cannot be read: Linux's default
 /// `somaxconn` since 5.4.
@@ -18,9 +19,25 @@ const FALLBACK_BACKLOG: u32 = 4096;
 /// Binds `address` (`host:port`; a name is resolved, and its addresses are tried in order) with
 /// the host's largest accept queue, as Go's `net.Listen` does.
 pub async fn bind(address: &str) -> io::Result<TcpListener> {
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(address).await?.collect();
+    TcpListener::from_std(bind_first(address, addresses)?)
+}
+
+/// [`bind`] without a runtime (the name is resolved by the system resolver, blocking): a
+/// non-blocking std listener, for [`TcpListener::from_std`] once a runtime runs.
+///
+/// The `fake-apiserver` binary binds this way first thing, before it builds its runtime and
+/// server: a client that connects while the server starts is queued by the kernel and answered
+/// once the server serves, instead of being refused and left to retry.
+pub fn bind_std(address: &str) -> io::Result<std::net::TcpListener> {
+    bind_first(address, address.to_socket_addrs()?.collect())
+}
+
+/// Binds the first of `addresses` that can be bound (`address` names them in errors).
+fn bind_first(address: &str, addresses: Vec<SocketAddr>) -> io::Result<std::net::TcpListener> {
     let backlog = host_backlog();
     let mut last_error = None;
-    for addr in tokio::net::lookup_host(address).await? {
+    for addr in addresses {
         match bind_one(addr, backlog) {
             Ok(listener) => return Ok(listener),
             Err(e) => last_error = Some(e),
@@ -35,16 +52,15 @@ pub async fn bind(address: &str) -> io::Result<TcpListener> {
 }
 
 /// Binds one address with an accept queue of `backlog` (address reuse on, as Go and tokio set
-/// it, so that a restart does not wait for the old connections' TIME_WAIT).
-fn bind_one(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    let socket = match addr {
-        SocketAddr::V4(_) => TcpSocket::new_v4()?,
-        SocketAddr::V6(_) => TcpSocket::new_v6()?,
-    };
+/// it, so that a restart does not wait for the old connections' TIME_WAIT), non-blocking.
+fn bind_one(addr: SocketAddr, backlog: u32) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     #[cfg(unix)]
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(backlog)
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
 }
 
 /// The host's largest accept queue (`/proc/sys/net/core/somaxconn`), as Go's
@@ -92,5 +108,35 @@ mod tests {
         let listener = bind("localhost:0").await.unwrap();
         assert!(listener.local_addr().unwrap().ip().is_loopback());
         assert!(bind("not an address").await.is_err());
+        let listener = bind_std("localhost:0").unwrap();
+        assert!(listener.local_addr().unwrap().ip().is_loopback());
+        assert!(bind_std("not an address").is_err());
+    }
+
+    /// A connection made to a listener bound without a runtime is queued, and served once the
+    /// listener is handed to one.
+    #[test]
+    fn a_std_bound_listener_queues_connections_until_served() {
+        use std::io::{Read, Write};
+        let listener = bind_std("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        client.write_all(b"ping").unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let listener = TcpListener::from_std(listener).unwrap();
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut got = [0u8; 4];
+            stream.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"ping");
+            stream.write_all(b"pong").await.unwrap();
+        });
+        let mut answer = [0u8; 4];
+        client.read_exact(&mut answer).unwrap();
+        assert_eq!(&answer, b"pong");
     }
 }

@@ -192,6 +192,16 @@ fn main() -> ExitCode {
     let args = Args::parse();
     init_logging(args.log_format);
     let logging_us = began.elapsed().as_micros();
+    // Bound before anything else is built: a client connecting while the server starts waits
+    // in the accept queue for the answer instead of being refused.
+    let listener = match bind(&args.listen) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::error!(error = %e, "fake-apiserver failed");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bound_us = began.elapsed().as_micros();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -210,13 +220,14 @@ fn main() -> ExitCode {
         let server = server_from(&args)?;
         let server_us = began.elapsed().as_micros();
         let shutdown = shutdown_then_exit_on_second_signal(args.state.clone());
-        run(args, server, shutdown, |_| {
+        run(args, listener, server, shutdown, |_| {
             tracing::debug!(
                 target: STARTUP_TARGET,
                 // The monotonic clock's reading (`tv_sec`, `tv_nsec` on Linux) when `main`
                 // began, for a parent that timed the exec on the same clock.
                 main_began = ?began,
                 logging_us,
+                bound_us,
                 runtime_us,
                 server_us,
                 serving_us = began.elapsed().as_micros(),
@@ -290,10 +301,19 @@ impl Signals {
     }
 }
 
-/// Runs `server` as the flags say until `shutdown` resolves; `on_ready` gets the bound address
-/// once the server accepts connections.
+/// Binds the `--listen` address (before a runtime exists; see [`fake_apiserver::listener::bind_std`]).
+fn bind(address: &str) -> Result<std::net::TcpListener, RunError> {
+    fake_apiserver::listener::bind_std(address).map_err(|source| RunError::Listen {
+        address: address.to_string(),
+        source,
+    })
+}
+
+/// Runs `server` on `listener` as the flags say until `shutdown` resolves; `on_ready` gets the
+/// bound address once the server accepts connections.
 async fn run(
     args: Args,
+    listener: std::net::TcpListener,
     server: FakeApiServer,
     shutdown: impl Future<Output = ()> + Send + 'static,
     on_ready: impl FnOnce(SocketAddr),
@@ -304,9 +324,8 @@ async fn run(
     if let Some(path) = &args.load {
         apply_manifests(&server, path)?;
     }
-    let listener = fake_apiserver::listener::bind(&args.listen)
-        .await
-        .map_err(|source| RunError::Listen {
+    let listener =
+        tokio::net::TcpListener::from_std(listener).map_err(|source| RunError::Listen {
             address: args.listen.clone(),
             source,
         })?;
@@ -497,8 +516,10 @@ mod tests {
     ) {
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready_tx, ready_rx) = oneshot::channel();
+        let listener = bind(&args.listen).unwrap();
         let task = tokio::spawn(run(
             args,
+            listener,
             server,
             async {
                 let _ = stopped.await;
@@ -652,7 +673,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("state.json"), "{not json").unwrap();
         let never = std::future::pending::<()>();
-        let error = run(args(dir.path()), FakeApiServer::new(), never, |_| {})
+        let flags = args(dir.path());
+        let listener = bind(&flags.listen).unwrap();
+        let error = run(flags, listener, FakeApiServer::new(), never, |_| {})
             .await
             .unwrap_err();
         assert!(matches!(error, RunError::State { .. }), "{error}");
@@ -660,17 +683,50 @@ mod tests {
         let mut flags = args(dir.path());
         flags.state = None;
         flags.load = Some(dir.path().join("missing"));
-        let error = run(flags, FakeApiServer::new(), std::future::pending(), |_| {})
-            .await
-            .unwrap_err();
+        let listener = bind(&flags.listen).unwrap();
+        let error = run(
+            flags,
+            listener,
+            FakeApiServer::new(),
+            std::future::pending(),
+            |_| {},
+        )
+        .await
+        .unwrap_err();
         assert!(matches!(error, RunError::Manifest(_)), "{error}");
 
         let mut flags = args(dir.path());
         flags.state = None;
         flags.listen = "not an address".into();
-        let error = run(flags, FakeApiServer::new(), std::future::pending(), |_| {})
-            .await
-            .unwrap_err();
+        let error = bind(&flags.listen).unwrap_err();
         assert!(matches!(error, RunError::Listen { .. }), "{error}");
+    }
+
+    /// A client that connects after the port is bound but before the server is built is not
+    /// refused: its request waits and is answered once the server serves.
+    #[tokio::test]
+    async fn a_client_connecting_during_start_up_is_answered_once_serving() {
+        let flags = Args::parse_from(["fake-apiserver", "--listen", "127.0.0.1:0"]);
+        let listener = bind(&flags.listen).unwrap();
+        let address = listener.local_addr().unwrap();
+        let early = tokio::spawn(http_get(address, "/readyz"));
+        // Nothing serves yet: the request is still waiting.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(!early.is_finished(), "answered before anything served");
+        let server = server_from(&flags).unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(run(
+            flags,
+            listener,
+            server,
+            async {
+                let _ = stopped.await;
+            },
+            |_| {},
+        ));
+        let response = early.await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        stop.send(()).unwrap();
+        task.await.unwrap().unwrap();
     }
 }
