@@ -4,7 +4,10 @@
 //! an aggregated role is up to date before the next request. A batch of ClusterRole writes made
 //! by the server itself (the bootstrap policy) defers it ([`Deferred`]) and reconciles once after.
 
-use serde_json::Value;
+use std::hash::{Hash, Hasher};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::rbac::RBAC_GROUP;
 use crate::error::ApiError;
@@ -45,7 +48,7 @@ pub fn reconcile(server: &FakeApiServer) {
         return;
     }
     let key = resource_key(RBAC_GROUP, "clusterroles");
-    let mut roles: Vec<Value> = server
+    let mut roles: Vec<Role> = server
         .shared
         .store
         .snapshot(&key, None)
@@ -65,8 +68,8 @@ pub fn reconcile(server: &FakeApiServer) {
         }
     }
     for (role, _) in roles.iter().zip(&changed).filter(|(_, c)| **c) {
-        let name = role["metadata"]["name"].as_str().unwrap_or_default();
-        let rules = role["rules"].clone();
+        let name = role.metadata.name.as_str();
+        let rules = Value::Array(role.rules.clone().unwrap_or_default());
         let written = server.shared.store.mutate(&key, "", name, |current| {
             let mut current = current
                 .ok_or_else(|| ApiError::not_found(RBAC_GROUP, "clusterroles", name))?
@@ -80,47 +83,142 @@ pub fn reconcile(server: &FakeApiServer) {
     }
 }
 
+/// What aggregation reads of a stored ClusterRole. Decoding only these fields skips the rest
+/// (`managedFields` above all): every ClusterRole write reads every ClusterRole.
+#[derive(Deserialize)]
+struct Role {
+    metadata: RoleMeta,
+    #[serde(rename = "aggregationRule", default)]
+    aggregation_rule: Option<AggregationRule>,
+    #[serde(default)]
+    rules: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+struct RoleMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    labels: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct AggregationRule {
+    #[serde(rename = "clusterRoleSelectors", default)]
+    cluster_role_selectors: Option<Vec<Value>>,
+}
+
 /// More passes than any chain of aggregated roles is long.
 const MAX_PASSES: usize = 64;
 
 /// One pass over the ClusterRoles: each aggregating role takes the rules of the roles its
 /// selectors match. Marks the roles it changed; whether it changed one.
-fn aggregate_once(roles: &mut [Value], changed: &mut [bool]) -> bool {
+fn aggregate_once(roles: &mut [Role], changed: &mut [bool]) -> bool {
     let mut any = false;
     for i in 0..roles.len() {
-        let Some(selectors) = roles[i]["aggregationRule"]["clusterRoleSelectors"].as_array() else {
+        let Some(selectors) = roles[i]
+            .aggregation_rule
+            .as_ref()
+            .and_then(|rule| rule.cluster_role_selectors.as_ref())
+        else {
             continue;
         };
         let selectors: Vec<LabelSelector> = selectors
             .iter()
             .filter_map(|s| LabelSelector::from_label_selector_json(s).ok())
             .collect();
-        let mut rules: Vec<Value> = Vec::new();
+        let mut rules = DistinctRules::default();
         for (j, other) in roles.iter().enumerate() {
-            if j == i || other["metadata"]["name"] == roles[i]["metadata"]["name"] {
+            if j == i || other.metadata.name == roles[i].metadata.name {
                 continue;
             }
-            let labels = other["metadata"]["labels"].as_object();
-            if !selectors.iter().any(|s| s.matches(labels)) {
+            if !selectors
+                .iter()
+                .any(|s| s.matches(other.metadata.labels.as_ref()))
+            {
                 continue;
             }
-            for rule in other["rules"].as_array().into_iter().flatten() {
-                if !rules.contains(rule) {
-                    rules.push(rule.clone());
-                }
+            for rule in other.rules.iter().flatten() {
+                rules.add(rule);
             }
         }
-        if roles[i]["rules"]
-            .as_array()
-            .map_or(rules.is_empty(), |r| *r == rules)
-        {
+        let rules = rules.in_order;
+        let current = roles[i].rules.as_deref().unwrap_or_default();
+        if current.len() == rules.len() && current.iter().zip(&rules).all(|(a, b)| a == *b) {
             continue;
         }
-        roles[i]["rules"] = Value::Array(rules);
+        roles[i].rules = Some(rules.into_iter().cloned().collect());
         changed[i] = true;
         any = true;
     }
     any
+}
+
+/// Rules in the order first added, each once (the controller's `ruleExists` check), found by
+/// hash: `admin` gathers a few hundred rules, which a scan would compare pairwise.
+#[derive(Default)]
+struct DistinctRules<'a> {
+    in_order: Vec<&'a Value>,
+    /// Positions in `in_order` by the rule's hash.
+    by_hash: std::collections::HashMap<u64, Vec<usize>>,
+}
+
+impl<'a> DistinctRules<'a> {
+    fn add(&mut self, rule: &'a Value) {
+        let mut hasher = std::hash::DefaultHasher::new();
+        hash_value(rule, &mut hasher);
+        let same_hash = self.by_hash.entry(hasher.finish()).or_default();
+        if same_hash.iter().any(|&k| self.in_order[k] == rule) {
+            return;
+        }
+        same_hash.push(self.in_order.len());
+        self.in_order.push(rule);
+    }
+}
+
+/// Feeds `value` to `state` so that equal values hash equally (an object's entries are combined
+/// in an order-free way, so that this holds whatever order its map keeps).
+fn hash_value(value: &Value, state: &mut impl Hasher) {
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => {
+            state.write_u8(1);
+            b.hash(state);
+        }
+        Value::Number(n) => {
+            state.write_u8(2);
+            if let Some(u) = n.as_u64() {
+                u.hash(state);
+            } else if let Some(i) = n.as_i64() {
+                i.hash(state);
+            } else if let Some(f) = n.as_f64() {
+                f.to_bits().hash(state);
+            }
+        }
+        Value::String(s) => {
+            state.write_u8(3);
+            s.hash(state);
+        }
+        Value::Array(items) => {
+            state.write_u8(4);
+            state.write_usize(items.len());
+            for item in items {
+                hash_value(item, state);
+            }
+        }
+        Value::Object(map) => {
+            state.write_u8(5);
+            state.write_usize(map.len());
+            let mut entries = 0u64;
+            for (key, item) in map {
+                let mut entry = std::hash::DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_value(item, &mut entry);
+                entries = entries.wrapping_add(entry.finish());
+            }
+            state.write_u64(entries);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +244,20 @@ mod tests {
             "metadata": {"name": name, "labels": {label: "true"}},
             "rules": [{"apiGroups": ["example.com"], "resources": [resource], "verbs": ["get"]}],
         })
+    }
+
+    /// Rules are kept once each, in the order first seen, whatever role repeats them.
+    #[test]
+    fn distinct_rules_keep_first_seen_order_and_drop_repeats() {
+        let a = json!({"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]});
+        let b = json!({"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]});
+        let a_again = json!({"verbs": ["get"], "resources": ["pods"], "apiGroups": [""]});
+        let c = json!({"nonResourceURLs": ["/healthz"], "verbs": ["get"]});
+        let mut rules = DistinctRules::default();
+        for rule in [&b, &a, &a_again, &c, &b] {
+            rules.add(rule);
+        }
+        assert_eq!(rules.in_order, vec![&b, &a, &c]);
     }
 
     /// `view` is aggregated into `edit`, and `edit` into `admin`, as the bootstrap policy has it.
