@@ -168,6 +168,11 @@ impl Samples {
         self.0.len()
     }
 
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The `p`-th percentile (0..=100, nearest rank) in milliseconds; 0 when there are none.
     pub fn percentile_ms(&self, p: f64) -> f64 {
         if self.0.is_empty() {

@@ -68,20 +68,23 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
         warm.push(once()?);
     }
     match exec_binary() {
-        Ok(exec) => emit(
-            Figure::new(
-                "startup.exec_readyz.p50",
-                exec.percentile_ms(50.0),
-                "ms",
-                Target::AtMost(2.0),
-            )
-            .note(format!(
-                "max {:.2} ms over {} starts",
-                exec.percentile_ms(100.0),
-                exec.len()
-            )),
-            all,
-        ),
+        Ok((exec, steps)) => {
+            emit(
+                Figure::new(
+                    "startup.exec_readyz.p50",
+                    exec.percentile_ms(50.0),
+                    "ms",
+                    Target::AtMost(2.0),
+                )
+                .note(format!(
+                    "max {:.2} ms over {} starts",
+                    exec.percentile_ms(100.0),
+                    exec.len()
+                )),
+                all,
+            );
+            println!("# startup.exec_readyz where the time goes (medians): {steps}");
+        }
         Err(e) => println!("# startup.exec_readyz: {e}"),
     }
     for (name, samples) in [("startup.cold", &cold), ("startup.warm", &warm)] {
@@ -125,19 +128,28 @@ fn binary() -> Result<PathBuf> {
     Ok(binary)
 }
 
+/// The binary's start-up timeline steps (`RUST_LOG=fake_apiserver::startup=debug`), each in µs
+/// since its `main` began, in the order they happen.
+const TIMELINE_STEPS: [&str; 5] = ["logging", "bound", "runtime", "server", "serving"];
+
 /// Starts the binary [`EXEC_RUNS`] times on a free port and measures, each time, from the
-/// spawn to the first `200` answer to `GET /readyz`, polling every [`POLL`].
-fn exec_binary() -> Result<Samples> {
+/// spawn to the first `200` answer to `GET /readyz`, polling every [`POLL`]. Also says where the
+/// time goes: the binary's own timeline of each start, and before its `main` (the spawn, the
+/// loader) as what the timeline does not cover.
+fn exec_binary() -> Result<(Samples, String)> {
     let binary = binary()?;
     let mut samples = Samples::with_capacity(EXEC_RUNS);
+    let mut steps: Vec<Samples> = (0..=TIMELINE_STEPS.len())
+        .map(|_| Samples::with_capacity(EXEC_RUNS))
+        .collect();
     for _ in 0..EXEC_RUNS {
         let address = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
         let start = Instant::now();
         let mut child = Command::new(&binary)
             .args(["--listen", &address.to_string()])
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "warn,fake_apiserver::startup=debug")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()?;
         let answered = loop {
             if readyz(address) {
@@ -149,10 +161,47 @@ fn exec_binary() -> Result<Samples> {
             std::thread::sleep(POLL);
         };
         let _ = child.kill();
+        let mut log = String::new();
+        if let Some(mut stderr) = child.stderr.take() {
+            stderr.read_to_string(&mut log)?;
+        }
         let _ = child.wait();
-        samples.push(answered.ok_or("the binary did not answer /readyz within 5 s")?);
+        let answered = answered.ok_or("the binary did not answer /readyz within 5 s")?;
+        samples.push(answered);
+        if let Some(timeline) = timeline(&log) {
+            let serving = timeline[TIMELINE_STEPS.len() - 1];
+            steps[0].push(answered.saturating_sub(serving));
+            for (step, at) in steps[1..].iter_mut().zip(timeline) {
+                step.push(at);
+            }
+        }
     }
-    Ok(samples)
+    let mut names = vec!["before main"];
+    names.extend(TIMELINE_STEPS);
+    let breakdown = names
+        .iter()
+        .zip(&steps)
+        .filter(|(_, samples)| !samples.is_empty())
+        .map(|(name, samples)| {
+            let at = if *name == "before main" { "" } else { "at " };
+            format!("{name} {at}{:.2} ms", samples.percentile_ms(50.0))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok((samples, breakdown))
+}
+
+/// The `*_us` figures of [`TIMELINE_STEPS`] in the binary's start-up timeline line.
+fn timeline(log: &str) -> Option<Vec<Duration>> {
+    let line = log.lines().find(|l| l.contains("start-up timeline"))?;
+    TIMELINE_STEPS
+        .iter()
+        .map(|step| {
+            let value = line.split(&format!("{step}_us=")).nth(1)?;
+            let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok().map(Duration::from_micros)
+        })
+        .collect()
 }
 
 /// Whether `GET /readyz` at `address` is answered `200`.
