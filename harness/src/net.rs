@@ -40,11 +40,11 @@ pub struct HeldRequest {
     /// Its id (arrival order).
     pub id: u64,
     /// The process that sent it.
-    pub host: String,
+    pub host: Arc<str>,
     /// `GET`, `PATCH`, ...
-    pub method: String,
+    pub method: http::Method,
     /// Path and query.
-    pub target: String,
+    pub target: Arc<str>,
     /// Whether it opens a watch.
     pub watch: bool,
     /// Virtual time at which it arrived at the gate.
@@ -182,10 +182,29 @@ fn object_key(object: &serde_json::Value) -> String {
     )
 }
 
-/// What the schedule did last with a request: the step's outcome line.
-#[derive(Debug, Clone)]
-struct Answered {
-    outcome: String,
+/// What became of a released request (read as the step's outcome line). Recorded on every
+/// request, so it holds codes, not text: the line is only written when the schedule asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answered {
+    /// The server (or an interceptor) answered with this status.
+    Status(u16),
+    /// The schedule failed it with this status.
+    Injected(u16),
+    /// The server answered with this status; the client saw a timeout.
+    StatusThenTimeout(u16),
+    /// Lost in a partition: never answered.
+    Partitioned,
+}
+
+impl std::fmt::Display for Answered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Answered::Status(code) => write!(f, "{code}"),
+            Answered::Injected(code) => write!(f, "injected {code}"),
+            Answered::StatusThenTimeout(code) => write!(f, "{code}, then injected timeout"),
+            Answered::Partitioned => f.write_str("lost: partitioned"),
+        }
+    }
 }
 
 struct Held {
@@ -268,7 +287,7 @@ impl Net {
     pub fn client(&self, host: &str) -> kube::Client {
         let epoch = *self.lock().epochs.entry(host.to_string()).or_insert(0);
         let net = self.clone();
-        let host = host.to_string();
+        let host: Arc<str> = Arc::from(host);
         let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
             let net = net.clone();
             let host = host.clone();
@@ -287,7 +306,7 @@ impl Net {
         let epoch = *epoch;
         state
             .held
-            .retain(|_, h| !(h.view.host == host && h.epoch < epoch));
+            .retain(|_, h| !(&*h.view.host == host && h.epoch < epoch));
         state
             .watches
             .retain(|_, w| !(w.host == host && w.epoch < epoch));
@@ -301,7 +320,7 @@ impl Net {
         let mut held: Vec<&Held> = state.held.values().collect();
         fn key(h: &Held) -> (&str, &str, &str, &Bytes, u64) {
             let v = &h.view;
-            (&v.host, &v.method, &v.target, &h.body, v.id)
+            (&v.host, v.method.as_str(), &v.target, &h.body, v.id)
         }
         held.sort_by(|a, b| key(a).cmp(&key(b)));
         held.into_iter().map(|h| h.view.clone()).collect()
@@ -349,7 +368,7 @@ impl Net {
 
     /// What became of request `id` once released (status code, or the injected fault).
     pub fn outcome(&self, id: u64) -> Option<String> {
-        self.lock().answered.remove(&id).map(|a| a.outcome)
+        self.lock().answered.remove(&id).map(|a| a.to_string())
     }
 
     /// Delivers the next held event of watch `id` to its informer (and any bookmarks right
@@ -422,7 +441,7 @@ impl Net {
 
     async fn handle(
         &self,
-        host: &str,
+        host: &Arc<str>,
         epoch: u64,
         request: http::Request<kube::client::Body>,
     ) -> Result<http::Response<Body>, std::io::Error> {
@@ -432,17 +451,18 @@ impl Net {
             .await
             .map(|c| c.to_bytes())
             .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let target = parts
-            .uri
-            .path_and_query()
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_else(|| parts.uri.path().to_string());
+        let target: Arc<str> = Arc::from(
+            parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| parts.uri.path(), |p| p.as_str()),
+        );
         let watch = is_watch(&target);
         let (tx, rx) = oneshot::channel();
         let since = (self.elapsed)();
         let id = {
             let mut state = self.lock();
-            if state.epochs.get(host).copied().unwrap_or(0) != epoch {
+            if state.epochs.get(&**host).copied().unwrap_or(0) != epoch {
                 return Err(dead());
             }
             state.next_id += 1;
@@ -455,8 +475,8 @@ impl Net {
                 Held {
                     view: HeldRequest {
                         id,
-                        host: host.to_string(),
-                        method: parts.method.to_string(),
+                        host: host.clone(),
+                        method: parts.method.clone(),
                         target: target.clone(),
                         watch,
                         since,
@@ -473,7 +493,7 @@ impl Net {
         let mut body = body;
         match verdict {
             Verdict::Fail(code) => {
-                self.answered(id, format!("injected {code}"));
+                self.answered(id, Answered::Injected(code));
                 return Ok(axum::response::IntoResponse::into_response(injected(code)));
             }
             Verdict::TimeoutAfterEffect | Verdict::Pass => {}
@@ -483,7 +503,7 @@ impl Net {
             .as_ref()
             .is_some_and(|i| i.partitioned(host, &target))
         {
-            self.answered(id, "lost: partitioned".into());
+            self.answered(id, Answered::Partitioned);
             return std::future::pending().await;
         }
         let intercepted = self.interceptor.as_ref().and_then(|i| {
@@ -509,13 +529,13 @@ impl Net {
         };
         let status = response.status().as_u16();
         if verdict == Verdict::TimeoutAfterEffect {
-            self.answered(id, format!("{status}, then injected timeout"));
+            self.answered(id, Answered::StatusThenTimeout(status));
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "injected: the request took effect but its answer timed out",
             ));
         }
-        let track_views = self.answered(id, status.to_string());
+        let track_views = self.answered(id, Answered::Status(status));
         if watch && status == 200 {
             return Ok(self.hold_watch(host, epoch, &target, response));
         }
@@ -527,9 +547,9 @@ impl Net {
 
     /// Records what became of request `id`; returns whether list answers are to be noted in
     /// the views (one lock for both).
-    fn answered(&self, id: u64, outcome: String) -> bool {
+    fn answered(&self, id: u64, outcome: Answered) -> bool {
         let mut state = self.lock();
-        state.answered.insert(id, Answered { outcome });
+        state.answered.insert(id, outcome);
         state.track_views
     }
 

@@ -327,7 +327,7 @@ impl Sim {
         let now = self.clock.elapsed();
         for request in held {
             oldest = oldest.max(now.saturating_sub(request.since));
-            lanes.push(request.host.clone());
+            lanes.push(request.host.to_string());
             self.offered.push(Offer::Release(request));
         }
         for watch in watches.iter().filter(|w| w.held > 0) {
@@ -569,7 +569,7 @@ impl Sim {
             .unwrap_or_else(|| "no answer: the caller went away".into());
         Step {
             at_ms,
-            lane: request.host.clone(),
+            lane: request.host.to_string(),
             action: request.label(),
             outcome,
         }
@@ -769,7 +769,7 @@ fn transition(offer: &Offer) -> Transition {
     match offer {
         Offer::Release(request) => Transition {
             id: format!("{} req#{}", request.host, request.id),
-            host: Some(request.host.clone()),
+            host: Some(request.host.to_string()),
             collection: Some(collection_of(&request.target)),
         },
         Offer::Deliver(watch) => Transition {
