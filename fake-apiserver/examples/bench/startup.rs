@@ -139,7 +139,9 @@ const TIMELINE_STEPS: [&str; 5] = ["logging", "bound", "runtime", "server", "ser
 fn exec_binary() -> Result<(Samples, String)> {
     let binary = binary()?;
     let mut samples = Samples::with_capacity(EXEC_RUNS);
-    let mut steps: Vec<Samples> = (0..=TIMELINE_STEPS.len())
+    let mut before_main = Samples::with_capacity(EXEC_RUNS);
+    let mut steps: Vec<Samples> = TIMELINE_STEPS
+        .iter()
         .map(|_| Samples::with_capacity(EXEC_RUNS))
         .collect();
     for _ in 0..EXEC_RUNS {
@@ -170,24 +172,19 @@ fn exec_binary() -> Result<(Samples, String)> {
         samples.push(answered);
         if let Some(timeline) = timeline(&log) {
             let serving = timeline[TIMELINE_STEPS.len() - 1];
-            steps[0].push(answered.saturating_sub(serving));
-            for (step, at) in steps[1..].iter_mut().zip(timeline) {
+            before_main.push(answered.saturating_sub(serving));
+            for (step, at) in steps.iter_mut().zip(timeline) {
                 step.push(at);
             }
         }
     }
-    let mut names = vec!["before main"];
-    names.extend(TIMELINE_STEPS);
-    let breakdown = names
-        .iter()
-        .zip(&steps)
-        .filter(|(_, samples)| !samples.is_empty())
-        .map(|(name, samples)| {
-            let at = if *name == "before main" { "" } else { "at " };
-            format!("{name} {at}{:.2} ms", samples.percentile_ms(50.0))
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+    if before_main.is_empty() {
+        return Ok((samples, "the binary logged no start-up timeline".into()));
+    }
+    let mut breakdown = format!("before main {:.2} ms", before_main.percentile_ms(50.0));
+    for (name, at) in TIMELINE_STEPS.iter().zip(&steps) {
+        breakdown.push_str(&format!(", {name} at {:.2} ms", at.percentile_ms(50.0)));
+    }
     Ok((samples, breakdown))
 }
 

@@ -505,18 +505,27 @@ mod tests {
         ])
     }
 
-    /// Starts `run` in the background; returns the address, the stop trigger and the task.
-    async fn start(
-        args: Args,
-        server: FakeApiServer,
-    ) -> (
+    /// What [`start`] returns: the address, the stop trigger and the task.
+    type Started = (
         SocketAddr,
         oneshot::Sender<()>,
         tokio::task::JoinHandle<Result<(), RunError>>,
-    ) {
+    );
+
+    /// Starts `run` in the background on its own `--listen` address.
+    async fn start(args: Args, server: FakeApiServer) -> Started {
+        let listener = bind(&args.listen).unwrap();
+        start_on(args, listener, server).await
+    }
+
+    /// Starts `run` in the background on `listener`; returns once it serves.
+    async fn start_on(
+        args: Args,
+        listener: std::net::TcpListener,
+        server: FakeApiServer,
+    ) -> Started {
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready_tx, ready_rx) = oneshot::channel();
-        let listener = bind(&args.listen).unwrap();
         let task = tokio::spawn(run(
             args,
             listener,
@@ -714,16 +723,7 @@ mod tests {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         assert!(!early.is_finished(), "answered before anything served");
         let server = server_from(&flags).unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(run(
-            flags,
-            listener,
-            server,
-            async {
-                let _ = stopped.await;
-            },
-            |_| {},
-        ));
+        let (_, stop, task) = start_on(flags, listener, server).await;
         let response = early.await.unwrap();
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
         stop.send(()).unwrap();
