@@ -227,8 +227,7 @@ async fn call_mutating(
             format!("unsupported patch type {:?}", answer.patch_type),
         ));
     }
-    let mut patched = object.clone();
-    crate::patch::json_patch(&mut patched, &patch)
+    let mut patched = crate::patch::json_patch(object.clone(), &patch)
         .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
     let own_kind = a.kind.group == a.info.group && a.kind.kind == a.info.kind;
     if !own_kind {

@@ -571,10 +571,9 @@ impl Call<'_> {
         }
         let patch = crate::patch::decode_patch(patch_type, &body)?;
         self.write_scale(|current| {
-            let mut scale = current.clone();
-            crate::patch::apply_patch(
+            let scale = crate::patch::apply_patch(
                 patch_type,
-                &mut scale,
+                current.clone(),
                 &patch,
                 "autoscaling",
                 "Scale",
@@ -708,9 +707,9 @@ impl Call<'_> {
         self.write_existing(&ctx, dry_run, |current| {
             let mut patched = current.clone();
             add_type_meta(self.info, &mut patched);
-            crate::patch::apply_patch(
+            let mut patched = crate::patch::apply_patch(
                 patch_type,
-                &mut patched,
+                patched,
                 &patch,
                 &self.info.group,
                 &self.info.kind,
