@@ -35,22 +35,41 @@ pub fn add_type_meta(info: &ResourceInfo, object: &mut Value) {
 
 /// The stored bytes of an object with `apiVersion` and `kind` (prefixed without re-encoding).
 pub fn typed_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
-    if info.custom || stored.len() < 2 || stored[0] != b'{' {
+    if !needs_type_meta(info, stored) {
         return stored.clone();
     }
-    let prefix = format!(
-        "{{\"apiVersion\":\"{}\",\"kind\":\"{}\"",
-        info.api_version(),
-        info.kind
-    );
-    let mut out = BytesMut::with_capacity(prefix.len() + stored.len() + 1);
-    out.put_slice(prefix.as_bytes());
+    let mut out = BytesMut::with_capacity(stored.len() + 64);
+    put_typed(info, stored, &mut out);
+    out.freeze()
+}
+
+/// Appends the stored bytes of an object with `apiVersion` and `kind` to `out`, so that a
+/// caller building a larger message (a watch event) copies the object once.
+pub fn put_typed(info: &ResourceInfo, stored: &[u8], out: &mut BytesMut) {
+    if !needs_type_meta(info, stored) {
+        out.put_slice(stored);
+        return;
+    }
+    out.put_slice(b"{\"apiVersion\":\"");
+    out.put_slice(info.group.as_bytes());
+    if !info.group.is_empty() {
+        out.put_u8(b'/');
+    }
+    out.put_slice(info.version.as_bytes());
+    out.put_slice(b"\",\"kind\":\"");
+    out.put_slice(info.kind.as_bytes());
+    out.put_u8(b'"');
     let rest = &stored[1..];
     if rest.first() != Some(&b'}') {
         out.put_u8(b',');
     }
     out.put_slice(rest);
-    out.freeze()
+}
+
+/// Whether stored bytes lack the type fields a client gets: built-in kinds are stored without
+/// them (custom resources keep theirs).
+fn needs_type_meta(info: &ResourceInfo, stored: &[u8]) -> bool {
+    !info.custom && stored.len() >= 2 && stored[0] == b'{'
 }
 
 #[cfg(test)]
@@ -82,5 +101,29 @@ mod tests {
         );
         strip_type_meta(&pods, &mut obj);
         assert_eq!(obj, json!({"metadata": {}}));
+    }
+
+    #[test]
+    fn put_typed_appends_what_typed_bytes_gives() {
+        let resources = builtin_resources();
+        let find = |plural: &str| resources.iter().find(|r| r.plural == plural).unwrap();
+        let deployments = find("deployments");
+        let stored = Bytes::from_static(br#"{"metadata":{"name":"d"},"spec":{}}"#);
+        let mut out = BytesMut::from(&b"head:"[..]);
+        put_typed(deployments, &stored, &mut out);
+        assert_eq!(
+            &out[..],
+            &br#"head:{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{}}"#[..]
+        );
+        assert_eq!(&out[5..], &typed_bytes(deployments, &stored)[..]);
+        let mut empty = BytesMut::new();
+        put_typed(find("pods"), b"{}", &mut empty);
+        assert_eq!(&empty[..], br#"{"apiVersion":"v1","kind":"Pod"}"#);
+        // A custom resource is stored with its type fields: copied as is.
+        let mut custom = deployments.clone();
+        custom.custom = true;
+        let mut out = BytesMut::new();
+        put_typed(&custom, &stored, &mut out);
+        assert_eq!(&out[..], &stored[..]);
     }
 }

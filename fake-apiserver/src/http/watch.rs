@@ -16,7 +16,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
 use crate::hooks::RequestMatcher;
-use crate::http::encoding::typed_bytes;
+use crate::http::encoding::{put_typed, typed_bytes};
 use crate::http::list::ListRequest;
 use crate::http::request::{Query, ResourcePath};
 use crate::http::server::drop_receiver;
@@ -209,11 +209,16 @@ fn start(
 }
 
 fn event_line(event_type: &str, object: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(object.len() + 32);
+    event_line_with(event_type, object.len(), |out| out.put_slice(object))
+}
+
+/// A watch event line whose object `put_object` writes (about `size` bytes) into the line.
+fn event_line_with(event_type: &str, size: usize, put_object: impl FnOnce(&mut BytesMut)) -> Bytes {
+    let mut out = BytesMut::with_capacity(size + 96);
     out.put_slice(b"{\"type\":\"");
     out.put_slice(event_type.as_bytes());
     out.put_slice(b"\",\"object\":");
-    out.put_slice(object);
+    put_object(&mut out);
     out.put_slice(b"}\n");
     out.freeze()
 }
@@ -224,8 +229,8 @@ impl WatchSpec {
     }
 
     fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {
-        let typed = typed_bytes(&self.info, bytes);
         if self.table {
+            let typed = typed_bytes(&self.info, bytes);
             let object: Value = serde_json::from_slice(&typed).unwrap_or(Value::Null);
             let table = crate::http::table::to_table(
                 &self.info,
@@ -236,7 +241,10 @@ impl WatchSpec {
             );
             return event_line(event_type, &serde_json::to_vec(&table).unwrap_or_default());
         }
-        event_line(event_type, &typed)
+        // The object is copied once, type fields and all, into the event line.
+        event_line_with(event_type, bytes.len(), |out| {
+            put_typed(&self.info, bytes, out)
+        })
     }
 
     fn initial_line(&self, bytes: &Bytes) -> Option<Bytes> {

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::resource::ResourceInfo;
+use crate::rules::quantity::Quantity;
 
 mod admissionregistration;
 mod apps;
@@ -33,6 +34,7 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
         // update that leaves out a defaulted field keeps it.
         if let Some(spec) = object.get_mut("spec") {
             pod_spec::default_pod_spec(spec);
+            pod_spec::default_requests_from_limits(spec);
         }
         return;
     }
@@ -111,7 +113,8 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Fills pod spec and container defaults and the initial status, as the real server's defaulting,
+/// Fills pod spec and container defaults and the initial status (its QoS class is
+/// `ComputePodQOS` of the defaulted spec), as the real server's defaulting,
 /// the ServiceAccount and DefaultTolerationSeconds admission plugins and the pod strategy do.
 pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     let Some(obj) = pod.as_object_mut() else {
@@ -206,31 +209,92 @@ fn api_access_volume(name: &str) -> Value {
 
 /// The pod's QoS class from its containers' requests and limits.
 fn qos_class(spec: &Value) -> &'static str {
-    let containers = spec["containers"].as_array().cloned().unwrap_or_default();
-    let mut any = false;
-    let mut guaranteed = !containers.is_empty();
-    for c in &containers {
-        let requests = c.pointer("/resources/requests").and_then(Value::as_object);
-        let limits = c.pointer("/resources/limits").and_then(Value::as_object);
-        if requests.is_some_and(|r| !r.is_empty()) || limits.is_some_and(|l| !l.is_empty()) {
-            any = true;
-        }
-        let full = limits.is_some_and(|l| l.contains_key("cpu") && l.contains_key("memory"));
-        let equal = match (requests, limits) {
-            (Some(r), Some(l)) => r.iter().all(|(k, v)| l.get(k) == Some(v)),
-            (None, Some(_)) => true,
-            _ => false,
-        };
-        if !(full && equal) {
+    let mut requests = QosTotals::default();
+    let mut limits = QosTotals::default();
+    let mut guaranteed = true;
+    let pod_level = &spec["resources"];
+    if pod_level_resources_set(pod_level) {
+        requests.add(&pod_level["requests"]);
+        if pod_level["limits"]
+            .as_object()
+            .is_some_and(|l| !l.is_empty())
+            && !limits.add(&pod_level["limits"])
+        {
             guaranteed = false;
         }
+    } else {
+        // Ephemeral containers cannot have resources, so they never count.
+        let containers = ["containers", "initContainers"]
+            .into_iter()
+            .filter_map(|list| spec[list].as_array())
+            .flatten();
+        for c in containers {
+            requests.add(&c["resources"]["requests"]);
+            if !limits.add(&c["resources"]["limits"]) {
+                guaranteed = false;
+            }
+        }
     }
-    if !any {
-        "BestEffort"
-    } else if guaranteed {
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    let matched = |r: Option<i128>, l: Option<i128>| r.is_none() || r == l;
+    if guaranteed
+        && matched(requests.cpu, limits.cpu)
+        && matched(requests.memory, limits.memory)
+        && requests.len() == limits.len()
+    {
         "Guaranteed"
     } else {
         "Burstable"
+    }
+}
+
+/// `isPodLevelResourcesSet`: the pod itself requests or limits cpu, memory or huge pages.
+fn pod_level_resources_set(resources: &Value) -> bool {
+    ["requests", "limits"].into_iter().any(|list| {
+        resources[list].as_object().is_some_and(|m| {
+            m.keys()
+                .any(|k| k == "cpu" || k == "memory" || k.starts_with("hugepages-"))
+        })
+    })
+}
+
+/// The positive cpu and memory quantities (in nano-units) summed over resource lists, the only
+/// resources the QoS class looks at.
+#[derive(Debug, Default)]
+struct QosTotals {
+    cpu: Option<i128>,
+    memory: Option<i128>,
+}
+
+impl QosTotals {
+    /// Adds a resource list; whether it held both a positive cpu and a positive memory.
+    fn add(&mut self, list: &Value) -> bool {
+        let mut found = (false, false);
+        for (name, total, seen) in [
+            ("cpu", &mut self.cpu, &mut found.0),
+            ("memory", &mut self.memory, &mut found.1),
+        ] {
+            let quantity = match &list[name] {
+                Value::String(s) => Quantity::parse(s),
+                Value::Number(n) => Quantity::parse(&n.to_string()),
+                _ => None,
+            };
+            if let Some(nanos) = quantity.map(|q| q.nanos()).filter(|n| *n > 0) {
+                *total = Some(total.unwrap_or(0).saturating_add(nanos));
+                *seen = true;
+            }
+        }
+        found.0 && found.1
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn len(&self) -> usize {
+        usize::from(self.cpu.is_some()) + usize::from(self.memory.is_some())
     }
 }
 
@@ -275,11 +339,32 @@ mod tests {
     }
 
     #[test]
-    fn qos_classes() {
-        let g = json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]});
-        assert_eq!(qos_class(&g), "Guaranteed");
-        let b = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});
-        assert_eq!(qos_class(&b), "Burstable");
+    fn a_decoded_pod_requests_what_it_limits_and_a_template_does_not() {
+        let spec = json!({"containers": [qos_tests::resources(json!({"cpu": "250m"}), json!({"cpu": "1", "memory": "1Gi"}))],
+                          "initContainers": [{"name": "i", "resources": {"limits": {"memory": "64Mi"}}}]});
+        let mut pod = json!({"spec": spec});
+        on_decode(&info("", "Pod"), &mut pod);
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "250m", "memory": "1Gi"})
+        );
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["resources"]["requests"],
+            json!({"memory": "64Mi"})
+        );
+        // Created, the limits-only pod is then guaranteed as on a real server.
+        let mut limits_only = json!({"spec": {"containers": [qos_tests::resources(json!(null), json!({"cpu": "1", "memory": "1Gi"}))]}});
+        on_decode(&info("", "Pod"), &mut limits_only);
+        default_pod(&mut limits_only, "x");
+        assert_eq!(limits_only["status"]["qosClass"], "Guaranteed");
+        // `SetDefaults_Pod` is the pod's own: a template's containers keep no requests.
+        let mut deployment = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"cpu": "1"}}}]}}}});
+        on_decode(&info("apps", "Deployment"), &mut deployment);
+        assert!(
+            deployment["spec"]["template"]["spec"]["containers"][0]["resources"]
+                .get("requests")
+                .is_none()
+        );
     }
 
     fn info(group: &str, kind: &str) -> ResourceInfo {
@@ -354,5 +439,41 @@ mod tests {
                 on_decode(&info(group, kind), &mut v.clone());
             }
         }
+    }
+}
+
+/// The QoS table, in a module of its own: the glob import of the parent's items would bring its
+/// `core` module in, which the `rstest` expansion takes for the `core` crate.
+#[cfg(test)]
+mod qos_tests {
+    use serde_json::{json, Value};
+
+    use super::qos_class;
+
+    pub(super) fn resources(requests: Value, limits: Value) -> Value {
+        json!({"resources": {"requests": requests, "limits": limits}})
+    }
+
+    #[rstest::rstest]
+    #[case::nothing(json!({"containers": [{}]}), "BestEffort")]
+    #[case::equal_requests_and_limits(json!({"containers": [resources(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1000m", "memory": "1024Mi"}))]}), "Guaranteed")]
+    #[case::request_only(json!({"containers": [resources(json!({"cpu": "1"}), json!(null))]}), "Burstable")]
+    // Before `SetDefaults_Pod` fills requests from limits, the requests are missing.
+    #[case::limits_only_undefaulted(json!({"containers": [resources(json!(null), json!({"cpu": "1", "memory": "1Gi"}))]}), "Burstable")]
+    #[case::cpu_limit_only(json!({"containers": [resources(json!({"cpu": "1"}), json!({"cpu": "1"}))]}), "Burstable")]
+    // Only cpu and memory count; zero quantities do not.
+    #[case::ephemeral_storage_only(json!({"containers": [resources(json!({"ephemeral-storage": "1Gi"}), json!({"ephemeral-storage": "1Gi"}))]}), "BestEffort")]
+    #[case::zero_quantities(json!({"containers": [resources(json!({"cpu": "0", "memory": "0"}), json!(null))]}), "BestEffort")]
+    // Init containers count, and a container without limits makes the pod burstable.
+    #[case::init_container_without_limits(json!({"containers": [resources(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1", "memory": "1Gi"}))], "initContainers": [resources(json!({"cpu": "100m"}), json!(null))]}), "Burstable")]
+    #[case::init_container_requests_only(json!({"containers": [{}], "initContainers": [resources(json!({"memory": "64Mi"}), json!(null))]}), "Burstable")]
+    // Requests and limits are summed over containers before they are compared.
+    #[case::summed(json!({"containers": [resources(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1", "memory": "1Gi"})), resources(json!({"cpu": "500m", "memory": "1Gi"}), json!({"cpu": "500m", "memory": "1Gi"}))]}), "Guaranteed")]
+    #[case::unequal(json!({"containers": [resources(json!({"cpu": "500m", "memory": "1Gi"}), json!({"cpu": "1", "memory": "1Gi"}))]}), "Burstable")]
+    // Pod-level resources, when set, decide alone.
+    #[case::pod_level(json!({"resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}, "containers": [{}]}), "Guaranteed")]
+    #[case::pod_level_requests_only(json!({"resources": {"requests": {"cpu": "1"}}, "containers": [resources(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1", "memory": "1Gi"}))]}), "Burstable")]
+    fn qos_classes(#[case] spec: Value, #[case] expected: &str) {
+        assert_eq!(qos_class(&spec), expected);
     }
 }

@@ -104,6 +104,11 @@ impl Quantity {
         })
     }
 
+    /// The value in nano-units (`value * 10^9`), for sums and comparisons.
+    pub fn nanos(&self) -> i128 {
+        self.nanos
+    }
+
     /// Whether the value is below zero.
     pub fn is_negative(&self) -> bool {
         self.nanos < 0

@@ -38,6 +38,39 @@ pub fn default_pod_spec(spec: &mut Value) {
     }
 }
 
+/// What `SetDefaults_Pod` adds for a pod (not a pod template): a container's (or init
+/// container's) request of a resource it limits but does not request is the limit.
+pub fn default_requests_from_limits(spec: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for resources in containers
+            .iter_mut()
+            .filter_map(|c| c.get_mut("resources").and_then(Value::as_object_mut))
+        {
+            let Some(limits) = resources.get("limits").and_then(Value::as_object) else {
+                continue;
+            };
+            let limits = limits.clone();
+            let requests = resources
+                .entry("requests")
+                .and_modify(|r| {
+                    if r.is_null() {
+                        *r = json!({});
+                    }
+                })
+                .or_insert_with(|| json!({}));
+            let Some(requests) = requests.as_object_mut() else {
+                continue;
+            };
+            for (name, limit) in limits {
+                requests.entry(name).or_insert(limit);
+            }
+        }
+    }
+}
+
 /// `SetDefaults_Container` and what a container holds: pull policy from the image tag,
 /// termination message, empty resources, port protocols, probe timings, env field references.
 pub fn default_container(c: &mut Map<String, Value>) {
