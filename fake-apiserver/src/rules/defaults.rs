@@ -34,7 +34,7 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
         // update that leaves out a defaulted field keeps it.
         if let Some(spec) = object.get_mut("spec") {
             pod_spec::default_pod_spec(spec);
-            pod_spec::default_requests_from_limits(spec);
+            pod_spec::set_defaults_pod(spec);
         }
         return;
     }
@@ -122,7 +122,6 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     };
     let spec = obj.entry("spec").or_insert_with(|| json!({}));
     if let Some(spec) = spec.as_object_mut() {
-        set_default(spec, "enableServiceLinks", json!(true));
         set_default(spec, "priority", json!(0));
         set_default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
         let sa = spec
@@ -365,6 +364,28 @@ mod tests {
                 .get("requests")
                 .is_none()
         );
+        assert!(deployment["spec"]["template"]["spec"]
+            .get("enableServiceLinks")
+            .is_none());
+    }
+
+    #[test]
+    fn a_decoded_pod_gets_service_links_and_host_network_ports() {
+        let mut pod = json!({"spec": {"hostNetwork": true, "containers": [{"name": "c", "image": "i",
+            "ports": [{"containerPort": 8080}, {"containerPort": 9090, "hostPort": 19090}]}]}});
+        on_decode(&info("", "Pod"), &mut pod);
+        assert_eq!(pod["spec"]["enableServiceLinks"], true);
+        let ports = &pod["spec"]["containers"][0]["ports"];
+        assert_eq!(ports[0]["hostPort"], 8080);
+        assert_eq!(ports[1]["hostPort"], 19090);
+        // Off stays off; without the host's network no host port is made up.
+        let mut pod = json!({"spec": {"enableServiceLinks": false, "containers": [{"name": "c", "image": "i",
+            "ports": [{"containerPort": 8080}]}]}});
+        on_decode(&info("", "Pod"), &mut pod);
+        assert_eq!(pod["spec"]["enableServiceLinks"], false);
+        assert!(pod["spec"]["containers"][0]["ports"][0]
+            .get("hostPort")
+            .is_none());
     }
 
     fn info(group: &str, kind: &str) -> ResourceInfo {

@@ -38,35 +38,63 @@ pub fn default_pod_spec(spec: &mut Value) {
     }
 }
 
-/// What `SetDefaults_Pod` adds for a pod (not a pod template): a container's (or init
-/// container's) request of a resource it limits but does not request is the limit.
-pub fn default_requests_from_limits(spec: &mut Value) {
+/// `SetDefaults_Pod`: what a pod's spec (not a pod template's) gets on every decode. A
+/// container's (or init container's) request of a resource it limits but does not request is
+/// the limit; service links are on unless turned off; with the host's network, a container
+/// port's host port is the container port.
+pub fn set_defaults_pod(spec: &mut Value) {
+    let host_network = spec["hostNetwork"].as_bool() == Some(true);
+    let Some(spec) = spec.as_object_mut() else {
+        return;
+    };
     for list in ["containers", "initContainers"] {
         let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
             continue;
         };
-        for resources in containers
-            .iter_mut()
-            .filter_map(|c| c.get_mut("resources").and_then(Value::as_object_mut))
-        {
-            let Some(limits) = resources.get("limits").and_then(Value::as_object) else {
-                continue;
-            };
-            let limits = limits.clone();
-            let requests = resources
-                .entry("requests")
-                .and_modify(|r| {
-                    if r.is_null() {
-                        *r = json!({});
-                    }
-                })
-                .or_insert_with(|| json!({}));
-            let Some(requests) = requests.as_object_mut() else {
-                continue;
-            };
-            for (name, limit) in limits {
-                requests.entry(name).or_insert(limit);
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(resources) = container
+                .get_mut("resources")
+                .and_then(Value::as_object_mut)
+            {
+                requests_from_limits(resources);
             }
+            if host_network {
+                default_host_network_ports(container);
+            }
+        }
+    }
+    set_default(spec, "enableServiceLinks", json!(true));
+}
+
+/// A resource limited but not requested is requested at its limit.
+fn requests_from_limits(resources: &mut Map<String, Value>) {
+    let Some(limits) = resources.get("limits").and_then(Value::as_object) else {
+        return;
+    };
+    let limits = limits.clone();
+    let requests = resources.entry("requests").or_insert(Value::Null);
+    if requests.is_null() {
+        *requests = json!({});
+    }
+    let Some(requests) = requests.as_object_mut() else {
+        return;
+    };
+    for (name, limit) in limits {
+        requests.entry(name).or_insert(limit);
+    }
+}
+
+/// `defaultHostNetworkPorts`: a port without a host port gets its container port.
+fn default_host_network_ports(container: &mut Map<String, Value>) {
+    let Some(ports) = container.get_mut("ports").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+        let unset = port
+            .get("hostPort")
+            .is_none_or(|p| p.as_i64() == Some(0) || p.is_null());
+        if let (true, Some(container_port)) = (unset, port.get("containerPort").cloned()) {
+            port.insert("hostPort".into(), container_port);
         }
     }
 }
