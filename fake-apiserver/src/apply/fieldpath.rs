@@ -10,6 +10,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
@@ -159,10 +160,7 @@ impl PathElement {
     pub fn encode(&self) -> String {
         match self {
             PathElement::Field(name) => format!("f:{name}"),
-            PathElement::Key(fields) => {
-                let map: Map<String, Value> = fields.iter().cloned().collect();
-                format!("k:{}", Value::Object(map))
-            }
+            PathElement::Key(fields) => encode_key(fields),
             PathElement::Value(v) => format!("v:{v}"),
             PathElement::Index(i) => format!("i:{i}"),
         }
@@ -192,6 +190,24 @@ impl PathElement {
             _ => return Ok(None),
         }))
     }
+}
+
+/// `k:` and the key fields as a JSON object with sorted keys, written without copying them into
+/// a map first (a key's field names are distinct: they come from a map or a list's merge keys).
+fn encode_key(fields: &[(String, Value)]) -> String {
+    let mut sorted: Vec<&(String, Value)> = fields.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out = String::with_capacity(16 + 24 * fields.len());
+    out.push_str("k:{");
+    for (i, (name, value)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // Writing JSON into a String cannot fail.
+        let _ = write!(out, "{}:{value}", Value::from(name.as_str()));
+    }
+    out.push('}');
+    out
 }
 
 /// A field path: the elements from the object's root.
@@ -528,6 +544,25 @@ mod tests {
 
     fn f(name: &str) -> PathElement {
         PathElement::Field(name.into())
+    }
+
+    #[test]
+    fn key_elements_encode_as_a_sorted_json_object_and_decode_back() {
+        let key = PathElement::Key(vec![
+            ("protocol".into(), json!("TCP")),
+            ("containerPort".into(), json!(8080)),
+        ]);
+        assert_eq!(key.encode(), r#"k:{"containerPort":8080,"protocol":"TCP"}"#);
+        let odd = PathElement::Key(vec![(
+            "a \"b\"\n".into(),
+            json!({"z": [1, null], "a": 1.5}),
+        )]);
+        let encoded = odd.encode();
+        assert_eq!(encoded, r#"k:{"a \"b\"\n":{"a":1.5,"z":[1,null]}}"#);
+        let Some(PathElement::Key(back)) = PathElement::decode(&encoded).unwrap() else {
+            panic!("not a key: {encoded}");
+        };
+        assert_eq!(PathElement::Key(back).encode(), encoded);
     }
 
     #[test]
