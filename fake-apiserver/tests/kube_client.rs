@@ -538,3 +538,70 @@ async fn the_same_semantics_over_tcp() {
         "1"
     );
 }
+
+/// The core kinds' defaulters, as a client reads their results back: a Secret's type, a Node's
+/// allocatable resources, a claim's first phase and volume mode, a pod's requests from its
+/// limits and its QoS class.
+#[tokio::test]
+async fn core_kinds_come_back_defaulted() {
+    use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Secret};
+    let server = FakeApiServer::builder().seed(1).build();
+    let client = server.client();
+    let post = &PostParams::default();
+    let secret: Secret =
+        serde_json::from_value(json!({"metadata": {"name": "s"}, "stringData": {"a": "b"}}))
+            .unwrap();
+    let secret = Api::<Secret>::namespaced(client.clone(), "default")
+        .create(post, &secret)
+        .await
+        .unwrap();
+    assert_eq!(secret.type_.as_deref(), Some("Opaque"));
+
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "n"},
+        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}))
+    .unwrap();
+    let nodes = Api::<Node>::all(client.clone());
+    let node = nodes.create(post, &node).await.unwrap();
+    let status = node.status.clone().unwrap();
+    assert_eq!(status.allocatable, status.capacity);
+    // A status write that leaves allocatable out gets it from capacity again.
+    let mut status_only = node.clone();
+    status_only.status = serde_json::from_value(json!({"capacity": {"cpu": "8"}})).unwrap();
+    let node = nodes.replace_status("n", post, &status_only).await.unwrap();
+    let allocatable = node.status.unwrap().allocatable.unwrap();
+    assert_eq!(allocatable.get("cpu").map(|q| q.0.as_str()), Some("8"));
+
+    let claim: PersistentVolumeClaim = serde_json::from_value(json!({"metadata": {"name": "c"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Bound"}}))
+    .unwrap();
+    let claim = Api::<PersistentVolumeClaim>::namespaced(client.clone(), "default")
+        .create(post, &claim)
+        .await
+        .unwrap();
+    assert_eq!(
+        claim.status.unwrap().phase.as_deref(),
+        Some("Pending"),
+        "the status a client sends on create is reset, then defaulted"
+    );
+    assert_eq!(
+        claim.spec.unwrap().volume_mode.as_deref(),
+        Some("Filesystem")
+    );
+
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "image": "nginx:1.27", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}))
+    .unwrap();
+    let pod = Api::<Pod>::namespaced(client, "default")
+        .create(post, &pod)
+        .await
+        .unwrap();
+    let requests = pod.spec.unwrap().containers[0]
+        .resources
+        .clone()
+        .unwrap()
+        .requests
+        .unwrap();
+    assert_eq!(requests.get("memory").map(|q| q.0.as_str()), Some("1Gi"));
+    assert_eq!(pod.status.unwrap().qos_class.as_deref(), Some("Guaranteed"));
+}

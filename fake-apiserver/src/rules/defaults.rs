@@ -38,6 +38,18 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
         }
         return;
     }
+    if group.is_empty() {
+        if let Some(map) = object.as_object_mut() {
+            match kind {
+                "Secret" => core::secret(map),
+                "Node" => core::node(map),
+                "PersistentVolume" => core::persistent_volume(map),
+                "PersistentVolumeClaim" => core::persistent_volume_claim(map),
+                "Endpoints" => core::endpoints(map),
+                _ => {}
+            }
+        }
+    }
     let defaulted_by_spec = matches!(
         (group, kind),
         (
@@ -386,6 +398,47 @@ mod tests {
         assert!(pod["spec"]["containers"][0]["ports"][0]
             .get("hostPort")
             .is_none());
+    }
+
+    #[test]
+    fn core_kinds_are_defaulted_on_decode() {
+        let decoded = |kind: &str, mut object: Value| {
+            on_decode(&info("", kind), &mut object);
+            object
+        };
+        assert_eq!(decoded("Secret", json!({"type": ""}))["type"], "Opaque");
+        assert_eq!(
+            decoded("Secret", json!({"type": "kubernetes.io/tls"}))["type"],
+            "kubernetes.io/tls"
+        );
+        let node = decoded("Node", json!({"status": {"capacity": {"cpu": "2"}}}));
+        assert_eq!(node["status"]["allocatable"], json!({"cpu": "2"}));
+        let node = decoded(
+            "Node",
+            json!({"status": {"capacity": {"cpu": "2"}, "allocatable": {"cpu": "1"}}}),
+        );
+        assert_eq!(node["status"]["allocatable"], json!({"cpu": "1"}));
+        let empty = decoded("Node", json!({"status": {"capacity": {}}}));
+        assert!(empty["status"].get("allocatable").is_none());
+        let pv = decoded(
+            "PersistentVolume",
+            json!({"spec": {"capacity": {"storage": "1Gi"}}}),
+        );
+        assert_eq!(pv["status"]["phase"], "Pending");
+        assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+        assert_eq!(pv["spec"]["volumeMode"], "Filesystem");
+        let claim = decoded(
+            "PersistentVolumeClaim",
+            json!({"spec": {"volumeMode": "Block"}, "status": {"phase": "Bound"}}),
+        );
+        assert_eq!(claim["spec"]["volumeMode"], "Block");
+        assert_eq!(claim["status"]["phase"], "Bound");
+        let endpoints = decoded(
+            "Endpoints",
+            json!({"subsets": [{"ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}]}]}),
+        );
+        assert_eq!(endpoints["subsets"][0]["ports"][0]["protocol"], "TCP");
+        assert_eq!(endpoints["subsets"][0]["ports"][1]["protocol"], "UDP");
     }
 
     fn info(group: &str, kind: &str) -> ResourceInfo {

@@ -1,9 +1,97 @@
-//! Defaults of `core/v1` kinds other than pods (`pkg/apis/core/v1/defaults.go`): Services and
-//! ReplicationControllers.
+//! Defaults of `core/v1` kinds other than pods (`pkg/apis/core/v1/defaults.go`): Services,
+//! ReplicationControllers, Secrets, Nodes, persistent volumes and claims, Endpoints.
 
 use serde_json::{json, Map, Value};
 
 use super::{pod_spec, set_default};
+
+/// `SetDefaults_Secret`: a secret without a type is `Opaque`.
+pub fn secret(object: &mut Map<String, Value>) {
+    set_if_empty(object, "type", json!("Opaque"));
+}
+
+/// `SetDefaults_NodeStatus`: a node that reports capacity but no allocatable resources can
+/// allocate all of its capacity.
+pub fn node(object: &mut Map<String, Value>) {
+    let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if !status.get("allocatable").is_none_or(Value::is_null) {
+        return;
+    }
+    // An empty capacity would give an empty allocatable, which the real server's encoding omits.
+    if let Some(capacity) = status
+        .get("capacity")
+        .filter(|c| c.as_object().is_some_and(|c| !c.is_empty()))
+        .cloned()
+    {
+        status.insert("allocatable".into(), capacity);
+    }
+}
+
+/// `SetDefaults_PersistentVolume`: phase `Pending`, reclaim policy `Retain`, filesystem mode.
+pub fn persistent_volume(object: &mut Map<String, Value>) {
+    pending_phase(object);
+    if let Some(spec) = object_at(object, "spec") {
+        set_if_empty(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+        set_default(spec, "volumeMode", json!("Filesystem"));
+    }
+}
+
+/// `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`: phase
+/// `Pending`, filesystem mode.
+pub fn persistent_volume_claim(object: &mut Map<String, Value>) {
+    pending_phase(object);
+    if let Some(spec) = object_at(object, "spec") {
+        set_default(spec, "volumeMode", json!("Filesystem"));
+    }
+}
+
+/// `SetDefaults_Endpoints`: ports without a protocol are TCP.
+pub fn endpoints(object: &mut Map<String, Value>) {
+    let Some(subsets) = object.get_mut("subsets").and_then(Value::as_array_mut) else {
+        return;
+    };
+    let ports = subsets
+        .iter_mut()
+        .filter_map(|s| s.get_mut("ports").and_then(Value::as_array_mut))
+        .flatten()
+        .filter_map(Value::as_object_mut);
+    for port in ports {
+        set_if_empty(port, "protocol", json!("TCP"));
+    }
+}
+
+/// A volume's or claim's status phase is `Pending` until something sets it (the status is a
+/// struct in Go, so it is always there).
+fn pending_phase(object: &mut Map<String, Value>) {
+    if let Some(status) = object_at(object, "status") {
+        set_if_empty(status, "phase", json!("Pending"));
+    }
+}
+
+/// The object at `key`, made an empty one when it is missing or not an object (a Go struct
+/// field, never absent once decoded).
+fn object_at<'a>(
+    object: &'a mut Map<String, Value>,
+    key: &str,
+) -> Option<&'a mut Map<String, Value>> {
+    let slot = object.entry(key).or_insert(Value::Null);
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    slot.as_object_mut()
+}
+
+/// Sets `key` when it is missing, null or the empty string (Go's zero value of a string).
+fn set_if_empty(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map
+        .get(key)
+        .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+    {
+        map.insert(key.into(), value);
+    }
+}
 
 /// `SetDefaults_Service`, with the single-stack IPv4 family the service registry records.
 pub fn service(spec: &mut Map<String, Value>) {
