@@ -401,6 +401,43 @@ mod tests {
     }
 
     #[test]
+    fn hooks_ephemeral_containers_and_volume_sources_are_defaulted() {
+        let mut pod = json!({"spec": {
+        "containers": [{"name": "c", "image": "i:1",
+            "lifecycle": {"preStop": {"httpGet": {"port": 8080}}, "postStart": {"exec": {"command": ["true"]}}}}],
+        "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+        "volumes": [
+            {"name": "token", "projected": {"sources": [
+                {"serviceAccountToken": {"path": "t"}},
+                {"downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}}]}},
+            {"name": "info", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}}
+        ]}});
+        on_decode(&info("", "Pod"), &mut pod);
+        let spec = &pod["spec"];
+        assert_eq!(
+            spec["containers"][0]["lifecycle"]["preStop"]["httpGet"],
+            json!({"port": 8080, "path": "/", "scheme": "HTTP"})
+        );
+        assert!(spec["containers"][0]["lifecycle"]["postStart"]
+            .get("httpGet")
+            .is_none());
+        let debug = &spec["ephemeralContainers"][0];
+        assert_eq!(debug["imagePullPolicy"], "Always");
+        assert_eq!(debug["terminationMessagePath"], "/dev/termination-log");
+        let sources = &spec["volumes"][0]["projected"]["sources"];
+        assert_eq!(sources[0]["serviceAccountToken"]["expirationSeconds"], 3600);
+        assert_eq!(
+            sources[1]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+        assert_eq!(spec["volumes"][0]["projected"]["defaultMode"], 420);
+        assert_eq!(
+            spec["volumes"][1]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+    }
+
+    #[test]
     fn core_kinds_are_defaulted_on_decode() {
         let decoded = |kind: &str, mut object: Value| {
             on_decode(&info("", kind), &mut object);

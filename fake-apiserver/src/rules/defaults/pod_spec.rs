@@ -24,7 +24,8 @@ pub fn default_pod_spec(spec: &mut Value) {
     set_default(spec, "dnsPolicy", json!("ClusterFirst"));
     set_default(spec, "securityContext", json!({}));
     set_default(spec, "schedulerName", json!("default-scheduler"));
-    for list in ["containers", "initContainers"] {
+    // `SetDefaults_EphemeralContainer` is the container defaulter on the common fields.
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
         if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
             for c in containers.iter_mut().filter_map(Value::as_object_mut) {
                 default_container(c);
@@ -123,9 +124,14 @@ pub fn default_container(c: &mut Map<String, Value>) {
             set_default(p, "periodSeconds", json!(10));
             set_default(p, "successThreshold", json!(1));
             set_default(p, "failureThreshold", json!(3));
-            if let Some(get) = p.get_mut("httpGet").and_then(Value::as_object_mut) {
-                set_default(get, "path", json!("/"));
-                set_default(get, "scheme", json!("HTTP"));
+            default_http_get(p);
+        }
+    }
+    // `SetDefaults_HTTPGetAction` holds for lifecycle hooks as for probes.
+    if let Some(lifecycle) = c.get_mut("lifecycle").and_then(Value::as_object_mut) {
+        for hook in ["postStart", "preStop"] {
+            if let Some(h) = lifecycle.get_mut(hook).and_then(Value::as_object_mut) {
+                default_http_get(h);
             }
         }
     }
@@ -141,6 +147,27 @@ pub fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
+/// `SetDefaults_HTTPGetAction` of a probe's or hook's `httpGet`: path `/`, scheme `HTTP`.
+fn default_http_get(handler: &mut Map<String, Value>) {
+    if let Some(get) = handler.get_mut("httpGet").and_then(Value::as_object_mut) {
+        set_default(get, "path", json!("/"));
+        set_default(get, "scheme", json!("HTTP"));
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector` of downward API items: field references are to `v1`.
+fn default_downward_items(source: &mut Map<String, Value>) {
+    let Some(items) = source.get_mut("items").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for field_ref in items
+        .iter_mut()
+        .filter_map(|i| i.get_mut("fieldRef").and_then(Value::as_object_mut))
+    {
+        set_default(field_ref, "apiVersion", json!("v1"));
+    }
+}
+
 /// Volume sources with a default file mode (`0644`, written 420) or type.
 fn default_volume(v: &mut Map<String, Value>) {
     for source in ["secret", "configMap", "downwardAPI", "projected"] {
@@ -150,6 +177,29 @@ fn default_volume(v: &mut Map<String, Value>) {
     }
     if let Some(host_path) = v.get_mut("hostPath").and_then(Value::as_object_mut) {
         set_default(host_path, "type", json!(""));
+    }
+    if let Some(downward) = v.get_mut("downwardAPI").and_then(Value::as_object_mut) {
+        default_downward_items(downward);
+    }
+    let projected_sources = v
+        .get_mut("projected")
+        .and_then(|p| p.get_mut("sources"))
+        .and_then(Value::as_array_mut);
+    for source in projected_sources
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        // `SetDefaults_ServiceAccountTokenProjection`: an hour.
+        if let Some(token) = source
+            .get_mut("serviceAccountToken")
+            .and_then(Value::as_object_mut)
+        {
+            set_default(token, "expirationSeconds", json!(3600));
+        }
+        if let Some(downward) = source.get_mut("downwardAPI").and_then(Value::as_object_mut) {
+            default_downward_items(downward);
+        }
     }
 }
 
