@@ -46,6 +46,7 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
                 "PersistentVolume" => core::persistent_volume(map),
                 "PersistentVolumeClaim" => core::persistent_volume_claim(map),
                 "Endpoints" => core::endpoints(map),
+                "LimitRange" => core::limit_range(map),
                 _ => {}
             }
         }
@@ -476,6 +477,22 @@ mod tests {
         );
         assert_eq!(endpoints["subsets"][0]["ports"][0]["protocol"], "TCP");
         assert_eq!(endpoints["subsets"][0]["ports"][1]["protocol"], "UDP");
+        let limits = decoded(
+            "LimitRange",
+            json!({"spec": {"limits": [
+                {"type": "Container", "max": {"cpu": "2", "memory": "1Gi"}, "default": {"memory": "512Mi"}, "min": {"cpu": "100m", "ephemeral-storage": "1Gi"}},
+                {"type": "Container", "min": {"cpu": "50m"}},
+                {"type": "Pod", "max": {"cpu": "4"}}]}}),
+        );
+        let items = &limits["spec"]["limits"];
+        assert_eq!(items[0]["default"], json!({"cpu": "2", "memory": "512Mi"}));
+        assert_eq!(
+            items[0]["defaultRequest"],
+            json!({"cpu": "2", "memory": "512Mi", "ephemeral-storage": "1Gi"})
+        );
+        assert!(items[1].get("default").is_none(), "nothing to fill it with");
+        assert_eq!(items[1]["defaultRequest"], json!({"cpu": "50m"}));
+        assert!(items[2].get("default").is_none(), "only container items");
     }
 
     fn info(group: &str, kind: &str) -> ResourceInfo {

@@ -62,6 +62,44 @@ pub fn endpoints(object: &mut Map<String, Value>) {
     }
 }
 
+/// `SetDefaults_LimitRangeItem` of each container item: the default limit is the maximum where
+/// unset, and the default request the default limit, else the minimum.
+pub fn limit_range(object: &mut Map<String, Value>) {
+    let items = object
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("limits"))
+        .and_then(Value::as_array_mut);
+    for item in items.into_iter().flatten().filter_map(Value::as_object_mut) {
+        if item.get("type").and_then(Value::as_str) != Some("Container") {
+            continue;
+        }
+        fill_from(item, "default", "max");
+        fill_from(item, "defaultRequest", "default");
+        fill_from(item, "defaultRequest", "min");
+    }
+}
+
+/// Copies into the resource list at `to` the resources of the list at `from` it lacks; an empty
+/// result stays absent (Go's encoding omits an empty list).
+fn fill_from(item: &mut Map<String, Value>, to: &str, from: &str) {
+    let Some(source) = item.get(from).and_then(Value::as_object).cloned() else {
+        return;
+    };
+    if source.is_empty() {
+        return;
+    }
+    let target = item.entry(to).or_insert(Value::Null);
+    if target.is_null() {
+        *target = Value::Object(Map::new());
+    }
+    let Some(target) = target.as_object_mut() else {
+        return;
+    };
+    for (name, quantity) in source {
+        target.entry(name).or_insert(quantity);
+    }
+}
+
 /// A volume's or claim's status phase is `Pending` until something sets it (the status is a
 /// struct in Go, so it is always there).
 fn pending_phase(object: &mut Map<String, Value>) {
