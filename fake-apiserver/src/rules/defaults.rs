@@ -262,7 +262,9 @@ fn qos_class(spec: &Value) -> &'static str {
     }
 }
 
-/// `isPodLevelResourcesSet`: the pod itself requests or limits cpu, memory or huge pages.
+/// `isPodLevelResourcesSet`: the pod itself requests or limits cpu, memory or huge pages (the
+/// `PodLevelResourcesFixKubeletQOSClass` behaviour: a `resources` without any of them leaves
+/// the containers to decide).
 fn pod_level_resources_set(resources: &Value) -> bool {
     ["requests", "limits"].into_iter().any(|list| {
         resources[list].as_object().is_some_and(|m| {
@@ -364,6 +366,11 @@ mod tests {
             pod["spec"]["initContainers"][0]["resources"]["requests"],
             json!({"memory": "64Mi"})
         );
+        let mut empty_limits = json!({"spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {}}}]}});
+        on_decode(&info("", "Pod"), &mut empty_limits);
+        assert!(empty_limits["spec"]["containers"][0]["resources"]
+            .get("requests")
+            .is_none());
         // Created, the limits-only pod is then guaranteed as on a real server.
         let mut limits_only = json!({"spec": {"containers": [qos_tests::resources(json!(null), json!({"cpu": "1", "memory": "1Gi"}))]}});
         on_decode(&info("", "Pod"), &mut limits_only);

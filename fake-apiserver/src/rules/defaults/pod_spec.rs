@@ -67,9 +67,14 @@ pub fn set_defaults_pod(spec: &mut Value) {
     set_default(spec, "enableServiceLinks", json!(true));
 }
 
-/// A resource limited but not requested is requested at its limit.
+/// A resource limited but not requested is requested at its limit. (Empty limits give empty
+/// requests, which Go's encoding omits: nothing is added then.)
 fn requests_from_limits(resources: &mut Map<String, Value>) {
-    let Some(limits) = resources.get("limits").and_then(Value::as_object) else {
+    let Some(limits) = resources
+        .get("limits")
+        .and_then(Value::as_object)
+        .filter(|l| !l.is_empty())
+    else {
         return;
     };
     let limits = limits.clone();
