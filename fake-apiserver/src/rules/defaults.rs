@@ -446,6 +446,24 @@ mod tests {
     }
 
     #[test]
+    fn claim_templates_are_defaulted_as_claims() {
+        let mut set = json!({"spec": {"serviceName": "s", "template": {"spec": {"containers": [],
+            "volumes": [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}},
+                                     {"metadata": {"name": "raw"}, "spec": {"volumeMode": "Block"}}]}});
+        on_decode(&info("apps", "StatefulSet"), &mut set);
+        let templates = &set["spec"]["volumeClaimTemplates"];
+        assert_eq!(templates[0]["spec"]["volumeMode"], "Filesystem");
+        assert_eq!(templates[0]["status"], json!({"phase": "Pending"}));
+        assert_eq!(templates[1]["spec"]["volumeMode"], "Block");
+        assert_eq!(
+            set["spec"]["template"]["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]
+                ["spec"]["volumeMode"],
+            "Filesystem"
+        );
+    }
+
+    #[test]
     fn core_kinds_are_defaulted_on_decode() {
         let decoded = |kind: &str, mut object: Value| {
             on_decode(&info("", kind), &mut object);

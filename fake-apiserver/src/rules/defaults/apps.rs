@@ -60,6 +60,18 @@ pub fn stateful_set(spec: &mut Map<String, Value>) {
         set_default(retention, "whenDeleted", json!("Retain"));
         set_default(retention, "whenScaled", json!("Retain"));
     }
+    // The claim templates are claims: `SetDefaults_PersistentVolumeClaim` and its spec's
+    // defaults, status phase included, as a real server shows them.
+    let templates = spec
+        .get_mut("volumeClaimTemplates")
+        .and_then(Value::as_array_mut);
+    for template in templates
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        super::core::persistent_volume_claim(template);
+    }
     set_default(spec, "replicas", json!(1));
     set_default(spec, "revisionHistoryLimit", json!(10));
     template(spec);

@@ -186,6 +186,14 @@ fn default_volume(v: &mut Map<String, Value>) {
     if let Some(downward) = v.get_mut("downwardAPI").and_then(Value::as_object_mut) {
         default_downward_items(downward);
     }
+    // `SetDefaults_PersistentVolumeClaimSpec` of a generic ephemeral volume's claim.
+    if let Some(claim_spec) = v
+        .get_mut("ephemeral")
+        .and_then(|e| e.pointer_mut("/volumeClaimTemplate/spec"))
+        .and_then(Value::as_object_mut)
+    {
+        set_default(claim_spec, "volumeMode", json!("Filesystem"));
+    }
     let projected_sources = v
         .get_mut("projected")
         .and_then(|p| p.get_mut("sources"))
