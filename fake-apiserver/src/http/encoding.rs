@@ -51,11 +51,7 @@ pub fn put_typed(info: &ResourceInfo, stored: &[u8], out: &mut BytesMut) {
         return;
     }
     out.put_slice(b"{\"apiVersion\":\"");
-    out.put_slice(info.group.as_bytes());
-    if !info.group.is_empty() {
-        out.put_u8(b'/');
-    }
-    out.put_slice(info.version.as_bytes());
+    out.put_slice(info.api_version().as_bytes());
     out.put_slice(b"\",\"kind\":\"");
     out.put_slice(info.kind.as_bytes());
     out.put_u8(b'"');

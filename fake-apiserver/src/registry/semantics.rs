@@ -275,15 +275,11 @@ pub fn prepare_create(ctx: &WriteContext<'_>, body: &mut Value, uid: &str) -> Re
     // Per-kind create strategy: status is not settable on create where a subresource owns it.
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") | ("", "Namespace") | ("", "Node") => {}
-        // The status is reset; the stored object is read back through the defaulter, which
-        // gives it its first phase.
-        ("", "PersistentVolume" | "PersistentVolumeClaim") => {
-            body["status"] = json!({"phase": "Pending"});
-        }
         _ if info.has_status => {
             if let Some(obj) = body.as_object_mut() {
                 obj.remove("status");
             }
+            crate::rules::defaults::after_status_reset(info, body);
         }
         _ => {}
     }

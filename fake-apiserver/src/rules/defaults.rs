@@ -114,6 +114,19 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
+/// The status defaults of a kind whose create resets the status: the real server reads the
+/// written object back through the defaulter, so a new volume or claim shows phase `Pending`.
+pub fn after_status_reset(info: &ResourceInfo, object: &mut Value) {
+    if info.custom || !info.group.is_empty() {
+        return;
+    }
+    if let ("PersistentVolume" | "PersistentVolumeClaim", Some(map)) =
+        (info.kind.as_str(), object.as_object_mut())
+    {
+        core::pending_phase(map);
+    }
+}
+
 /// What the kinds' create strategies add beyond defaulting: a Job's generated selector, a
 /// Service's empty load-balancer status.
 pub fn on_create(info: &ResourceInfo, object: &mut Value) {
@@ -197,6 +210,30 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
         "status".into(),
         json!({"phase": "Pending", "qosClass": qos}),
     );
+}
+
+/// Copies into the resource list at `to` the resources of the list at `from` that it lacks
+/// (Go's "if _, exists := to[key]; !exists" loops). An empty or absent `from` adds nothing, so an
+/// empty `to` never appears (Go's encoding omits an empty list).
+fn fill_missing_resources(map: &mut Map<String, Value>, to: &str, from: &str) {
+    let Some(source) = map
+        .get(from)
+        .and_then(Value::as_object)
+        .filter(|s| !s.is_empty())
+        .cloned()
+    else {
+        return;
+    };
+    let target = map.entry(to).or_insert(Value::Null);
+    if target.is_null() {
+        *target = Value::Object(Map::new());
+    }
+    let Some(target) = target.as_object_mut() else {
+        return;
+    };
+    for (name, quantity) in source {
+        target.entry(name).or_insert(quantity);
+    }
 }
 
 fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {
@@ -290,12 +327,8 @@ impl QosTotals {
             ("cpu", &mut self.cpu, &mut found.0),
             ("memory", &mut self.memory, &mut found.1),
         ] {
-            let quantity = match &list[name] {
-                Value::String(s) => Quantity::parse(s),
-                Value::Number(n) => Quantity::parse(&n.to_string()),
-                _ => None,
-            };
-            if let Some(nanos) = quantity.map(|q| q.nanos()).filter(|n| *n > 0) {
+            let nanos = Quantity::from_value(&list[name]).map(|q| q.nanos());
+            if let Some(nanos) = nanos.filter(|n| *n > 0) {
                 *total = Some(total.unwrap_or(0).saturating_add(nanos));
                 *seen = true;
             }

@@ -104,6 +104,16 @@ impl Quantity {
         })
     }
 
+    /// A quantity written as a JSON string or number (how resource lists hold them); `None` for
+    /// anything else or a string that is not a quantity.
+    pub fn from_value(v: &serde_json::Value) -> Option<Quantity> {
+        match v {
+            serde_json::Value::String(s) => Quantity::parse(s),
+            serde_json::Value::Number(n) => Quantity::parse(&n.to_string()),
+            _ => None,
+        }
+    }
+
     /// The value in nano-units (`value * 10^9`), for sums and comparisons.
     pub fn nanos(&self) -> i128 {
         self.nanos

@@ -257,14 +257,6 @@ fn access_modes(spec: &Value, path: &str, required_detail: &str) -> Vec<Cause> {
     causes
 }
 
-fn quantity_of(v: &Value) -> Option<Quantity> {
-    match v {
-        Value::String(s) => Quantity::parse(s),
-        Value::Number(n) => Quantity::parse(&n.to_string()),
-        _ => None,
-    }
-}
-
 /// `ValidatePersistentVolumeClaimSpec`.
 fn pvc_spec(spec: &Value) -> Vec<Cause> {
     let mut causes = access_modes(spec, "spec", "at least 1 access mode is required");
@@ -276,7 +268,7 @@ fn pvc_spec(spec: &Value) -> Vec<Cause> {
     match spec["resources"]["requests"].get("storage") {
         None => causes.push(Cause::required(at, "")),
         Some(v) => {
-            if let Some(q) = quantity_of(v) {
+            if let Some(q) = Quantity::from_value(v) {
                 if q.is_negative() || q.canonical() == "0" {
                     causes.push(Cause::invalid_str(
                         at,
@@ -337,7 +329,7 @@ fn pvc_update(old: &Value, new: &Value) -> Vec<Cause> {
             "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
         ));
     }
-    let size = |v: &Value| quantity_of(&v["spec"]["resources"]["requests"]["storage"]);
+    let size = |v: &Value| Quantity::from_value(&v["spec"]["resources"]["requests"]["storage"]);
     if let (Some(o), Some(n)) = (size(old), size(new)) {
         if n < o {
             causes.push(Cause::forbidden(
@@ -388,7 +380,7 @@ fn pv_spec(spec: &Value) -> Vec<Cause> {
         ));
     }
     for (name, v) in capacity.into_iter().flatten() {
-        if let Some(q) = quantity_of(v) {
+        if let Some(q) = Quantity::from_value(v) {
             let at = format!("spec.capacity[{name}]");
             if q.is_negative() || q.canonical() == "0" {
                 causes.push(Cause::invalid_str(

@@ -82,17 +82,9 @@ fn quota_resource_name(name: &str, path: &str) -> Vec<Cause> {
     causes
 }
 
-fn quantity(v: &Value) -> Option<Quantity> {
-    match v {
-        Value::String(s) => Quantity::parse(s),
-        Value::Number(n) => Quantity::parse(&n.to_string()),
-        _ => None,
-    }
-}
-
 /// `ValidateNonnegativeQuantity` of a resource list's value.
 fn nonnegative_quantity(v: &Value, path: &str) -> Vec<Cause> {
-    match quantity(v) {
+    match Quantity::from_value(v) {
         Some(q) if q.is_negative() => vec![Cause::invalid_str(
             path,
             &q.canonical(),
@@ -282,7 +274,7 @@ fn limit_range(spec: &Value) -> Vec<Cause> {
             keys.insert(name.clone());
         }
         for k in &keys {
-            let get = |field: &str| limit[field].get(k.as_str()).and_then(quantity);
+            let get = |field: &str| limit[field].get(k.as_str()).and_then(Quantity::from_value);
             let (min, max, default, request) = (
                 get("min"),
                 get("max"),

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{pod_spec, set_default};
+use super::{fill_missing_resources, pod_spec, set_default};
 
 /// `SetDefaults_Secret`: a secret without a type is `Opaque`.
 pub fn secret(object: &mut Map<String, Value>) {
@@ -73,36 +73,15 @@ pub fn limit_range(object: &mut Map<String, Value>) {
         if item.get("type").and_then(Value::as_str) != Some("Container") {
             continue;
         }
-        fill_from(item, "default", "max");
-        fill_from(item, "defaultRequest", "default");
-        fill_from(item, "defaultRequest", "min");
-    }
-}
-
-/// Copies into the resource list at `to` the resources of the list at `from` it lacks; an empty
-/// result stays absent (Go's encoding omits an empty list).
-fn fill_from(item: &mut Map<String, Value>, to: &str, from: &str) {
-    let Some(source) = item.get(from).and_then(Value::as_object).cloned() else {
-        return;
-    };
-    if source.is_empty() {
-        return;
-    }
-    let target = item.entry(to).or_insert(Value::Null);
-    if target.is_null() {
-        *target = Value::Object(Map::new());
-    }
-    let Some(target) = target.as_object_mut() else {
-        return;
-    };
-    for (name, quantity) in source {
-        target.entry(name).or_insert(quantity);
+        fill_missing_resources(item, "default", "max");
+        fill_missing_resources(item, "defaultRequest", "default");
+        fill_missing_resources(item, "defaultRequest", "min");
     }
 }
 
 /// A volume's or claim's status phase is `Pending` until something sets it (the status is a
 /// struct in Go, so it is always there).
-fn pending_phase(object: &mut Map<String, Value>) {
+pub fn pending_phase(object: &mut Map<String, Value>) {
     if let Some(status) = object_at(object, "status") {
         set_if_empty(status, "phase", json!("Pending"));
     }

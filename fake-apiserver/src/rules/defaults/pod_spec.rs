@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::set_default;
+use super::{fill_missing_resources, set_default};
 
 /// Fills the defaults of a `PodTemplateSpec` (its `spec`), as the generated defaulters of the
 /// workload kinds do for their templates.
@@ -57,7 +57,8 @@ pub fn set_defaults_pod(spec: &mut Value) {
                 .get_mut("resources")
                 .and_then(Value::as_object_mut)
             {
-                requests_from_limits(resources);
+                // A resource limited but not requested is requested at its limit.
+                fill_missing_resources(resources, "requests", "limits");
             }
             if host_network {
                 default_host_network_ports(container);
@@ -65,29 +66,6 @@ pub fn set_defaults_pod(spec: &mut Value) {
         }
     }
     set_default(spec, "enableServiceLinks", json!(true));
-}
-
-/// A resource limited but not requested is requested at its limit. (Empty limits give empty
-/// requests, which Go's encoding omits: nothing is added then.)
-fn requests_from_limits(resources: &mut Map<String, Value>) {
-    let Some(limits) = resources
-        .get("limits")
-        .and_then(Value::as_object)
-        .filter(|l| !l.is_empty())
-    else {
-        return;
-    };
-    let limits = limits.clone();
-    let requests = resources.entry("requests").or_insert(Value::Null);
-    if requests.is_null() {
-        *requests = json!({});
-    }
-    let Some(requests) = requests.as_object_mut() else {
-        return;
-    };
-    for (name, limit) in limits {
-        requests.entry(name).or_insert(limit);
-    }
 }
 
 /// `defaultHostNetworkPorts`: a port without a host port gets its container port.
