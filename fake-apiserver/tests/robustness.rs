@@ -229,3 +229,187 @@ async fn a_path_in_the_wrong_scope_is_not_found() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["reason"], "NotFound");
 }
+
+/// A `dryRun` other than `All` (say `dryRun=true`, a common slip) or an unknown
+/// `fieldValidation` is a 422 naming the options kind, on every verb, and nothing is written:
+/// before, such a request was served as a real write.
+#[rstest]
+#[case(
+    Method::POST,
+    "/api/v1/namespaces/default/configmaps?dryRun=true",
+    "application/json",
+    r#"{"metadata":{"name":"new"}}"#,
+    "CreateOptions",
+    "dryRun: Unsupported value: [\"true\"]: supported values: \"All\""
+)]
+#[case(
+    Method::POST,
+    "/api/v1/namespaces/default/configmaps?dryRun=All&dryRun=x",
+    "application/json",
+    r#"{"metadata":{"name":"new"}}"#,
+    "CreateOptions",
+    "dryRun: Unsupported value: [\"All\",\"x\"]: supported values: \"All\""
+)]
+#[case(Method::POST, "/api/v1/namespaces/default/configmaps?fieldValidation=strict", "application/json", r#"{"metadata":{"name":"new"}}"#, "CreateOptions", "fieldValidation: Unsupported value: \"strict\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"")]
+#[case(
+    Method::PUT,
+    "/api/v1/namespaces/default/configmaps/kept?dryRun=1",
+    "application/json",
+    r#"{"metadata":{"name":"kept"},"data":{"a":"2"}}"#,
+    "UpdateOptions",
+    "dryRun: Unsupported value: [\"1\"]: supported values: \"All\""
+)]
+#[case(
+    Method::PATCH,
+    "/api/v1/namespaces/default/configmaps/kept?dryRun=yes",
+    "application/merge-patch+json",
+    r#"{"data":{"a":"2"}}"#,
+    "PatchOptions",
+    "dryRun: Unsupported value: [\"yes\"]: supported values: \"All\""
+)]
+#[case(
+    Method::DELETE,
+    "/api/v1/namespaces/default/configmaps/kept?dryRun=true",
+    "application/json",
+    "",
+    "DeleteOptions",
+    "dryRun: Unsupported value: [\"true\"]: supported values: \"All\""
+)]
+#[case(
+    Method::DELETE,
+    "/api/v1/namespaces/default/configmaps/kept",
+    "application/json",
+    r#"{"dryRun":["true"]}"#,
+    "DeleteOptions",
+    "dryRun: Unsupported value: [\"true\"]: supported values: \"All\""
+)]
+#[case(
+    Method::DELETE,
+    "/api/v1/namespaces/default/configmaps?dryRun=true",
+    "application/json",
+    "",
+    "DeleteOptions",
+    "dryRun: Unsupported value: [\"true\"]: supported values: \"All\""
+)]
+#[tokio::test]
+async fn bad_write_options_are_refused_and_write_nothing(
+    #[case] method: Method,
+    #[case] uri: &str,
+    #[case] content_type: &str,
+    #[case] body: &str,
+    #[case] kind: &str,
+    #[case] cause: &str,
+) {
+    let server = FakeApiServer::new();
+    let kept = r#"{"metadata":{"name":"kept"},"data":{"a":"1"}}"#;
+    let (created, _) = call(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/configmaps",
+        "application/json",
+        kept.as_bytes().to_vec(),
+    )
+    .await;
+    assert_eq!(created, StatusCode::CREATED);
+    let revision = server.revision();
+    let (status, answer) = call(&server, method, uri, content_type, body.as_bytes().to_vec()).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["reason"], "Invalid");
+    assert_eq!(
+        answer["message"],
+        format!("{kind}.meta.k8s.io \"\" is invalid: {cause}")
+    );
+    assert_eq!(answer["details"]["kind"], kind);
+    assert_eq!(answer["details"]["group"], "meta.k8s.io");
+    assert_eq!(server.revision(), revision, "the request wrote something");
+    let (status, stored) = call(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces/default/configmaps/kept",
+        "application/json",
+        vec![],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(stored["data"]["a"], "1");
+}
+
+/// A delete reads its options from the body when there is one and then ignores the query, as
+/// the real handler does; without a body, the query's `dryRun=All` makes it a dry run.
+#[tokio::test]
+async fn delete_options_come_from_the_body_or_else_the_query() {
+    let server = FakeApiServer::new();
+    for name in ["a", "b", "c"] {
+        let body = format!(r#"{{"metadata":{{"name":"{name}"}}}}"#);
+        let (created, _) = call(
+            &server,
+            Method::POST,
+            "/api/v1/namespaces/default/configmaps",
+            "application/json",
+            body.into_bytes(),
+        )
+        .await;
+        assert_eq!(created, StatusCode::CREATED);
+    }
+    let exists = |name: &'static str| {
+        let server = server.clone();
+        async move {
+            let uri = format!("/api/v1/namespaces/default/configmaps/{name}");
+            call(&server, Method::GET, &uri, "application/json", vec![])
+                .await
+                .0
+                == StatusCode::OK
+        }
+    };
+    let path = "/api/v1/namespaces/default/configmaps";
+    // Body dry run: kept.
+    let (status, _) = call(
+        &server,
+        Method::DELETE,
+        &format!("{path}/a"),
+        "application/json",
+        br#"{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(exists("a").await);
+    // Query dry run, no body: kept.
+    let (status, _) = call(
+        &server,
+        Method::DELETE,
+        &format!("{path}/a?dryRun=All"),
+        "application/json",
+        vec![],
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(exists("a").await);
+    // A body without dryRun wins over the query's dryRun: deleted.
+    let (status, _) = call(
+        &server,
+        Method::DELETE,
+        &format!("{path}/b?dryRun=All"),
+        "application/json",
+        br#"{"propagationPolicy":"Background"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!exists("b").await);
+    // A collection delete as a dry run keeps everything.
+    let (status, listed) = call(
+        &server,
+        Method::DELETE,
+        path,
+        "application/json",
+        br#"{"dryRun":["All"]}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        listed["items"]
+            .as_array()
+            .is_some_and(|items| items.len() >= 2),
+        "{listed}"
+    );
+    assert!(exists("a").await && exists("c").await);
+}

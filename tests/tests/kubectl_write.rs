@@ -434,3 +434,47 @@ fn wait_for_a_condition_and_for_deletion() {
         .ok()
         .stdout_is("configmap/doomed condition met\n");
 }
+
+/// `--dry-run=server` on every verb kubectl has for it changes nothing: kubectl sends `dryRun`
+/// in the query for writes and in the DeleteOptions body for deletes (a delete used to ignore
+/// the body's `dryRun` and really delete).
+#[test]
+fn server_dry_runs_change_nothing() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json("kept.json", &configmap("kept", json!({"a": "1"})));
+    cluster
+        .kubectl(&["create", "-f", &file, "--dry-run=server"])
+        .ok()
+        .stdout_is("configmap/kept created (server dry run)\n");
+    assert!(cluster
+        .object("v1", "configmaps", Some("default"), "kept")
+        .is_none());
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let before = cluster.must_get("v1", "configmaps", Some("default"), "kept");
+
+    cluster
+        .kubectl(&["label", "configmap", "kept", "x=y", "--dry-run=server"])
+        .ok();
+    cluster
+        .kubectl(&[
+            "patch",
+            "configmap",
+            "kept",
+            "--type=merge",
+            "-p",
+            r#"{"data":{"a":"2"}}"#,
+            "--dry-run=server",
+        ])
+        .ok();
+    cluster
+        .kubectl(&["delete", "configmap", "kept", "--dry-run=server"])
+        .ok()
+        .stdout_is("configmap \"kept\" deleted (server dry run)\n");
+    cluster
+        .kubectl(&["delete", "configmaps", "--all", "--dry-run=server"])
+        .ok();
+    assert_eq!(
+        cluster.must_get("v1", "configmaps", Some("default"), "kept"),
+        before
+    );
+}

@@ -149,10 +149,7 @@ fn delete_options(
     } else {
         DeleteOptions::default()
     };
-    let body_dry_run: Vec<&str> = body["dryRun"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let body_dry_run: Vec<&str> = options.dry_run.iter().map(String::as_str).collect();
     let query: Vec<&str> = if query_dry_run {
         vec!["All"]
     } else {
@@ -165,7 +162,14 @@ fn delete_options(
             body_dry_run.join(" ")
         )));
     }
-    Ok((options, query_dry_run || body_dry_run.contains(&"All")))
+    let mut options = options;
+    if query_dry_run && options.dry_run.is_empty() {
+        options.dry_run = vec![crate::rules::options::DRY_RUN_ALL.to_string()];
+    }
+    // Any value makes the eviction a dry run (`dryrun.IsDryRun`); the pod's delete then
+    // refuses values other than `All`.
+    let dry_run = options.is_dry_run();
+    Ok((options, dry_run))
 }
 
 /// A pod that is terminal, pending or already being deleted (`canIgnorePDB`).
@@ -291,6 +295,8 @@ fn mark_and_delete(
 ) -> Result<(), ApiError> {
     let now = format_time(server.shared.now());
     if dry_run {
+        // The delete's own checks (`BeforeDelete`) run before anything is previewed.
+        crate::registry::gc_policy::validate(&options)?;
         let decide = |current: Option<&Value>| {
             let current = current.ok_or_else(|| ApiError::not_found("", "pods", name))?;
             Ok(crate::registry::semantics::decide_delete(
@@ -322,6 +328,8 @@ fn mark_and_delete(
         // The condition moved the resourceVersion: the delete pins the new one.
         options.precondition_resource_version = Some(resource_version_of(&marked.object));
     }
+    // The delete checks its options after the condition is written, as `BeforeDelete` does.
+    crate::registry::gc_policy::validate(&options)?;
     delete_object(server, pods, namespace, name, &options)?;
     Ok(())
 }
@@ -485,6 +493,15 @@ mod tests {
         assert!(!delete_options(&json!({}), false).unwrap().1);
         let odd = json!({"deleteOptions": {"dryRun": ["Some"]}});
         assert_eq!(delete_options(&odd, true).unwrap_err().code, 500);
+        // Alone, an odd value still makes a dry run; the pod's delete refuses it later.
+        let (options, dry_run) = delete_options(&odd, false).unwrap();
+        assert!(dry_run);
+        assert_eq!(
+            crate::registry::gc_policy::validate(&options)
+                .unwrap_err()
+                .code,
+            422
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::error::ApiError;
 use crate::hooks::RequestInfo;
 use crate::http::encoding::{add_type_meta, strip_type_meta, typed_bytes};
 use crate::http::list::{self, ListRequest};
+use crate::http::options::check_write_options;
 use crate::http::request::{Query, ResourcePath};
 use crate::http::server::{self, json_response, value_response, MAX_BODY_BYTES};
 use crate::http::typed::FieldValidation;
@@ -212,35 +213,6 @@ fn field_manager(query: &Query, user_agent: &str) -> String {
     match query.get("fieldManager").filter(|m| !m.is_empty()) {
         Some(m) => m.to_string(),
         None => crate::apply::manager_from_user_agent(user_agent),
-    }
-}
-
-/// Checks the write options every create, update and patch carries (`ValidateCreateOptions`,
-/// `ValidateUpdateOptions`, `ValidatePatchOptions`): `kind` names the options type.
-fn check_write_options(query: &Query, kind: &str, apply: bool) -> Result<(), ApiError> {
-    let mut causes = Vec::new();
-    let manager = query.get("fieldManager").unwrap_or_default();
-    if kind == "PatchOptions" {
-        if !apply && query.get("force").is_some() {
-            causes.push(crate::error::StatusCause {
-                reason: "FieldValueForbidden".into(),
-                message: "Forbidden: may not be specified for non-apply patch".into(),
-                field: "force".into(),
-            });
-        }
-        if apply && manager.is_empty() {
-            causes.push(crate::error::StatusCause {
-                reason: "FieldValueRequired".into(),
-                message: "Required value: is required for apply patch".into(),
-                field: "fieldManager".into(),
-            });
-        }
-    }
-    causes.extend(crate::apply::validate_field_manager(manager));
-    if causes.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid("meta.k8s.io", kind, "", causes))
     }
 }
 
@@ -522,6 +494,7 @@ impl Call<'_> {
 
     /// `POST pods/{name}/eviction`.
     fn evict(&self, body: Bytes) -> Result<Response, ApiError> {
+        check_write_options(self.query, "CreateOptions", false)?;
         let mut eviction = parse_body(self.headers, &body)?;
         crate::admission::create_subresource(self.info, &mut eviction)?;
         let status = crate::http::eviction::evict(
@@ -554,6 +527,7 @@ impl Call<'_> {
 
     /// `PUT .../{name}/scale`.
     fn update_scale(&self, body: Bytes) -> Result<Response, ApiError> {
+        check_write_options(self.query, "UpdateOptions", false)?;
         let scale = parse_body(self.headers, &body)?;
         check_scale_type(&scale)?;
         self.write_scale(|_| Ok(scale))
@@ -562,6 +536,7 @@ impl Call<'_> {
     /// `PATCH .../{name}/scale`: the patch applies to the `Scale`, which is then written.
     fn patch_scale(&self, body: Bytes) -> Result<Response, ApiError> {
         let patch_type = crate::patch::check_patch_type(&content_type(self.headers), false)?;
+        check_write_options(self.query, "PatchOptions", patch_type == PatchType::Apply)?;
         if patch_type == PatchType::Apply {
             return Err(ApiError::new(
                 415,
@@ -619,6 +594,7 @@ impl Call<'_> {
 
     /// `POST pods/{name}/binding`: assigns the pod to a node, as the scheduler does.
     fn bind(&self, body: Bytes) -> Result<Response, ApiError> {
+        check_write_options(self.query, "CreateOptions", false)?;
         let binding = parse_body(self.headers, &body)?;
         let node = binding["target"]["name"]
             .as_str()
@@ -829,16 +805,7 @@ impl Call<'_> {
     /// DeleteOptions from the body and the query, validated; a kind whose default policy
     /// orphans its dependents warns when the request leaves the policy to it.
     fn delete_options(&self, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-        let mut opts = DeleteOptions::from_body(body)?;
-        if let Some(grace) = self.query.int("gracePeriodSeconds")? {
-            opts.grace_period_seconds = Some(grace);
-        }
-        if let Some(policy) = self.query.get("propagationPolicy") {
-            opts.propagation_policy = Some(policy.to_string());
-        }
-        if let Some(orphan) = self.query.get("orphanDependents") {
-            opts.orphan_dependents = Some(orphan == "true");
-        }
+        let opts = crate::http::options::delete_options(body, self.query)?;
         crate::registry::gc_policy::validate(&opts)?;
         if let Some(warning) = crate::registry::gc_policy::default_policy_warning(self.info, &opts)
         {
@@ -865,11 +832,9 @@ impl Call<'_> {
     }
 
     /// The admission policies on deleting the object `namespace/name` as it is stored now.
-    fn admit_delete(&self, namespace: &str, name: &str) -> Result<(), ApiError> {
-        let mut attrs = self.policy_attributes(
-            crate::admission::policy::Operation::Delete,
-            is_dry_run(self.query),
-        );
+    fn admit_delete(&self, namespace: &str, name: &str, dry_run: bool) -> Result<(), ApiError> {
+        let mut attrs =
+            self.policy_attributes(crate::admission::policy::Operation::Delete, dry_run);
         attrs.namespace = namespace;
         attrs.name = name;
         let Some(policies) = crate::admission::policy::prepare(&self.server.shared, &attrs) else {
@@ -888,8 +853,8 @@ impl Call<'_> {
 
     fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
         let opts = self.delete_options(&body)?;
-        self.admit_delete(self.namespace(), self.name())?;
-        let (object, gone) = if is_dry_run(self.query) {
+        self.admit_delete(self.namespace(), self.name(), opts.is_dry_run())?;
+        let (object, gone) = if opts.is_dry_run() {
             let outcome = self.server.shared.store.preview(
                 &self.key(),
                 self.namespace(),
@@ -921,8 +886,9 @@ impl Call<'_> {
     /// Deletes every object the list options select; answers the list of them as they were
     /// listed, before the deletes (as `Store.DeleteCollection` does).
     fn delete_collection(&self, body: Bytes) -> Result<Response, ApiError> {
-        let opts = self.delete_options(&body)?;
+        // The list options are checked first, as the real handler does.
         let request = ListRequest::parse(self.info, self.query)?;
+        let opts = self.delete_options(&body)?;
         let snapshot = self
             .server
             .shared
@@ -936,8 +902,8 @@ impl Call<'_> {
             if !request.matches(&object) {
                 continue;
             }
-            self.admit_delete(&ns, &name)?;
-            if !is_dry_run(self.query) {
+            self.admit_delete(&ns, &name, opts.is_dry_run())?;
+            if !opts.is_dry_run() {
                 match delete_object(self.server, self.info, &ns, &name, &opts) {
                     Ok(_) => {}
                     Err(e) if e.code == 404 => {}
@@ -1128,9 +1094,10 @@ where
         })
 }
 
-/// Whether the request asks for a server-side dry run (`dryRun=All`).
+/// Whether the request asks for a server-side dry run (its `dryRun` values, checked by
+/// [`check_write_options`] before any write, are all `All`).
 fn is_dry_run(query: &Query) -> bool {
-    query.get("dryRun") == Some("All")
+    crate::rules::options::is_dry_run(query.all("dryRun"))
 }
 
 /// Decodes a written object as the real server does: through the kind's typed schema (unknown

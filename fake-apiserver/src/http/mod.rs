@@ -14,6 +14,7 @@ pub(crate) mod eviction;
 pub(crate) mod handlers;
 pub mod list;
 pub(crate) mod openapi_routes;
+pub mod options;
 pub(crate) mod pod_connect;
 pub mod request;
 pub(crate) mod server;

@@ -97,32 +97,47 @@ impl ResourcePath {
     }
 }
 
-/// Decoded query parameters (last value wins).
+/// Decoded query parameters. A parameter given more than once keeps every value: a scalar
+/// option reads the first (as Go's `Convert_Slice_string_To_string` does), a list option such
+/// as `dryRun` reads them all.
 #[derive(Debug, Clone, Default)]
-pub struct Query(pub BTreeMap<String, String>);
+pub struct Query(BTreeMap<String, Vec<String>>);
 
 impl Query {
     /// Parses a raw query string.
     pub fn parse(raw: Option<&str>) -> Self {
-        let mut map = BTreeMap::new();
+        let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for pair in raw.unwrap_or_default().split('&') {
             if pair.is_empty() {
                 continue;
             }
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            map.insert(percent_decode(k), percent_decode(v));
+            map.entry(percent_decode(k))
+                .or_default()
+                .push(percent_decode(v));
         }
         Query(map)
     }
 
-    /// A parameter's value.
+    /// A parameter's (first) value.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
+        self.0.get(key).and_then(|v| v.first()).map(String::as_str)
     }
 
-    /// A boolean parameter (`true`/`1`).
+    /// Every value of a parameter, in the order given (empty when absent).
+    pub fn all(&self, key: &str) -> &[String] {
+        self.0.get(key).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    /// Drops a parameter.
+    pub fn remove(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+
+    /// A boolean parameter, read as the real server converts one (see [`go_bool`]); absent is
+    /// `false`.
     pub fn flag(&self, key: &str) -> bool {
-        matches!(self.get(key), Some("true" | "1" | "True"))
+        self.get(key).is_some_and(go_bool)
     }
 
     /// An integer parameter; a malformed value is a 400.
@@ -136,6 +151,12 @@ impl Query {
             }),
         }
     }
+}
+
+/// A boolean query value as apimachinery's `Convert_Slice_string_To_bool` reads it: only `0`
+/// and `false` (any case) are false; anything else, the empty value included, is true.
+pub fn go_bool(value: &str) -> bool {
+    value != "0" && !value.eq_ignore_ascii_case("false")
 }
 
 /// Decodes `%XX` escapes and `+` in a query component.
@@ -234,5 +255,29 @@ mod tests {
         assert_eq!(q.int("limit").unwrap(), Some(5));
         assert_eq!(q.get("bad%"), Some(""));
         assert!(Query::parse(Some("limit=x")).int("limit").is_err());
+    }
+
+    #[rstest]
+    #[case("watch=true", true)]
+    #[case("watch=1", true)]
+    #[case("watch", true)]
+    #[case("watch=yes", true)]
+    #[case("watch=FALSE", false)]
+    #[case("watch=false", false)]
+    #[case("watch=0", false)]
+    #[case("", false)]
+    fn booleans_read_as_the_real_server_reads_them(#[case] query: &str, #[case] on: bool) {
+        assert_eq!(Query::parse(Some(query)).flag("watch"), on);
+    }
+
+    /// A repeated parameter: a scalar reads the first value, a list reads them all.
+    #[test]
+    fn repeated_parameters_keep_every_value() {
+        let mut q = Query::parse(Some("dryRun=All&limit=5&dryRun=Bogus&limit=7"));
+        assert_eq!(q.get("limit"), Some("5"));
+        assert_eq!(q.all("dryRun"), ["All", "Bogus"]);
+        assert!(q.all("missing").is_empty());
+        q.remove("dryRun");
+        assert_eq!(q.get("dryRun"), None);
     }
 }

@@ -108,9 +108,9 @@ fn start(
     }
     // The selector and field checks are those of a list.
     let mut list_query = query.clone();
-    list_query.0.remove("resourceVersion");
-    list_query.0.remove("resourceVersionMatch");
-    list_query.0.remove("continue");
+    list_query.remove("resourceVersion");
+    list_query.remove("resourceVersionMatch");
+    list_query.remove("continue");
     let filter = ListRequest::parse(&info, &list_query)?;
     let start = match (rv, send_initial) {
         (_, Some(true)) => Start::Current {

@@ -41,7 +41,7 @@ pub fn orphans_by_default(info: &ResourceInfo) -> bool {
 }
 
 /// `ValidateDeleteOptions`: the policy must be one of the three, and not given together with the
-/// deprecated `orphanDependents`.
+/// deprecated `orphanDependents`; `dryRun` may only be `All`.
 pub fn validate(opts: &DeleteOptions) -> Result<(), ApiError> {
     let mut causes = Vec::new();
     if let (Some(_), Some(policy)) = (opts.orphan_dependents, &opts.propagation_policy) {
@@ -64,6 +64,7 @@ pub fn validate(opts: &DeleteOptions) -> Result<(), ApiError> {
             ));
         }
     }
+    causes.extend(crate::rules::options::dry_run_cause(&opts.dry_run));
     if causes.is_empty() {
         return Ok(());
     }

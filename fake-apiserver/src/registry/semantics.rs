@@ -104,6 +104,9 @@ pub struct DeleteOptions {
     pub propagation_policy: Option<String>,
     /// The deprecated `orphanDependents` (see [`crate::registry::gc_policy`]).
     pub orphan_dependents: Option<bool>,
+    /// `dryRun`: empty, or `["All"]` for a dry run (other values are refused by
+    /// [`crate::registry::gc_policy::validate`]).
+    pub dry_run: Vec<String>,
 }
 
 impl DeleteOptions {
@@ -112,13 +115,22 @@ impl DeleteOptions {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self::default());
         }
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        let decoding = |e: &dyn std::fmt::Display| {
+            ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
+        };
+        let v: Value = serde_json::from_slice(body).map_err(|e| decoding(&e))?;
         if !v.is_object() {
-            return Err(ApiError::bad_request(
-                "error decoding DeleteOptions: expected an object",
-            ));
+            return Err(decoding(&"expected an object"));
         }
+        let dry_run = match &v["dryRun"] {
+            Value::Null => Vec::new(),
+            Value::Array(values) => values
+                .iter()
+                .map(|value| value.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| decoding(&"dryRun: expected a list of strings"))?,
+            _ => return Err(decoding(&"dryRun: expected a list of strings")),
+        };
         Ok(Self {
             grace_period_seconds: v["gracePeriodSeconds"].as_i64(),
             precondition_uid: v
@@ -131,7 +143,13 @@ impl DeleteOptions {
                 .map(str::to_string),
             propagation_policy: v["propagationPolicy"].as_str().map(str::to_string),
             orphan_dependents: v["orphanDependents"].as_bool(),
+            dry_run,
         })
+    }
+
+    /// Whether this delete is a dry run (`dryrun.IsDryRun`; the values are validated first).
+    pub fn is_dry_run(&self) -> bool {
+        crate::rules::options::is_dry_run(&self.dry_run)
     }
 }
 
