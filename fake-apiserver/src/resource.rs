@@ -25,6 +25,9 @@ pub struct ResourceInfo {
     pub categories: Vec<String>,
     /// Whether a PUT without `metadata.resourceVersion` is allowed (unconditional update).
     pub allow_unconditional_update: bool,
+    /// Whether a PUT to an object that does not exist creates it (the strategy's
+    /// `AllowCreateOnUpdate`), answered `201`; otherwise it is a `404`.
+    pub allow_create_on_update: bool,
     /// Whether this is a custom resource served from a CRD.
     pub custom: bool,
     /// For custom resources: the `openAPIV3Schema` of this version, used for defaults and pruning.
@@ -560,6 +563,44 @@ const BUILTINS: &[BuiltinRow] = &[
     ),
 ];
 
+/// The built-in kinds whose strategy refuses a PUT without `metadata.resourceVersion`
+/// (`AllowUnconditionalUpdate` false); every other built-in kind allows it. Custom resources
+/// refuse it too.
+const REFUSE_UNCONDITIONAL_UPDATE: &[(&str, &str)] = &[
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("coordination.k8s.io", "Lease"),
+    ("policy", "PodDisruptionBudget"),
+];
+
+/// The built-in kinds whose strategy creates the object on a PUT to a missing name
+/// (`AllowCreateOnUpdate` true; the `/status` strategies inherit it). `events.k8s.io` Events
+/// are stored through the core Event strategy.
+const CREATE_ON_UPDATE: &[(&str, &str)] = &[
+    ("", "Endpoints"),
+    ("", "Event"),
+    ("", "LimitRange"),
+    ("", "Service"),
+    ("coordination.k8s.io", "Lease"),
+    ("events.k8s.io", "Event"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io", "Role"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+];
+
 /// The built-in resource types every server serves, in discovery order.
 pub fn builtin_resources() -> Vec<ResourceInfo> {
     BUILTINS
@@ -586,9 +627,9 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     has_status,
                     short_names: short.iter().map(|s| s.to_string()).collect(),
                     categories: cats.iter().map(|s| s.to_string()).collect(),
-                    // Leases refuse an update without a resourceVersion (their strategy says so);
-                    // the other built-in kinds served here allow it.
-                    allow_unconditional_update: kind != "Lease",
+                    allow_unconditional_update: !REFUSE_UNCONDITIONAL_UPDATE
+                        .contains(&(group, kind)),
+                    allow_create_on_update: CREATE_ON_UPDATE.contains(&(group, kind)),
                     custom: false,
                     schema: None,
                     additional_printer_columns: Vec::new(),

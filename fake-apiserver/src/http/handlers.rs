@@ -660,11 +660,79 @@ impl Call<'_> {
         let target = self.target();
         let dry_run = is_dry_run(self.query);
         let validation = FieldValidation::from_query(self.query.get("fieldValidation"))?;
+        if self.info.allow_create_on_update
+            && target != UpdateTarget::Finalize
+            && self
+                .server
+                .shared
+                .store
+                .get(&self.key(), self.namespace(), self.name())
+                .is_none()
+        {
+            match self.create_on_update(object.clone(), dry_run, validation) {
+                // Created in between: the update goes to what is there now.
+                Err(e) if e.reason == "AlreadyExists" => {}
+                created => return created,
+            }
+        }
         // Decoding needs nothing stored, so it runs before the store is locked.
         decode_object(self.info, &mut object, validation, &ctx)?;
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
+    }
+
+    /// A `PUT` to a missing object of a kind whose strategy allows create-on-update (leases,
+    /// services, endpoints, events, limit ranges, RBAC roles and bindings) creates it, as the
+    /// registry's update does (see [`Call::create_instead_of_update`]).
+    fn create_on_update(
+        &self,
+        object: Value,
+        dry_run: bool,
+        validation: FieldValidation,
+    ) -> Result<Response, ApiError> {
+        self.create_instead_of_update(object, dry_run, validation, false)
+    }
+
+    /// Creates `object` for a `PUT` or an apply `PATCH` that found nothing to update: through the
+    /// create rules and create admission, authorized for `create` as well, answered `201`. The
+    /// body's `resourceVersion` is dropped (storage clears it before writing); `applied` for a
+    /// server-side apply (its managedFields entry is an `Apply`).
+    fn create_instead_of_update(
+        &self,
+        mut object: Value,
+        dry_run: bool,
+        validation: FieldValidation,
+        applied: bool,
+    ) -> Result<Response, ApiError> {
+        if let Some(meta) = object["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let shared = &self.server.shared;
+        let namespace = self.path.namespace.as_deref();
+        crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
+        crate::auth::authorize_create_on_update(
+            shared,
+            &self.user,
+            self.info,
+            self.namespace(),
+            self.name(),
+        )?;
+        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info).check(
+            self.info,
+            self.name(),
+            &object,
+            None,
+        )?;
+        let options = CreateOptions {
+            manager: &self.manager,
+            dry_run,
+            validation,
+            applied,
+            user: Some(&self.user),
+            trusted: Trust::Client,
+        };
+        self.create_with(object, &options)
     }
 
     fn patch(&self, body: Bytes) -> Result<Response, ApiError> {
@@ -770,36 +838,9 @@ impl Call<'_> {
         validation: FieldValidation,
     ) -> Result<Response, ApiError> {
         let applied = crate::apply::apply(&ctx.writer(None), None, config, force)?;
-        let mut object = applied.object;
-        if let Some(meta) = object["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
+        let object = applied.object;
         self.check_name(&object)?;
-        let shared = &self.server.shared;
-        let namespace = self.path.namespace.as_deref();
-        crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
-        crate::auth::authorize_create_on_update(
-            shared,
-            &self.user,
-            self.info,
-            self.namespace(),
-            self.name(),
-        )?;
-        crate::auth::escalation::WriteGuard::prepare(shared, &self.user, self.info).check(
-            self.info,
-            self.name(),
-            &object,
-            None,
-        )?;
-        let options = CreateOptions {
-            manager: &self.manager,
-            dry_run,
-            validation,
-            applied: true,
-            user: Some(&self.user),
-            trusted: Trust::Client,
-        };
-        self.create_with(object, &options)
+        self.create_instead_of_update(object, dry_run, validation, true)
     }
 
     /// DeleteOptions from the body and the query, validated; a kind whose default policy

@@ -154,6 +154,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                         short_names: strings(&names["shortNames"]),
                         categories: strings(&names["categories"]),
                         allow_unconditional_update: false,
+                        allow_create_on_update: false,
                         custom: true,
                         schema: v.pointer("/schema/openAPIV3Schema").cloned(),
                         additional_printer_columns: v["additionalPrinterColumns"]

@@ -359,9 +359,11 @@ pub fn prepare_update(
     let new_rv = resource_version_of(&new);
     if new_rv.is_empty() {
         if !info.allow_unconditional_update {
+            // The registry names the resource where the kind would go (`qualifiedKind` is
+            // built from the group and the resource).
             return Err(ApiError::invalid(
                 &info.group,
-                &info.kind,
+                &info.plural,
                 &name,
                 vec![StatusCause {
                     reason: "FieldValueInvalid".into(),
@@ -645,6 +647,50 @@ pub struct DeleteDecision {
     pub gone: bool,
 }
 
+/// A DELETE's preconditions against the stored object. The generic registry checks them in
+/// `BeforeDelete` and answers a conflict on the object's kind (`Operation cannot be fulfilled
+/// on ConfigMap "x": the UID in the precondition (a) does not match the UID in record (b). ...`);
+/// the namespace registry checks them in its own `Delete` first, in its older words, on
+/// `namespaces`.
+fn check_delete_preconditions(
+    info: &ResourceInfo,
+    current: &Value,
+    opts: &DeleteOptions,
+) -> Result<(), ApiError> {
+    let name = name_of(current);
+    let namespace_registry = info.group.is_empty() && info.kind == "Namespace";
+    let conflict = |why: String| {
+        if namespace_registry {
+            ApiError::conflict(&info.group, &info.plural, name, &why)
+        } else {
+            ApiError::conflict(&info.group, &info.kind, name, &why)
+        }
+    };
+    if let Some(uid) = &opts.precondition_uid {
+        let actual = meta(current)["uid"].as_str().unwrap_or_default();
+        if uid != actual {
+            return Err(conflict(if namespace_registry {
+                format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                )
+            } else {
+                format!("the UID in the precondition ({uid}) does not match the UID in record ({actual}). The object might have been deleted and then recreated")
+            }));
+        }
+    }
+    if let Some(rv) = &opts.precondition_resource_version {
+        let actual = resource_version_of(current);
+        if *rv != actual {
+            return Err(conflict(if namespace_registry {
+                format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}")
+            } else {
+                format!("the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({actual}). The object might have been modified")
+            }));
+        }
+    }
+    Ok(())
+}
+
 /// Decides a DELETE: preconditions, graceful deletion of bound pods, finalizers.
 pub fn decide_delete(
     info: &ResourceInfo,
@@ -652,31 +698,7 @@ pub fn decide_delete(
     opts: &DeleteOptions,
     now: jiff::Timestamp,
 ) -> Result<DeleteDecision, ApiError> {
-    let name = name_of(&current).to_string();
-    if let Some(uid) = &opts.precondition_uid {
-        let actual = meta(&current)["uid"].as_str().unwrap_or_default();
-        if uid != actual {
-            return Err(ApiError::conflict(
-                &info.group,
-                &info.plural,
-                &name,
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
-                ),
-            ));
-        }
-    }
-    if let Some(rv) = &opts.precondition_resource_version {
-        let actual = resource_version_of(&current);
-        if *rv != actual {
-            return Err(ApiError::conflict(
-                &info.group,
-                &info.plural,
-                &name,
-                &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"),
-            ));
-        }
-    }
+    check_delete_preconditions(info, &current, opts)?;
     if info.group.is_empty() && info.kind == "Namespace" && !is_deleting(&current) {
         return Ok(start_namespace_termination(current, opts, now));
     }
@@ -1091,6 +1113,54 @@ mod tests {
                 .unwrap_err()
                 .code,
             409
+        );
+    }
+
+    /// The preconditions' conflicts as each registry words them: the generic `BeforeDelete` on
+    /// the object's kind (group-qualified), the namespace registry on `namespaces`.
+    #[rstest::rstest]
+    #[case::uid("configmaps", Some("other"), None, "Operation cannot be fulfilled on ConfigMap \"c\": the UID in the precondition (other) does not match the UID in record (u). The object might have been deleted and then recreated", "ConfigMap", None)]
+    #[case::resource_version("configmaps", None, Some("2"), "Operation cannot be fulfilled on ConfigMap \"c\": the ResourceVersion in the precondition (2) does not match the ResourceVersion in record (3). The object might have been modified", "ConfigMap", None)]
+    #[case::grouped_kind("deployments", Some("other"), None, "Operation cannot be fulfilled on Deployment.apps \"c\": the UID in the precondition (other) does not match the UID in record (u). The object might have been deleted and then recreated", "Deployment", Some("apps"))]
+    #[case::namespace_uid("namespaces", Some("other"), None, "Operation cannot be fulfilled on namespaces \"c\": Precondition failed: UID in precondition: other, UID in object meta: u", "namespaces", None)]
+    #[case::namespace_resource_version("namespaces", None, Some("2"), "Operation cannot be fulfilled on namespaces \"c\": Precondition failed: ResourceVersion in precondition: 2, ResourceVersion in object meta: 3", "namespaces", None)]
+    fn delete_preconditions_conflict_in_each_registrys_words(
+        #[case] plural: &str,
+        #[case] uid: Option<&str>,
+        #[case] resource_version: Option<&str>,
+        #[case] message: &str,
+        #[case] details_kind: &str,
+        #[case] details_group: Option<&str>,
+    ) {
+        let info = builtin(plural);
+        let current = json!({"metadata": {"name": "c", "uid": "u", "resourceVersion": "3"}});
+        let opts = DeleteOptions {
+            precondition_uid: uid.map(str::to_string),
+            precondition_resource_version: resource_version.map(str::to_string),
+            ..Default::default()
+        };
+        let err = decide_delete(&info, current, &opts, jiff::Timestamp::UNIX_EPOCH).unwrap_err();
+        assert_eq!(err.code, 409);
+        assert_eq!(err.message, message);
+        let status = err.to_status();
+        assert_eq!(status["details"]["kind"], details_kind);
+        assert_eq!(status["details"]["group"].as_str(), details_group);
+    }
+
+    #[test]
+    fn a_custom_resource_conflicts_on_its_kind() {
+        let info = custom();
+        let opts = DeleteOptions {
+            precondition_uid: Some("other".into()),
+            ..Default::default()
+        };
+        let err = decide_delete(&info, stored(json!({})), &opts, jiff::Timestamp::UNIX_EPOCH)
+            .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("Operation cannot be fulfilled on Widget.example.com \"w\": the UID in the precondition (other)"),
+            "{}",
+            err.message
         );
     }
 }
