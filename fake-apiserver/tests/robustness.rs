@@ -1,32 +1,11 @@
 //! Bad input gets a `metav1.Status` with the real code, and nothing makes the server panic.
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
-use fake_apiserver::FakeApiServer;
-use http_body_util::BodyExt;
-use rstest::rstest;
-use serde_json::Value;
-use tower::ServiceExt;
+mod http_support;
 
-async fn call(
-    server: &FakeApiServer,
-    method: Method,
-    uri: &str,
-    content_type: &str,
-    body: Vec<u8>,
-) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(Body::from(body))
-        .unwrap();
-    let response = server.router().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (status, value)
-}
+use axum::http::{Method, StatusCode};
+use fake_apiserver::FakeApiServer;
+use http_support::call;
+use rstest::rstest;
 
 #[rstest]
 #[case(Method::POST, "/api/v1/namespaces/default/configmaps", "application/json", b"{not json".to_vec(), 400, "BadRequest")]

@@ -3,39 +3,13 @@
 //! `metadata.resourceVersion` is accepted (`AllowUnconditionalUpdate`: else `422` naming the
 //! resource).
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+mod http_support;
+
+use axum::http::{Method, StatusCode};
 use fake_apiserver::FakeApiServer;
-use http_body_util::BodyExt;
+use http_support::json as call;
 use rstest::rstest;
 use serde_json::{json, Value};
-use tower::ServiceExt;
-
-async fn call(
-    server: &FakeApiServer,
-    method: Method,
-    uri: &str,
-    body: &Value,
-) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))
-        .expect("a request");
-    let response = server.router().oneshot(request).await.expect("an answer");
-    let status = response.status();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
 
 /// A valid object of each kind, named `x` (the namespace comes from the path).
 fn object(api_version: &str, kind: &str) -> Value {

@@ -405,6 +405,7 @@ impl Call<'_> {
             return Err(ApiError::no_such_resource());
         }
         check_write_options(self.query, "CreateOptions", false)?;
+        crate::http::crd_cleanup::refuse_create_while_terminating(self.server, self.info)?;
         let mut object = parse_body(self.headers, &body)?;
         let shared = &self.server.shared;
         crate::auth::admission::admit_create(
@@ -1414,9 +1415,6 @@ pub(crate) fn delete_object(
 ) -> Result<(Value, bool), ApiError> {
     let key = resource_key(&info.group, &info.plural);
     let now = server.shared.now();
-    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
-        return delete_crd(server, info, name, now);
-    }
     crate::rules::admit_delete(info, name)?;
     let mut gone = false;
     let outcome = server
@@ -1447,46 +1445,6 @@ pub(crate) fn delete_object(
     }
     after_write(server, info, &object, event);
     Ok((Arc::unwrap_or_clone(object), gone))
-}
-
-/// A CRD is deleted as the real server does it: marked with the cleanup finalizer, its custom
-/// resources removed, then the CRD itself. The answer is the marked CRD.
-fn delete_crd(
-    server: &FakeApiServer,
-    info: &ResourceInfo,
-    name: &str,
-    now: jiff::Timestamp,
-) -> Result<(Value, bool), ApiError> {
-    let key = resource_key(&info.group, &info.plural);
-    let marked = server.shared.store.mutate(&key, "", name, |current| {
-        let current =
-            current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, name))?;
-        crate::admission::delete(info, current)?;
-        let mut current = current.clone();
-        if current["metadata"].get("deletionTimestamp").is_none() {
-            current["metadata"]["deletionTimestamp"] = json!(semantics::format_time(now));
-            current["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-            current["metadata"]["finalizers"] =
-                json!(["customresourcecleanup.apiextensions.k8s.io"]);
-        }
-        Ok(Mutation::Put(current))
-    })?;
-    remove_custom_resources(server, name);
-    let removed = server
-        .shared
-        .store
-        .mutate(&key, "", name, |current| match current {
-            Some(current) => {
-                let mut current = current.clone();
-                if let Some(m) = current["metadata"].as_object_mut() {
-                    m.remove("finalizers");
-                }
-                Ok(Mutation::Delete(current))
-            }
-            None => Err(ApiError::not_found(&info.group, &info.plural, name)),
-        })?;
-    after_write(server, info, &removed.object, removed.event);
-    Ok((marked.into_object(), false))
 }
 
 /// Side effects of a write: CRDs start or stop being served; disruption budgets follow their
@@ -1522,7 +1480,13 @@ pub(crate) fn after_write(
             if event == crate::store::EventType::Added {
                 crd::establish(server, &name);
             }
+            if crate::registry::crd::awaits_cleanup(object) {
+                crate::http::crd_cleanup::sync(server, &name);
+            }
         }
+    }
+    if deleted && info.custom {
+        crate::http::crd_cleanup::after_custom_resource_deleted(server, info);
     }
     if deleted && info.group.is_empty() && info.kind == "Pod" {
         let uid = object["metadata"]["uid"].as_str().unwrap_or_default();

@@ -8,6 +8,7 @@
 //! documents (`openapi_routes`), `pods/log`, `exec`, `attach`, `portforward` (`pod_connect`)
 //! and `pods/eviction` (`eviction`) are served here too.
 
+pub(crate) mod crd_cleanup;
 pub mod discovery;
 pub mod encoding;
 pub(crate) mod eviction;

@@ -1,5 +1,7 @@
 //! CustomResourceDefinition handling: the status a real server gives a CRD once its names are
-//! accepted and it is established. Its validation is [`crate::rules::crd_validation`].
+//! accepted and it is established, and how a deleted CRD is marked for the cleanup of its
+//! custom resources (the `customresourcecleanup.apiextensions.k8s.io` finalizer and the
+//! `Terminating` condition). Its validation is [`crate::rules::crd_validation`].
 
 use serde_json::{json, Value};
 
@@ -96,6 +98,92 @@ pub(crate) fn establish(server: &crate::FakeApiServer, name: &str) {
 
 const APIEXTENSIONS_GROUP: &str = "apiextensions.k8s.io";
 
+/// The finalizer a deleted CRD keeps until its custom resources are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// `SetCRDCondition`: sets the condition of this type, moving its `lastTransitionTime` to `now`
+/// only when it is new or its status changes.
+pub fn set_condition(
+    crd: &mut Value,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: &str,
+) {
+    if !crd["status"].is_object() {
+        crd["status"] = json!({});
+    }
+    if !crd["status"]["conditions"].is_array() {
+        crd["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = crd["status"]["conditions"].as_array_mut() else {
+        return;
+    };
+    match conditions.iter_mut().find(|c| c["type"] == kind) {
+        Some(existing) => {
+            if existing["status"] != status || existing["lastTransitionTime"].is_null() {
+                existing["lastTransitionTime"] = json!(now);
+            }
+            existing["status"] = json!(status);
+            existing["reason"] = json!(reason);
+            existing["message"] = json!(message);
+        }
+        None => conditions.push(json!({
+            "type": kind, "status": status, "lastTransitionTime": now,
+            "reason": reason, "message": message,
+        })),
+    }
+}
+
+/// Whether the CRD's condition of this type is `True`.
+pub fn condition_is_true(crd: &Value, kind: &str) -> bool {
+    crd["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    })
+}
+
+/// Whether the CRD waits for its custom resources to be cleaned up: deleted and still holding
+/// the cleanup finalizer.
+pub fn awaits_cleanup(crd: &Value) -> bool {
+    crd["metadata"].get("deletionTimestamp").is_some()
+        && crd["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|fs| fs.iter().any(|f| f == CLEANUP_FINALIZER))
+}
+
+/// What the CRD registry's `Delete` writes on the first delete of a CRD: the deletion timestamp
+/// (no grace period), the cleanup finalizer added to any others, and `Terminating` pending.
+pub fn mark_for_deletion(crd: &mut Value, now: &str) {
+    if crd["metadata"].get("deletionTimestamp").is_none() {
+        crd["metadata"]["deletionTimestamp"] = json!(now);
+    }
+    if !crd["metadata"]["finalizers"].is_array() {
+        crd["metadata"]["finalizers"] = json!([]);
+    }
+    if let Some(finalizers) = crd["metadata"]["finalizers"].as_array_mut() {
+        if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
+            finalizers.push(json!(CLEANUP_FINALIZER));
+        }
+    }
+    set_condition(
+        crd,
+        "Terminating",
+        "True",
+        "InstanceDeletionPending",
+        "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        now,
+    );
+}
+
+/// Removes the cleanup finalizer (the CRD finalizer's last step).
+pub fn remove_cleanup_finalizer(crd: &mut Value) {
+    if let Some(finalizers) = crd["metadata"]["finalizers"].as_array_mut() {
+        finalizers.retain(|f| f != CLEANUP_FINALIZER);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +192,43 @@ mod tests {
         json!({"metadata": {"name": "widgets.example.com"}, "spec": {"group": "example.com", "scope": "Namespaced",
             "names": {"plural": "widgets", "kind": "Widget"},
             "versions": [{"name": "v1", "served": true, "storage": true}]}})
+    }
+
+    #[test]
+    fn a_deleted_crd_is_marked_once_and_keeps_other_finalizers() {
+        let mut c = crd();
+        c["metadata"]["finalizers"] = json!(["example.com/keep"]);
+        set_established_status(&mut c, "2024-01-01T00:00:00Z");
+        mark_for_deletion(&mut c, "2024-01-02T00:00:00Z");
+        assert_eq!(c["metadata"]["deletionTimestamp"], "2024-01-02T00:00:00Z");
+        assert!(c["metadata"].get("deletionGracePeriodSeconds").is_none());
+        assert_eq!(
+            c["metadata"]["finalizers"],
+            json!(["example.com/keep", CLEANUP_FINALIZER])
+        );
+        assert!(awaits_cleanup(&c));
+        assert!(condition_is_true(&c, "Terminating"));
+        assert!(condition_is_true(&c, "Established"));
+        let terminating = &c["status"]["conditions"][2];
+        assert_eq!(terminating["reason"], "InstanceDeletionPending");
+        // Marking again changes nothing.
+        let before = c.clone();
+        mark_for_deletion(&mut c, "2024-01-03T00:00:00Z");
+        assert_eq!(c, before);
+        remove_cleanup_finalizer(&mut c);
+        assert!(!awaits_cleanup(&c));
+    }
+
+    #[test]
+    fn a_condition_moves_its_transition_time_only_when_its_status_changes() {
+        let mut c = crd();
+        set_condition(&mut c, "Terminating", "True", "A", "a", "t1");
+        set_condition(&mut c, "Terminating", "True", "B", "b", "t2");
+        assert_eq!(c["status"]["conditions"][0]["lastTransitionTime"], "t1");
+        assert_eq!(c["status"]["conditions"][0]["reason"], "B");
+        set_condition(&mut c, "Terminating", "False", "C", "c", "t3");
+        assert_eq!(c["status"]["conditions"][0]["lastTransitionTime"], "t3");
+        assert!(!condition_is_true(&c, "Terminating"));
     }
 
     #[test]

@@ -647,18 +647,24 @@ pub struct DeleteDecision {
     pub gone: bool,
 }
 
+/// Whether `info` is the CustomResourceDefinition resource.
+fn is_crd(info: &ResourceInfo) -> bool {
+    info.group == "apiextensions.k8s.io" && info.kind == "CustomResourceDefinition"
+}
+
 /// A DELETE's preconditions against the stored object. The generic registry checks them in
 /// `BeforeDelete` and answers a conflict on the object's kind (`Operation cannot be fulfilled
 /// on ConfigMap "x": the UID in the precondition (a) does not match the UID in record (b). ...`);
-/// the namespace registry checks them in its own `Delete` first, in its older words, on
-/// `namespaces`.
+/// the namespace and CRD registries check them in their own `Delete` first, in older words, on
+/// their resource (`namespaces`, `customresourcedefinitions.apiextensions.k8s.io`).
 fn check_delete_preconditions(
     info: &ResourceInfo,
     current: &Value,
     opts: &DeleteOptions,
 ) -> Result<(), ApiError> {
     let name = name_of(current);
-    let namespace_registry = info.group.is_empty() && info.kind == "Namespace";
+    // The namespace and CRD registries check preconditions in their own `Delete`, first.
+    let namespace_registry = (info.group.is_empty() && info.kind == "Namespace") || is_crd(info);
     let conflict = |why: String| {
         if namespace_registry {
             ApiError::conflict(&info.group, &info.plural, name, &why)
@@ -701,6 +707,16 @@ pub fn decide_delete(
     check_delete_preconditions(info, &current, opts)?;
     if info.group.is_empty() && info.kind == "Namespace" && !is_deleting(&current) {
         return Ok(start_namespace_termination(current, opts, now));
+    }
+    if is_crd(info) && !is_deleting(&current) {
+        // The CRD registry's `Delete`: marked for the cleanup of its custom resources, which
+        // the CRD finalizer then removes (`crate::http::crd_cleanup`).
+        let mut next = current;
+        crate::registry::crd::mark_for_deletion(&mut next, &format_time(now));
+        return Ok(DeleteDecision {
+            mutation: Mutation::Put(next),
+            gone: false,
+        });
     }
     if info.group.is_empty()
         && info.kind == "Namespace"

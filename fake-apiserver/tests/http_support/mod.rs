@@ -1,0 +1,56 @@
+//! Raw HTTP requests to an in-process server's router, for tests that check status codes and
+//! bodies exactly as a client sees them.
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use fake_apiserver::FakeApiServer;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+/// Sends one request and returns the status and the body decoded as JSON (`Null` when it is
+/// not JSON).
+pub async fn call(
+    server: &FakeApiServer,
+    method: Method,
+    uri: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .expect("a valid request");
+    let response = server
+        .router()
+        .oneshot(request)
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, value)
+}
+
+/// Sends a JSON body (none for `Null`).
+#[allow(dead_code)]
+pub async fn json(
+    server: &FakeApiServer,
+    method: Method,
+    uri: &str,
+    body: &Value,
+) -> (StatusCode, Value) {
+    let bytes = if body.is_null() {
+        Vec::new()
+    } else {
+        body.to_string().into_bytes()
+    };
+    call(server, method, uri, "application/json", bytes).await
+}
