@@ -202,3 +202,99 @@ async fn an_update_without_a_resource_version_is_refused_where_the_strategy_says
         }
     }
 }
+
+/// What a write through `/status` keeps besides the status, per kind (its status strategy's
+/// `PrepareForUpdate`): most kinds keep the request's metadata and only take back their spec;
+/// a Deployment takes back its labels, a Pod its owner references; a custom resource keeps
+/// nothing but the status.
+#[rstest]
+#[case::service("/api/v1/namespaces/default/services", "v1", "Service", true, true)]
+#[case::deployment(
+    "/apis/apps/v1/namespaces/default/deployments",
+    "apps/v1",
+    "Deployment",
+    false,
+    true
+)]
+#[case::pdb(
+    "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "policy/v1",
+    "PodDisruptionBudget",
+    true,
+    true
+)]
+#[tokio::test]
+async fn a_status_write_keeps_what_the_status_strategy_keeps(
+    #[case] collection: &str,
+    #[case] api_version: &str,
+    #[case] kind: &str,
+    #[case] keeps_labels: bool,
+    #[case] keeps_annotations: bool,
+) {
+    let server = FakeApiServer::new();
+    let mut body = object(api_version, kind);
+    if kind == "Deployment" {
+        body["spec"] = json!({"selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}});
+    }
+    let (created, answer) = call(&server, Method::POST, collection, &body).await;
+    assert_eq!(created, StatusCode::CREATED, "{answer}");
+    // Read back: an in-process controller (the disruption controller) may have written since.
+    let (_, stored) = call(
+        &server,
+        Method::GET,
+        &format!("{collection}/x"),
+        &Value::Null,
+    )
+    .await;
+    let spec_before = stored["spec"].clone();
+    let mut write = stored.clone();
+    write["metadata"]["labels"] = json!({"via": "status"});
+    write["metadata"]["annotations"] = json!({"via": "status"});
+    write["spec"]["changedViaStatus"] = json!(true);
+    let (status, answer) = call(
+        &server,
+        Method::PUT,
+        &format!("{collection}/x/status"),
+        &write,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["spec"], spec_before,
+        "the spec is never written through /status"
+    );
+    assert_eq!(
+        answer["metadata"]["labels"]["via"].as_str() == Some("status"),
+        keeps_labels,
+        "{answer}"
+    );
+    assert_eq!(
+        answer["metadata"]["annotations"]["via"].as_str() == Some("status"),
+        keeps_annotations,
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_pod_status_write_keeps_labels_but_not_owner_references() {
+    let server = FakeApiServer::new();
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    let (created, stored) = call(&server, Method::POST, pods, &pod).await;
+    assert_eq!(created, StatusCode::CREATED, "{stored}");
+    let mut write = stored.clone();
+    write["metadata"]["labels"] = json!({"via": "status"});
+    write["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": "owner", "uid": "00000000-0000-0000-0000-000000000001"}]);
+    write["status"]["phase"] = json!("Running");
+    let (status, answer) = call(&server, Method::PUT, &format!("{pods}/p/status"), &write).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["status"]["phase"], "Running");
+    assert_eq!(answer["metadata"]["labels"], json!({"via": "status"}));
+    assert!(
+        answer["metadata"].get("ownerReferences").is_none(),
+        "{answer}"
+    );
+}

@@ -338,6 +338,49 @@ pub enum UpdateTarget {
     Finalize,
 }
 
+/// What a write through `/status` keeps of the request, as each kind's status strategy decides
+/// in `PrepareForUpdate`: custom resources and ValidatingAdmissionPolicies keep only the new
+/// status (everything else is the stored object's); every other kind keeps the request's
+/// metadata (labels, annotations, owner references, finalizers) and takes back only the stored
+/// `spec`, a Deployment its stored labels too, a Pod its stored owner references. Server-owned
+/// metadata is restored after this for every endpoint.
+fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
+    fn take_from(next: &mut Value, current: &Value, key: &str) {
+        match current.get(key) {
+            Some(value) => next[key] = value.clone(),
+            None => {
+                if let Some(object) = next.as_object_mut() {
+                    object.remove(key);
+                }
+            }
+        }
+    }
+    let only_status = info.custom
+        || (info.group == "admissionregistration.k8s.io"
+            && info.kind == "ValidatingAdmissionPolicy");
+    if only_status {
+        let mut next = current.clone();
+        take_from(&mut next, &new, "status");
+        return next;
+    }
+    let mut next = new;
+    take_from(&mut next, current, "spec");
+    let kept_metadata: &[&str] = match (info.group.as_str(), info.kind.as_str()) {
+        ("apps", "Deployment") => &["labels"],
+        ("", "Pod") => &["ownerReferences"],
+        _ => &[],
+    };
+    for key in kept_metadata {
+        let stored = meta(current).get(*key).cloned();
+        let m = meta_mut(&mut next);
+        match stored {
+            Some(value) => m.insert((*key).into(), value),
+            None => m.remove(*key),
+        };
+    }
+    next
+}
+
 /// Computes the stored object after an update (PUT, or the result of applying a patch).
 ///
 /// Checks the resourceVersion precondition, keeps server-owned metadata, applies the status
@@ -417,29 +460,7 @@ pub fn prepare_update(
             }
             new
         }
-        UpdateTarget::Status => {
-            let mut next = current.clone();
-            match new.get("status") {
-                Some(status) => next["status"] = status.clone(),
-                None => {
-                    if let Some(obj) = next.as_object_mut() {
-                        obj.remove("status");
-                    }
-                }
-            }
-            if info.group.is_empty() && info.kind == "Pod" {
-                // The pod status strategy keeps metadata changes made through /status.
-                for key in ["labels", "annotations"] {
-                    let value = meta(&new).get(key).cloned();
-                    let m = meta_mut(&mut next);
-                    match value {
-                        Some(v) => m.insert(key.into(), v),
-                        None => m.remove(key),
-                    };
-                }
-            }
-            next
-        }
+        UpdateTarget::Status => status_update(info, current, new),
         UpdateTarget::Finalize => {
             // The finalize strategy keeps the stored status; spec and metadata come from the
             // request.
