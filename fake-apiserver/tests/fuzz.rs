@@ -49,7 +49,7 @@ const REAL_SERVER_5XX: &[(u16, &str)] = &[
     (500, "list element types are not identical"),
     (500, "no elements in any of the given slices"),
     // A read or watch at a resourceVersion the store has not reached.
-    (504, "Too large resource version"),
+    (504, "Timeout: Too large resource version"),
 ];
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);

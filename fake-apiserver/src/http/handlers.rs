@@ -670,7 +670,9 @@ impl Call<'_> {
                 .get(&self.key(), self.namespace(), self.name())
                 .is_none()
         {
-            match self.create_on_update(object.clone(), dry_run, validation) {
+            // The kind's strategy allows create-on-update (leases, services, endpoints, events,
+            // limit ranges, RBAC roles and bindings): the registry's update creates it.
+            match self.create_instead_of_update(object.clone(), dry_run, validation, false) {
                 // Created in between: the update goes to what is there now.
                 Err(e) if e.reason == "AlreadyExists" => {}
                 created => return created,
@@ -681,18 +683,6 @@ impl Call<'_> {
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
-    }
-
-    /// A `PUT` to a missing object of a kind whose strategy allows create-on-update (leases,
-    /// services, endpoints, events, limit ranges, RBAC roles and bindings) creates it, as the
-    /// registry's update does (see [`Call::create_instead_of_update`]).
-    fn create_on_update(
-        &self,
-        object: Value,
-        dry_run: bool,
-        validation: FieldValidation,
-    ) -> Result<Response, ApiError> {
-        self.create_instead_of_update(object, dry_run, validation, false)
     }
 
     /// Creates `object` for a `PUT` or an apply `PATCH` that found nothing to update: through the

@@ -830,14 +830,22 @@ fn encode(object: &Value, size_hint: usize) -> Result<Bytes, ApiError> {
     }
 }
 
-/// `504 Timeout` for a read at a revision the store has not reached.
+/// `504 Timeout` for a read at a revision the store has not reached, as storage's
+/// `NewTooLargeResourceVersionError` builds it: `NewTimeoutError`'s `Timeout: ` message, a
+/// retry after a second, and the `ResourceVersionTooLarge` cause (what client-go's reflector
+/// looks for to fall back to a fresh list).
 pub fn too_large_rv(asked: u64, current: u64) -> ApiError {
     let mut err = ApiError::new(
         504,
         "Timeout",
-        format!("Too large resource version: {asked}, current: {current}"),
+        format!("Timeout: Too large resource version: {asked}, current: {current}"),
     );
     err.retry_after_seconds = Some(1);
+    err.causes.push(crate::error::StatusCause {
+        reason: "ResourceVersionTooLarge".into(),
+        message: "Too large resource version".into(),
+        field: String::new(),
+    });
     err
 }
 
@@ -917,6 +925,25 @@ fn set_resource_version(object: &mut Value, rv: &str) {
 
 #[cfg(test)]
 mod tests {
+    /// The Status of a read ahead of the store is storage's `NewTooLargeResourceVersionError`.
+    #[test]
+    fn a_read_ahead_of_the_store_is_a_timeout_with_the_too_large_cause() {
+        let status = too_large_rv(99, 7).to_status();
+        assert_eq!(status["code"], 504);
+        assert_eq!(status["reason"], "Timeout");
+        assert_eq!(
+            status["message"],
+            "Timeout: Too large resource version: 99, current: 7"
+        );
+        assert_eq!(
+            status["details"],
+            serde_json::json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1
+            })
+        );
+    }
+
     use super::*;
     use serde_json::json;
 
