@@ -392,3 +392,80 @@ async fn delete_options_come_from_the_body_or_else_the_query() {
     );
     assert!(exists("a").await && exists("c").await);
 }
+
+/// `BindingREST.Create`: the Binding must name the pod of the URL (400); `ValidatePodBinding`'s
+/// errors come back as the registry's plain aggregate (a 500 without a reason); a bound pod
+/// conflicts. Nothing is written by a refused binding.
+#[rstest]
+#[case(
+    r#"{"metadata":{"name":"other"},"target":{"kind":"Node","name":"n1"}}"#,
+    400,
+    Some("BadRequest"),
+    "name in URL does not match name in Binding object"
+)]
+#[case(
+    r#"{"target":{"kind":"Node","name":"n1"}}"#,
+    400,
+    Some("BadRequest"),
+    "name in URL does not match name in Binding object"
+)]
+#[case(
+    r#"{"metadata":{"name":"p"},"target":{"kind":"Node"}}"#,
+    500,
+    None,
+    "target.name: Required value"
+)]
+#[case(r#"{"metadata":{"name":"p"},"target":{"kind":"Pod"}}"#, 500, None, "[target.kind: Unsupported value: \"Pod\": supported values: \"Node\", \"<empty>\", target.name: Required value]")]
+#[tokio::test]
+async fn bindings_are_checked_as_the_pod_registry_checks_them(
+    #[case] binding: &str,
+    #[case] code: u16,
+    #[case] reason: Option<&str>,
+    #[case] message: &str,
+) {
+    let server = FakeApiServer::new();
+    let pod = br#"{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}"#;
+    let (created, _) = call(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/pods",
+        "application/json",
+        pod.to_vec(),
+    )
+    .await;
+    assert_eq!(created, StatusCode::CREATED);
+    let revision = server.revision();
+    let uri = "/api/v1/namespaces/default/pods/p/binding";
+    let (status, answer) = call(
+        &server,
+        Method::POST,
+        uri,
+        "application/json",
+        binding.as_bytes().to_vec(),
+    )
+    .await;
+    assert_eq!(status.as_u16(), code, "{answer}");
+    assert_eq!(answer["reason"].as_str(), reason, "{answer}");
+    assert_eq!(answer["message"], message);
+    assert_eq!(server.revision(), revision);
+    // A proper binding still works afterwards, once.
+    let good = br#"{"metadata":{"name":"p"},"target":{"kind":"Node","name":"n1"}}"#;
+    let (status, _) = call(
+        &server,
+        Method::POST,
+        uri,
+        "application/json",
+        good.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, conflict) = call(
+        &server,
+        Method::POST,
+        uri,
+        "application/json",
+        good.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{conflict}");
+}

@@ -597,22 +597,7 @@ impl Call<'_> {
     fn bind(&self, body: Bytes) -> Result<Response, ApiError> {
         check_write_options(self.query, "CreateOptions", false)?;
         let binding = parse_body(self.headers, &body)?;
-        let node = binding["target"]["name"]
-            .as_str()
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| {
-                ApiError::invalid(
-                    "",
-                    "Binding",
-                    self.name(),
-                    vec![crate::error::StatusCause {
-                        reason: "FieldValueRequired".into(),
-                        message: "Required value".into(),
-                        field: "target.name".into(),
-                    }],
-                )
-            })?
-            .to_string();
+        let node = check_binding(&binding, self.name())?;
         let outcome = self.server.shared.store.mutate(
             &self.key(),
             self.namespace(),
@@ -952,6 +937,37 @@ impl Call<'_> {
             "items": listed,
         });
         Ok(self.with_warnings(value_response(StatusCode::OK, &list)))
+    }
+}
+
+/// `BindingREST.Create`'s checks of a `Binding`: its name must be the pod's (400), then
+/// `ValidatePodBinding` (a target `Node` with a name), whose errors the registry returns as a
+/// plain aggregate, so they are a 500 without a reason. Returns the node's name.
+fn check_binding(binding: &Value, pod: &str) -> Result<String, ApiError> {
+    if binding["metadata"]["name"].as_str().unwrap_or_default() != pod {
+        return Err(ApiError::bad_request(
+            "name in URL does not match name in Binding object",
+        ));
+    }
+    let target = &binding["target"];
+    let mut errors = Vec::new();
+    let kind = target["kind"].as_str().unwrap_or_default();
+    if !kind.is_empty() && kind != "Node" {
+        let cause = crate::error::StatusCause::not_supported(
+            "target.kind",
+            &json!(kind),
+            &["Node".to_string(), "<empty>".to_string()],
+        );
+        errors.push(format!("{}: {}", cause.field, cause.message));
+    }
+    let node = target["name"].as_str().unwrap_or_default();
+    if node.is_empty() {
+        errors.push("target.name: Required value".to_string());
+    }
+    if errors.is_empty() {
+        Ok(node.to_string())
+    } else {
+        Err(ApiError::plain_500(crate::auth::rbac::aggregate(&errors)))
     }
 }
 
