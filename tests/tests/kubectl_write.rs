@@ -478,3 +478,35 @@ fn server_dry_runs_change_nothing() {
         before
     );
 }
+
+/// `kubectl debug` adds an ephemeral container through `pods/ephemeralcontainers` (a strategic
+/// merge patch of the pod); a second one with the same name is refused by the server.
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container() {
+    let cluster = Cluster::start();
+    cluster.kubectl(&["run", "web", "--image=nginx"]).ok();
+    cluster
+        .kubectl(&[
+            "debug",
+            "web",
+            "--image=busybox",
+            "--target=web",
+            "-c",
+            "dbg",
+            "--",
+            "sleep",
+            "10",
+        ])
+        .ok();
+    let pod = cluster.must_get("v1", "pods", Some("default"), "web");
+    let ephemeral = &pod["spec"]["ephemeralContainers"];
+    assert_eq!(ephemeral[0]["name"], "dbg", "{pod}");
+    assert_eq!(ephemeral[0]["image"], "busybox");
+    assert_eq!(ephemeral[0]["targetContainerName"], "web");
+    assert_eq!(ephemeral[0]["command"], json!(["sleep", "10"]));
+    assert_eq!(pod["spec"]["containers"][0]["image"], "nginx");
+    cluster
+        .kubectl(&["debug", "web", "--image=busybox", "-c", "web"])
+        .fails()
+        .stderr_has("Duplicate value: \"web\"");
+}

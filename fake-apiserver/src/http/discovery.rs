@@ -615,6 +615,7 @@ mod tests {
                 "pods",
                 "pods/attach",
                 "pods/binding",
+                "pods/ephemeralcontainers",
                 "pods/eviction",
                 "pods/exec",
                 "pods/log",
@@ -711,6 +712,7 @@ mod tests {
                 "subresources": [
                     {"subresource": "attach", "responseKind": {"group": "", "version": "v1", "kind": "PodAttachOptions"}, "verbs": ["create", "get"]},
                     {"subresource": "binding", "responseKind": {"group": "", "version": "v1", "kind": "Binding"}, "verbs": ["create"]},
+                    {"subresource": "ephemeralcontainers", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
                     {"subresource": "eviction", "responseKind": {"group": "policy", "version": "v1", "kind": "Eviction"}, "verbs": ["create"]},
                     {"subresource": "exec", "responseKind": {"group": "", "version": "v1", "kind": "PodExecOptions"}, "verbs": ["create", "get"]},
                     {"subresource": "log", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get"]},

@@ -136,7 +136,7 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
             _ if rp
                 .subresource
                 .as_deref()
-                .is_some_and(|s| s != "status" && s != "finalize") =>
+                .is_some_and(|s| !matches!(s, "status" | "finalize" | "ephemeralcontainers")) =>
             {
                 call.subresource(verb, body)
             }
@@ -247,6 +247,7 @@ impl Call<'_> {
         match self.path.subresource.as_deref() {
             Some("status") => UpdateTarget::Status,
             Some("finalize") => UpdateTarget::Finalize,
+            Some("ephemeralcontainers") => UpdateTarget::EphemeralContainers,
             _ => UpdateTarget::Main,
         }
     }
@@ -1096,9 +1097,10 @@ fn finish_builtin_object(
         match old {
             None => crate::rules::crd_validation::validate_create(object)?,
             // (`finalize` is a Namespace subresource; a CRD has none.)
-            Some((old, UpdateTarget::Main | UpdateTarget::Finalize)) => {
-                crate::rules::crd_validation::validate_update(object, old)?
-            }
+            Some((
+                old,
+                UpdateTarget::Main | UpdateTarget::Finalize | UpdateTarget::EphemeralContainers,
+            )) => crate::rules::crd_validation::validate_update(object, old)?,
             Some((old, UpdateTarget::Status)) => {
                 crate::rules::crd_validation::validate_status_update(object, old)?
             }

@@ -336,6 +336,8 @@ pub enum UpdateTarget {
     Status,
     /// A namespace's `/finalize` subresource: metadata and `spec.finalizers`, never `status`.
     Finalize,
+    /// A pod's `/ephemeralcontainers` subresource: only `spec.ephemeralContainers`.
+    EphemeralContainers,
 }
 
 /// What a write through `/status` keeps of the request, as each kind's status strategy decides
@@ -461,6 +463,20 @@ pub fn prepare_update(
             new
         }
         UpdateTarget::Status => status_update(info, current, new),
+        UpdateTarget::EphemeralContainers => {
+            // `dropNonEphemeralContainerUpdates`: the stored pod with the request's ephemeral
+            // containers (its metadata reset as for a status write).
+            let mut next = current.clone();
+            match new["spec"].get("ephemeralContainers") {
+                Some(list) => next["spec"]["ephemeralContainers"] = list.clone(),
+                None => {
+                    if let Some(spec) = next["spec"].as_object_mut() {
+                        spec.remove("ephemeralContainers");
+                    }
+                }
+            }
+            next
+        }
         UpdateTarget::Finalize => {
             // The finalize strategy keeps the stored status; spec and metadata come from the
             // request.
@@ -525,6 +541,7 @@ pub fn prepare_update(
     let rules_target = match target {
         UpdateTarget::Main => crate::rules::Target::Main,
         UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
+        UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
     };
     crate::rules::prepare_update(info, current, &mut next, rules_target);
     crate::rules::validate_update(info, current, &next, rules_target)?;
@@ -545,6 +562,7 @@ pub fn prepare_update(
         UpdateTarget::Main => None,
         UpdateTarget::Status => Some("status"),
         UpdateTarget::Finalize => Some("finalize"),
+        UpdateTarget::EphemeralContainers => Some("ephemeralcontainers"),
     };
     match applied_managed_fields {
         Some(Some(managed_fields)) => {

@@ -5,8 +5,9 @@
 //! pods `attach`, `binding`, `eviction` (of `policy/v1` `Eviction`), `exec`, `log`,
 //! `portforward`, `proxy`; `proxy` for nodes and services; `scale` (of `autoscaling/v1`
 //! `Scale`) for Deployments, ReplicaSets, StatefulSets, ReplicationControllers and custom
-//! resources whose CRD declares it. Not served (and so not listed): `pods/ephemeralcontainers`,
-//! `pods/resize`, `namespaces/finalize`, `serviceaccounts/token`.
+//! resources whose CRD declares it; `pods/ephemeralcontainers` (of `Pod`: the pod with only its
+//! ephemeral containers writable), `namespaces/finalize`, `serviceaccounts/token`. Not served
+//! (and so not listed): `pods/resize`.
 
 use crate::resource::ResourceInfo;
 
@@ -64,6 +65,7 @@ pub fn of(info: &ResourceInfo) -> Vec<Subresource> {
             "Pod" => subs.extend([
                 sub("attach", CONNECT_VERBS, "PodAttachOptions", None),
                 sub("binding", &["create"], "Binding", None),
+                sub("ephemeralcontainers", STATUS_VERBS, "Pod", None),
                 sub("eviction", &["create"], "Eviction", Some(("policy", "v1"))),
                 sub("exec", CONNECT_VERBS, "PodExecOptions", None),
                 sub("log", &["get"], "Pod", None),
@@ -111,6 +113,7 @@ mod tests {
             [
                 "attach",
                 "binding",
+                "ephemeralcontainers",
                 "eviction",
                 "exec",
                 "log",

@@ -52,6 +52,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         }
         ("Pod", Target::Main) => pod_update(old, new),
         ("Pod", Target::Status) => pod_status_update(old, new),
+        ("Pod", Target::EphemeralContainers) => pod_ephemeral_containers_update(old, new),
         ("Node", Target::Main) => {
             let mut causes = node(new);
             causes.extend(node_update(old, new));
@@ -479,6 +480,51 @@ fn pod_status_update(old: &Value, new: &Value) -> Vec<Cause> {
 /// `ValidatePodUpdate`: the new spec is valid; containers may not be added or removed; images may
 /// change but not be emptied; `activeDeadlineSeconds` may be set or lowered; tolerations only
 /// added to; everything else in the spec stays.
+/// `ValidatePodEphemeralContainersUpdate`: the whole pod is valid (its ephemeral containers
+/// included); a static (mirror) pod takes none; the existing ephemeral containers stay, unchanged
+/// (the real message goes on with a `cmp.Diff` of the change, left out here).
+fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<Cause> {
+    if old["metadata"]["annotations"]
+        .get("kubernetes.io/config.mirror")
+        .is_some()
+    {
+        return vec![Cause::forbidden(
+            "",
+            "static pods do not support ephemeral containers",
+        )];
+    }
+    let opts = pod_spec::PodOpts {
+        is_pod: true,
+        pod_name: new["metadata"]["name"].as_str(),
+    };
+    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    causes.extend(pod_spec::pod_only(&new["spec"], false));
+    let new_containers = new["spec"]["ephemeralContainers"].as_array();
+    let by_name =
+        |name: &str| new_containers.and_then(|cs| cs.iter().find(|c| str_of(c, "name") == name));
+    for existing in old["spec"]["ephemeralContainers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let name = str_of(existing, "name");
+        match by_name(name) {
+            None => causes.push(Cause::forbidden(
+                "spec.ephemeralContainers",
+                &format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
+            Some(now) if !crate::store::value_eq::equal(existing, now) => {
+                causes.push(Cause::forbidden(
+                    "spec.ephemeralContainers",
+                    &format!("existing ephemeral containers {name:?} may not be changed\n"),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    causes
+}
+
 fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
     let opts = pod_spec::PodOpts {
         is_pod: true,

@@ -43,13 +43,15 @@ use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 use crate::rules::validation::Cause;
 
-/// Whether the write is to the main resource or to its `/status` subresource.
+/// Whether the write is to the main resource or to one of its subresources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     /// The object itself (POST, PUT, PATCH).
     Main,
     /// The `/status` subresource.
     Status,
+    /// A pod's `/ephemeralcontainers` subresource.
+    EphemeralContainers,
 }
 
 /// The causes of creating `object` (metadata and the kind's own rules), as the kind's strategy

@@ -51,6 +51,7 @@ pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     let restart = str_of(spec, "restartPolicy");
     causes.extend(containers(spec, &volumes, grace, path, restart));
     causes.extend(init_containers(spec, &volumes, grace, path, restart));
+    causes.extend(ephemeral_containers(spec, &volumes, path));
     causes.extend(host_network_deps(spec, path, opts));
     if !matches!(restart, "" | "Always" | "OnFailure" | "Never") {
         // `validateRestartPolicy`.
@@ -1761,6 +1762,95 @@ fn init_containers(
                 &c["resizePolicy"],
                 "must not be set for init containers",
             ));
+        }
+    }
+    causes
+}
+
+/// The fields of an ephemeral container that `validateFieldAllowList` refuses
+/// (`allowedEphemeralContainerFields` false), in the struct's order: an ephemeral container is
+/// not relied upon for the pod's services, so it has no ports, resources, probes or lifecycle.
+const EPHEMERAL_FORBIDDEN_FIELDS: [&str; 9] = [
+    "ports",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+];
+
+/// Whether a container field is set (not absent, null, empty or zero), as Go's zero-value test
+/// sees the decoded field.
+fn is_set(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => o.values().any(|v| is_set(Some(v))),
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+    }
+}
+
+/// `validateEphemeralContainers`: each is a container (`validateContainerCommon`, an image
+/// without surrounding whitespace) named uniquely across every container of the pod, targeting
+/// one of its containers or init containers if it targets one, without the fields an ephemeral
+/// container may not have and without volume sub-paths.
+fn ephemeral_containers(spec: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<Cause> {
+    let list = arr(spec, "ephemeralContainers");
+    let path = format!("{path}.ephemeralContainers");
+    let mut causes = Vec::new();
+    if list.is_empty() {
+        return causes;
+    }
+    let others: BTreeSet<&str> = arr(spec, "containers")
+        .iter()
+        .chain(arr(spec, "initContainers"))
+        .map(|c| str_of(c, "name"))
+        .collect();
+    let mut names = others.clone();
+    for (i, c) in list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        causes.extend(container_common(c, volumes, &at));
+        let image = str_of(c, "image");
+        if image.trim() != image {
+            causes.push(Cause::invalid_str(
+                format!("{at}.image"),
+                image,
+                "must not have leading or trailing whitespace",
+            ));
+        }
+        let name = str_of(c, "name");
+        if !names.insert(name) {
+            causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
+        }
+        let target = str_of(c, "targetContainerName");
+        if !target.is_empty() && !others.contains(target) {
+            causes.push(Cause::not_found(
+                format!("{at}.targetContainerName"),
+                &Value::from(target),
+            ));
+        }
+        for field in EPHEMERAL_FORBIDDEN_FIELDS {
+            if is_set(c.get(field)) {
+                causes.push(Cause::forbidden(
+                    format!("{at}.{field}"),
+                    "cannot be set for an Ephemeral Container",
+                ));
+            }
+        }
+        for (m, mount) in arr(c, "volumeMounts").iter().enumerate() {
+            for field in ["subPath", "subPathExpr"] {
+                if !str_of(mount, field).is_empty() {
+                    causes.push(Cause::forbidden(
+                        format!("{at}.volumeMounts[{m}].{field}"),
+                        "cannot be set for an Ephemeral Container",
+                    ));
+                }
+            }
         }
     }
     causes
