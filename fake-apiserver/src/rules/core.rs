@@ -839,7 +839,8 @@ pub(crate) fn nonnegative_fields(
     }
 }
 
-/// `ValidatePodTemplateSpec`: template labels and annotations, then the pod spec.
+/// `ValidatePodTemplateSpec`: template labels and annotations, then the pod spec; a template
+/// has no ephemeral containers.
 pub fn pod_template(template: &Value, path: &str) -> Vec<Cause> {
     let mut causes = crate::rules::validation::validate_labels(
         template["metadata"].get("labels"),
@@ -850,6 +851,15 @@ pub fn pod_template(template: &Value, path: &str) -> Vec<Cause> {
         &format!("{path}.annotations"),
     ));
     causes.extend(pod_spec(&template["spec"], &format!("{path}.spec")));
+    if template["spec"]["ephemeralContainers"]
+        .as_array()
+        .is_some_and(|list| !list.is_empty())
+    {
+        causes.push(Cause::forbidden(
+            format!("{path}.spec.ephemeralContainers"),
+            "ephemeral containers not allowed in pod template",
+        ));
+    }
     causes
 }
 

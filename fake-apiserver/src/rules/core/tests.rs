@@ -231,3 +231,17 @@ fn a_finished_container_of_a_never_restarting_pod_stays_finished() {
         vec!["status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"]
     );
 }
+
+#[test]
+fn a_pod_template_has_no_ephemeral_containers() {
+    let template = json!({"metadata": {"labels": {"app": "a"}},
+        "spec": {"containers": [{"name": "c", "image": "i", "imagePullPolicy": "Always",
+            "terminationMessagePolicy": "File"}],
+            "ephemeralContainers": [{"name": "e", "image": "busybox", "imagePullPolicy": "Always",
+            "terminationMessagePolicy": "File"}],
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst"}});
+    assert_eq!(
+        texts(pod_template(&template, "spec.template")),
+        vec!["spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"]
+    );
+}
