@@ -10,6 +10,7 @@
 //! custom resources (the real one polls every 5 s for a minute, then retries with backoff).
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -36,12 +37,13 @@ fn crd_name_of(info: &ResourceInfo) -> String {
     format!("{}.{}", info.plural, info.group)
 }
 
-/// The stored CRD of this name.
-fn stored_crd(server: &FakeApiServer, name: &str) -> Option<Value> {
+/// The stored CRD of this name, from the store's parse cache (every create and delete of a
+/// custom resource asks, so it is not parsed again each time).
+fn stored_crd(server: &FakeApiServer, name: &str) -> Option<Arc<Value>> {
     server
         .shared
         .store
-        .get_value(&resource_key(GROUP, PLURAL), "", name)
+        .get_parsed(&resource_key(GROUP, PLURAL), "", name)
 }
 
 /// A `POST` of a custom resource whose CRD is terminating is refused (`405`), as the custom
