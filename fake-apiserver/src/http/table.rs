@@ -34,6 +34,11 @@ enum Cell {
     Age,
     Path(String),
     Computed(fn(&Value) -> Value),
+    /// An integer read from the object, 0 when absent.
+    Integer(fn(&Value) -> Option<i64>),
+    /// How long ago the timestamp at this path was (`translateTimestampSince`), `<none>` when
+    /// absent.
+    AgeAt(String),
 }
 
 fn col(name: &str, kind: &'static str, priority: i64, cell: Cell) -> Column {
@@ -193,6 +198,112 @@ fn columns_for(info: &ResourceInfo) -> Vec<Column> {
             cols.push(col("Port(s)", "string", 0, Cell::Computed(service_ports)));
             cols.push(age_col());
         }
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => {
+            // `printReplicaSet`, `printReplicationController`.
+            cols.push(int_col("Desired", |o| o["spec"]["replicas"].as_i64()));
+            cols.push(int_col("Current", |o| o["status"]["replicas"].as_i64()));
+            cols.push(int_col("Ready", |o| o["status"]["readyReplicas"].as_i64()));
+            cols.push(age_col());
+        }
+        ("apps", "DaemonSet") => {
+            // `printDaemonSet`.
+            cols.push(int_col("Desired", |o| {
+                o["status"]["desiredNumberScheduled"].as_i64()
+            }));
+            cols.push(int_col("Current", |o| {
+                o["status"]["currentNumberScheduled"].as_i64()
+            }));
+            cols.push(int_col("Ready", |o| o["status"]["numberReady"].as_i64()));
+            cols.push(int_col("Up-to-date", |o| {
+                o["status"]["updatedNumberScheduled"].as_i64()
+            }));
+            cols.push(int_col("Available", |o| {
+                o["status"]["numberAvailable"].as_i64()
+            }));
+            cols.push(col(
+                "Node Selector",
+                "string",
+                0,
+                Cell::Computed(|o| {
+                    json!(format_labels(
+                        &o["spec"]["template"]["spec"]["nodeSelector"]
+                    ))
+                }),
+            ));
+            cols.push(age_col());
+        }
+        ("apps", "StatefulSet") => {
+            // `printStatefulSet`: ready of desired.
+            cols.push(col(
+                "Ready",
+                "string",
+                0,
+                Cell::Computed(|o| {
+                    json!(format!(
+                        "{}/{}",
+                        o["status"]["readyReplicas"].as_i64().unwrap_or(0),
+                        o["spec"]["replicas"].as_i64().unwrap_or(0)
+                    ))
+                }),
+            ));
+            cols.push(age_col());
+        }
+        ("policy", "PodDisruptionBudget") => {
+            // `printPodDisruptionBudget`: an unset bound prints `N/A`.
+            cols.push(col(
+                "Min Available",
+                "string",
+                0,
+                Cell::Computed(|o| int_or_string(&o["spec"]["minAvailable"])),
+            ));
+            cols.push(col(
+                "Max Unavailable",
+                "string",
+                0,
+                Cell::Computed(|o| int_or_string(&o["spec"]["maxUnavailable"])),
+            ));
+            cols.push(int_col("Allowed Disruptions", |o| {
+                o["status"]["disruptionsAllowed"].as_i64()
+            }));
+            cols.push(age_col());
+        }
+        ("batch", "CronJob") => {
+            // `printCronJob`.
+            cols.push(col(
+                "Schedule",
+                "string",
+                0,
+                Cell::Path(".spec.schedule".into()),
+            ));
+            cols.push(col(
+                "Timezone",
+                "string",
+                0,
+                Cell::Path(".spec.timeZone".into()),
+            ));
+            cols.push(col(
+                "Suspend",
+                "boolean",
+                0,
+                Cell::Computed(|o| {
+                    json!(match o["spec"]["suspend"].as_bool() {
+                        Some(true) => "True",
+                        Some(false) => "False",
+                        None => "<unset>",
+                    })
+                }),
+            ));
+            cols.push(int_col("Active", |o| {
+                o["status"]["active"].as_array().map(|a| a.len() as i64)
+            }));
+            cols.push(col(
+                "Last Schedule",
+                "string",
+                0,
+                Cell::AgeAt(".status.lastScheduleTime".into()),
+            ));
+            cols.push(age_col());
+        }
         ("", "ServiceAccount") => cols.push(age_col()),
         _ => cols.push(Column {
             format: "date",
@@ -205,6 +316,37 @@ fn columns_for(info: &ResourceInfo) -> Vec<Column> {
         }),
     }
     cols
+}
+
+/// An integer column read from the object (absent counts as 0, Go's zero value).
+fn int_col(name: &str, read: fn(&Value) -> Option<i64>) -> Column {
+    col(name, "integer", 0, Cell::Integer(read))
+}
+
+/// `labels.FormatLabels`: `k=v` pairs sorted by key, `<none>` when there are none.
+fn format_labels(labels: &Value) -> String {
+    let pairs: Vec<String> = labels
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if pairs.is_empty() {
+        "<none>".to_string()
+    } else {
+        pairs.join(",")
+    }
+}
+
+/// An `IntOrString` as `String()` prints it; `N/A` when unset.
+fn int_or_string(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => json!(n.to_string()),
+        Value::String(s) => json!(s),
+        _ => json!("N/A"),
+    }
 }
 
 fn data_count(o: &Value) -> Value {
@@ -414,6 +556,11 @@ pub fn to_table(info: &ResourceInfo, objects: &[Value], now: &str, include_colum
                     Cell::Name => o["metadata"]["name"].clone(),
                     Cell::Age => age_of(o["metadata"]["creationTimestamp"].as_str(), now),
                     Cell::Computed(f) => f(o),
+                    Cell::Integer(read) => json!(read(o).unwrap_or(0)),
+                    Cell::AgeAt(p) => match json_path(o, p).and_then(Value::as_str) {
+                        Some(t) => age_of(Some(t), now),
+                        None => json!("<none>"),
+                    },
                     Cell::Path(p) => {
                         let v = json_path(o, p).cloned().unwrap_or(Value::Null);
                         if c.kind == "date" {
@@ -507,5 +654,45 @@ mod tests {
             json!(["p", "1/1", "Running", "2", "60s", "<none>", "<none>", "<none>", "<none>"])
         );
         assert_eq!(t["columnDefinitions"][0]["format"], "name");
+    }
+
+    /// The columns `printers.go` gives these kinds, and their cells.
+    #[rstest::rstest]
+    #[case::replica_set("replicasets", json!({"spec": {"replicas": 3}, "status": {"replicas": 2, "readyReplicas": 1}}),
+        &["Name", "Desired", "Current", "Ready", "Age"], json!(["x", 3, 2, 1, "60s"]))]
+    #[case::replication_controller("replicationcontrollers", json!({"spec": {"replicas": 1}}),
+        &["Name", "Desired", "Current", "Ready", "Age"], json!(["x", 1, 0, 0, "60s"]))]
+    #[case::daemon_set("daemonsets", json!({"spec": {"template": {"spec": {"nodeSelector": {"zone": "a", "os": "linux"}}}},
+        "status": {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1, "updatedNumberScheduled": 2, "numberAvailable": 1}}),
+        &["Name", "Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"],
+        json!(["x", 2, 2, 1, 2, 1, "os=linux,zone=a", "60s"]))]
+    #[case::stateful_set("statefulsets", json!({"spec": {"replicas": 3}, "status": {"readyReplicas": 2}}),
+        &["Name", "Ready", "Age"], json!(["x", "2/3", "60s"]))]
+    #[case::pdb("poddisruptionbudgets", json!({"spec": {"minAvailable": "50%"}, "status": {"disruptionsAllowed": 1}}),
+        &["Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"], json!(["x", "50%", "N/A", 1, "60s"]))]
+    #[case::cron_job("cronjobs", json!({"spec": {"schedule": "*/5 * * * *", "suspend": false},
+        "status": {"lastScheduleTime": "2024-01-01T00:00:30Z"}}),
+        &["Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age"],
+        json!(["x", "*/5 * * * *", "<none>", "False", 0, "30s", "60s"]))]
+    fn workloads_print_the_real_columns(
+        #[case] plural: &str,
+        #[case] mut object: Value,
+        #[case] columns: &[&str],
+        #[case] cells: Value,
+    ) {
+        let info = crate::resource::builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == plural)
+            .unwrap();
+        object["metadata"] = json!({"name": "x", "creationTimestamp": "2024-01-01T00:00:00Z"});
+        let t = to_table(&info, &[object], "2024-01-01T00:01:00Z", true);
+        let names: Vec<&str> = t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert_eq!(names, columns);
+        assert_eq!(t["rows"][0]["cells"], cells);
     }
 }
