@@ -150,13 +150,7 @@ fn columns_for(info: &ResourceInfo) -> Vec<Column> {
                 "Ready",
                 "string",
                 0,
-                Cell::Computed(|o| {
-                    json!(format!(
-                        "{}/{}",
-                        o["status"]["readyReplicas"].as_i64().unwrap_or(0),
-                        o["spec"]["replicas"].as_i64().unwrap_or(1)
-                    ))
-                }),
+                Cell::Computed(|o| ready_of_desired(o, 1)),
             ));
             cols.push(col(
                 "Up-to-date",
@@ -238,13 +232,7 @@ fn columns_for(info: &ResourceInfo) -> Vec<Column> {
                 "Ready",
                 "string",
                 0,
-                Cell::Computed(|o| {
-                    json!(format!(
-                        "{}/{}",
-                        o["status"]["readyReplicas"].as_i64().unwrap_or(0),
-                        o["spec"]["replicas"].as_i64().unwrap_or(0)
-                    ))
-                }),
+                Cell::Computed(|o| ready_of_desired(o, 0)),
             ));
             cols.push(age_col());
         }
@@ -323,21 +311,23 @@ fn int_col(name: &str, read: fn(&Value) -> Option<i64>) -> Column {
     col(name, "integer", 0, Cell::Integer(read))
 }
 
-/// `labels.FormatLabels`: `k=v` pairs sorted by key, `<none>` when there are none.
+/// `labels.FormatLabels`: the label set's string, `<none>` when there are none.
 fn format_labels(labels: &Value) -> String {
-    let pairs: Vec<String> = labels
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let pairs = crate::rules::selector::format_label_set(labels);
     if pairs.is_empty() {
         "<none>".to_string()
     } else {
-        pairs.join(",")
+        pairs
     }
+}
+
+/// `ready/desired` replicas of a workload (`default` when `spec.replicas` is unset).
+fn ready_of_desired(o: &Value, default: i64) -> Value {
+    json!(format!(
+        "{}/{}",
+        o["status"]["readyReplicas"].as_i64().unwrap_or(0),
+        o["spec"]["replicas"].as_i64().unwrap_or(default)
+    ))
 }
 
 /// An `IntOrString` as `String()` prints it; `N/A` when unset.

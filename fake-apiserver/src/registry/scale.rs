@@ -130,18 +130,9 @@ impl ScaleSpec {
                     .map_err(|e| ApiError::bad_request(e.to_string()))?;
                 Ok(selector_string(&selector))
             }
-            SelectorSource::LabelMap => {
-                let mut pairs: Vec<String> = object["spec"]["selector"]
-                    .as_object()
-                    .map(|m| {
-                        m.iter()
-                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                pairs.sort();
-                Ok(pairs.join(","))
-            }
+            SelectorSource::LabelMap => Ok(crate::rules::selector::format_label_set(
+                &object["spec"]["selector"],
+            )),
             SelectorSource::Path(path) => Ok(lookup(object, path)
                 .and_then(Value::as_str)
                 .unwrap_or_default()

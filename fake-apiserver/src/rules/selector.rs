@@ -1,10 +1,24 @@
 //! `metav1.LabelSelector` in JSON form: its validation (`ValidateLabelSelector` in
 //! `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation`) and whether it matches a label
-//! set (`LabelSelectorAsSelector(...).Matches`).
+//! set (`LabelSelectorAsSelector(...).Matches`); a label set printed as `labels.Set.String`.
 
 use serde_json::Value;
 
 use crate::rules::validation::{is_label_value, is_qualified_name, validate_labels, Cause};
+
+/// A label map as `labels.Set.String` (and `SelectorFromSet(...).String`) prints it: `k=v`
+/// pairs sorted by key, joined with commas; empty for no labels.
+pub fn format_label_set(labels: &Value) -> String {
+    labels
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
 
 /// `ValidateLabelSelector` with `AllowInvalidLabelValueInSelector: false`.
 pub fn causes(selector: &Value, field: &str) -> Vec<Cause> {
