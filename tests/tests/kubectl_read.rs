@@ -408,3 +408,102 @@ fn get_watch_sees_a_change() {
     watch.expect_line(|l| l == "w=2", Duration::from_secs(20));
     assert!(!watch.has_exited(), "a watch keeps running");
 }
+
+/// `kubectl get` and `kubectl get -o wide` print the server's Table, with the columns (and the
+/// wide ones) `printers.go` gives a Job, a Service and a Deployment.
+#[test]
+fn get_wide_shows_the_printer_columns_of_jobs_services_and_deployments() {
+    let cluster = Cluster::start();
+    let template = json!({
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+    });
+    let job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi", "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "pi", "image": "busybox"}]}}},
+    });
+    let service = json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    });
+    let deployment = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": template},
+    });
+    for (file, object) in [
+        ("job.json", &job),
+        ("svc.json", &service),
+        ("deploy.json", &deployment),
+    ] {
+        cluster
+            .kubectl(&["create", "-f", &cluster.write_json(file, object)])
+            .ok();
+    }
+
+    // (kind, its headers, the wide headers `-o wide` adds after them).
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "jobs",
+            &["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
+            &["CONTAINERS", "IMAGES", "SELECTOR"],
+        ),
+        (
+            "services",
+            &[
+                "NAME",
+                "TYPE",
+                "CLUSTER-IP",
+                "EXTERNAL-IP",
+                "PORT(S)",
+                "AGE",
+            ],
+            &["SELECTOR"],
+        ),
+        (
+            "deployments",
+            &["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+            &["CONTAINERS", "IMAGES", "SELECTOR"],
+        ),
+    ];
+    for (kind, headers, wide_headers) in cases {
+        let table = cluster.kubectl(&["get", kind]);
+        table.ok();
+        assert_eq!(table.rows()[0], headers, "{table}");
+        let wide = cluster.kubectl(&["get", kind, "-o", "wide"]);
+        wide.ok();
+        let all: Vec<&str> = headers.iter().chain(wide_headers).copied().collect();
+        assert_eq!(wide.rows()[0], all, "{wide}");
+    }
+
+    let row = |kind: &str, name: &str| -> Vec<String> {
+        let wide = cluster.kubectl(&["get", kind, name, "-o", "wide"]);
+        wide.ok();
+        wide.rows().remove(1)
+    };
+    let job = row("jobs", "pi");
+    assert_eq!(job[0], "pi");
+    assert_eq!(job[2], "0/1", "{job:?}");
+    assert_eq!(job[job.len() - 3..job.len() - 1], ["pi", "busybox"]);
+    assert!(
+        job[job.len() - 1].starts_with("batch.kubernetes.io/controller-uid="),
+        "{job:?}"
+    );
+    let service = row("services", "web");
+    assert_eq!(service[1], "ClusterIP", "{service:?}");
+    assert_eq!(service[3..5], ["<none>", "80/TCP"], "{service:?}");
+    assert_eq!(service[6], "app=web", "{service:?}");
+    let deployment = row("deployments", "web");
+    assert_eq!(deployment[1], "0/0", "{deployment:?}");
+    assert_eq!(
+        deployment[5..],
+        ["web", "nginx", "app=web"],
+        "{deployment:?}"
+    );
+}
