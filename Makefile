@@ -1,5 +1,7 @@
 # The few verbs people type. See README.md.
-.PHONY: run test lint bench bench-scale fmt crds schemas conformance race fuzz
+MIRROR ?= /work/.mirror
+
+.PHONY: run test lint bench bench-scale fmt crds schemas go-shapes conformance race fuzz
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -32,6 +34,12 @@ crds: ## Print every CRD as YAML
 
 schemas: ## Regenerate the built-in kinds' stored apply schemas (after a k8s-openapi upgrade)
 	FAKE_APISERVER_UPDATE_SCHEMAS=1 cargo test -p fake-apiserver --lib the_stored_schemas_are_the_generated_ones
+
+go-shapes: ## Regenerate the built-in kinds' Go encoding tables from k8s.io/api (needs git checkouts: MIRROR=/work/.mirror)
+	python3 fake-apiserver/tools/go_shapes.py --api $(MIRROR)/kubernetes+api/repo \
+	  --apimachinery $(MIRROR)/kubernetes+apimachinery/repo \
+	  --apiextensions $(MIRROR)/kubernetes+apiextensions-apiserver/repo \
+	  > fake-apiserver/src/rules/go_encoding/shapes.rs
 
 conformance: ## Compare the fake API server with a real v1.36 kube-apiserver (recorded without controller-manager, so run bare; needs ../shared/conformance)
 	cargo build -p fake-apiserver --bin fake-apiserver

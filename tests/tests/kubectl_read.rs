@@ -507,3 +507,84 @@ fn get_wide_shows_the_printer_columns_of_jobs_services_and_deployments() {
         "{deployment:?}"
     );
 }
+
+/// What `kubectl get -o json` shows is what Go's encoder writes for the versioned struct: a
+/// struct-valued field always (a new Deployment's `status: {}`, a Node's zeroed `nodeInfo`, a pod
+/// condition's `lastProbeTime: null`), a field without `omitempty` always (`rules: null`), and
+/// an empty `omitempty` field never (`data: {}`, `hostNetwork: false`).
+#[test]
+fn objects_read_back_as_the_real_server_encodes_them() {
+    let cluster = Cluster::start();
+    cluster
+        .kubectl(&["create", "deployment", "web", "--image=nginx"])
+        .ok();
+    let deployment = cluster
+        .kubectl(&["get", "deployment", "web", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(deployment["status"], json!({}));
+
+    let file = cluster.write_json(
+        "objects.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "aggregated"},
+             "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}, "data": {}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+             "spec": {"hostNetwork": false, "containers": [{"name": "c", "image": "nginx", "args": []}]}},
+        ]}),
+    );
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let node = cluster
+        .kubectl(&["get", "node", "n1", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        node["status"]["daemonEndpoints"],
+        json!({"kubeletEndpoint": {"Port": 0}})
+    );
+    assert_eq!(node["status"]["nodeInfo"]["kubeletVersion"], "");
+    let aggregated = cluster
+        .kubectl(&["get", "clusterrole", "aggregated", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(aggregated["rules"], json!(null));
+    assert!(aggregated.as_object().unwrap().contains_key("rules"));
+    let config_map = cluster
+        .kubectl(&["get", "configmap", "c", "-o", "json"])
+        .ok()
+        .json();
+    assert!(config_map.get("data").is_none(), "{config_map}");
+    let pod = cluster
+        .kubectl(&["get", "pod", "p", "-o", "json"])
+        .ok()
+        .json();
+    assert!(pod["spec"].get("hostNetwork").is_none());
+    assert!(pod["spec"]["containers"][0].get("args").is_none());
+
+    // A status written without condition times reads back with them as `null`.
+    let status = cluster.write_json(
+        "status.json",
+        &json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+    );
+    cluster
+        .kubectl(&[
+            "patch",
+            "pod",
+            "p",
+            "--subresource=status",
+            "--type=merge",
+            "--patch-file",
+            &status,
+        ])
+        .ok();
+    let pod = cluster
+        .kubectl(&["get", "pod", "p", "-o", "json"])
+        .ok()
+        .json();
+    let ready = &pod["status"]["conditions"][0];
+    assert_eq!(ready["type"], "Ready");
+    assert!(ready.as_object().unwrap().contains_key("lastProbeTime"));
+    assert_eq!(ready["lastProbeTime"], json!(null));
+}

@@ -143,7 +143,8 @@ impl FakeApiServerBuilder {
             None => ChaCha8Rng::from_os_rng(),
         };
         let (watch_drops, _) = broadcast::channel(64);
-        let store = Store::with_limits(self.history, self.history_bytes);
+        let store = Store::with_limits(self.history, self.history_bytes)
+            .with_encoder(crate::rules::go_encoding::encode_stored);
         let auth = crate::auth::AuthState::new(self.auth);
         let shared = Arc::new(Shared {
             store,

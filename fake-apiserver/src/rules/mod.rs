@@ -14,6 +14,7 @@
 pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
+pub mod go_encoding;
 pub mod options;
 pub mod schema;
 pub mod selectors;

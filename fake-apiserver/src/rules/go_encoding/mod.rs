@@ -1,0 +1,304 @@
+//! How a built-in object reads once the real server has encoded it: Go's `encoding/json` writing
+//! the versioned struct (`k8s.io/api`).
+//!
+//! A real server never stores or returns the JSON a client sent; it decodes it into the Go
+//! struct and encodes that struct. Two rules of Go's encoder show in every answer:
+//! - a field without `omitempty` is always written, with its zero value when it was never set
+//!   (`reportingComponent: ""` on a core Event, `rules: null` on a ClusterRole without rules,
+//!   `replicas: 0` in a new StatefulSet's status);
+//! - a struct-valued field is always written, `omitempty` or not (`status: {}` on a new
+//!   Deployment, `lastProbeTime: null` in a pod condition, a Node's zeroed `nodeInfo`).
+//!
+//! And a field with `omitempty` is dropped when empty (`false`, `0`, `""`, `[]`, `{}` for a map,
+//! `null`).
+//!
+//! [`encode`] applies both to an object of a served built-in kind, from the struct tables in
+//! [`shapes`] (generated from the Go sources by `fake-apiserver/tools/go_shapes.py`). Fields the
+//! tables do not know are left as they are; custom resources are not touched (the real server
+//! stores them as sent, after pruning).
+
+mod shapes;
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use serde_json::{json, Map, Value};
+
+/// A Go field's `omitempty` / `omitzero` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Omit {
+    /// No option: always written.
+    Never,
+    /// `omitempty`: dropped when empty (never for a struct value).
+    Empty,
+    /// `omitzero`: dropped when the zero value.
+    Zero,
+}
+
+/// A Go field's type, as far as its encoding goes.
+#[derive(Debug, Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "the generator emits every type; today's kinds reach no float or Duration"
+)]
+pub(crate) enum Ty {
+    /// `string` (and named string types).
+    Str,
+    /// Any integer type.
+    Int,
+    /// `float32` / `float64`.
+    Float,
+    /// `bool`.
+    Bool,
+    /// `[]byte` (a base64 string).
+    Bytes,
+    /// `metav1.Time` / `metav1.MicroTime`: the zero time is written as `null`.
+    Time,
+    /// `metav1.Duration`: the zero duration is `"0s"`.
+    Duration,
+    /// `resource.Quantity`: the zero quantity is `"0"`.
+    Quantity,
+    /// `intstr.IntOrString`: the zero value is `0`.
+    IntOrString,
+    /// `runtime.RawExtension`: nothing is `null`.
+    Raw,
+    /// Free-form JSON (a CRD's schema, `FieldsV1`, `interface{}`): kept as written.
+    Opaque,
+    /// A pointer.
+    Ptr(&'static Ty),
+    /// A slice.
+    Slice(&'static Ty),
+    /// A map with string keys.
+    Map(&'static Ty),
+    /// A struct value, by index into the generated table.
+    Struct(u16),
+}
+
+/// One field of a Go struct.
+#[derive(Debug)]
+pub(crate) struct Field {
+    /// The JSON name.
+    pub json: &'static str,
+    /// Its `omitempty` / `omitzero` option.
+    pub omit: Omit,
+    /// Its type.
+    pub ty: Ty,
+}
+
+/// A Go struct: its package-qualified name and its JSON fields (embedded structs' included).
+#[derive(Debug)]
+pub(crate) struct Struct {
+    /// E.g. `core/v1.Pod`.
+    #[allow(dead_code, reason = "for reading the table, in Debug output and tests")]
+    pub name: &'static str,
+    /// Sorted by JSON name.
+    pub fields: &'static [Field],
+}
+
+/// The struct of each served built-in resource, by store key (`group/plural`).
+static BY_RESOURCE: LazyLock<BTreeMap<String, &'static Struct>> = LazyLock::new(|| {
+    crate::resource::builtin_resources()
+        .into_iter()
+        .filter_map(|info| {
+            let root = root_of(&info.group, &info.kind)?;
+            Some((crate::store::resource_key(&info.group, &info.plural), root))
+        })
+        .collect()
+});
+
+/// The struct of a built-in kind, if the tables have it.
+fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
+    shapes::KINDS
+        .iter()
+        .find(|(g, k, _)| *g == group && *k == kind)
+        .map(|(_, _, index)| &shapes::STRUCTS[usize::from(*index)])
+}
+
+/// Encodes an object of the resource stored under `resource` (`group/plural`) as the real
+/// server would write it (see the module documentation); objects of other resources are left
+/// alone.
+pub fn encode_stored(resource: &str, object: &mut Value) {
+    if let (Some(root), Value::Object(map)) = (BY_RESOURCE.get(resource), object) {
+        encode_struct(root, map);
+    }
+}
+
+/// Encodes an object of the built-in kind `group`/`kind` (see the module documentation); other
+/// kinds are left alone.
+pub fn encode(group: &str, kind: &str, object: &mut Value) {
+    if let (Some(root), Value::Object(map)) = (root_of(group, kind), object) {
+        encode_struct(root, map);
+    }
+}
+
+/// Encodes one struct's object in a single pass: its keys and the struct's fields are both sorted
+/// by name (a `serde_json::Map` is a `BTreeMap`), so each key meets its field in order; the
+/// few changes to the key set (drops, zero values) are made after the pass.
+fn encode_struct(shape: &Struct, object: &mut Map<String, Value>) {
+    let mut fields = shape.fields.iter().peekable();
+    let mut dropped: Vec<&'static str> = Vec::new();
+    let mut missing: Vec<&'static Field> = Vec::new();
+    for (key, value) in object.iter_mut() {
+        while let Some(field) = fields.next_if(|f| f.json < key.as_str()) {
+            if writes_when_absent(field) {
+                missing.push(field);
+            }
+        }
+        if let Some(field) = fields.next_if(|f| f.json == key.as_str()) {
+            if !encode_present(field, value) {
+                dropped.push(field.json);
+            }
+        }
+    }
+    missing.extend(fields.filter(|f| writes_when_absent(f)));
+    for json in dropped {
+        object.remove(json);
+    }
+    for field in missing {
+        if let Some(zero) = absent(field) {
+            object.insert(field.json.to_string(), zero);
+        }
+    }
+}
+
+/// Encodes a field the object holds; false when Go would leave it out.
+fn encode_present(field: &Field, value: &mut Value) -> bool {
+    if value.is_null() {
+        // Decoding `null` leaves the Go zero value.
+        return match (zero_of(field.ty), field.omit) {
+            (_, Omit::Zero) => false,
+            (Zero::Struct(shape), _) => {
+                let mut map = Map::new();
+                encode_struct(shape, &mut map);
+                *value = Value::Object(map);
+                true
+            }
+            (Zero::Value(_), Omit::Empty) if is_scalar(field.ty) => false,
+            (Zero::Value(zero), _) => {
+                *value = zero;
+                true
+            }
+            (Zero::Nil, Omit::Empty) => false,
+            (Zero::Nil, Omit::Never) => true,
+            (Zero::Keep, _) => true,
+        };
+    }
+    if field.omit != Omit::Never && is_empty(field.ty, value) {
+        return false;
+    }
+    encode_value(field.ty, value);
+    true
+}
+
+/// Encodes the value of a field, element or pointee that is present and not `null`.
+fn encode_value(ty: Ty, value: &mut Value) {
+    match (ty, value) {
+        (Ty::Struct(index), Value::Object(map)) => {
+            encode_struct(&shapes::STRUCTS[usize::from(index)], map)
+        }
+        (Ty::Ptr(inner), value) if !value.is_null() => encode_value(*inner, value),
+        (Ty::Slice(inner), Value::Array(items)) => {
+            for item in items {
+                encode_element(*inner, item);
+            }
+        }
+        (Ty::Map(inner), Value::Object(map)) => {
+            for item in map.values_mut() {
+                encode_element(*inner, item);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Encodes an element of a slice or a value of a map: a `null` struct element decodes to the
+/// zero struct.
+fn encode_element(ty: Ty, value: &mut Value) {
+    if let (Ty::Struct(index), Value::Null) = (ty, &*value) {
+        let mut map = Map::new();
+        encode_struct(&shapes::STRUCTS[usize::from(index)], &mut map);
+        *value = Value::Object(map);
+        return;
+    }
+    encode_value(ty, value);
+}
+
+/// What an absent (or `null`) field decodes to.
+enum Zero {
+    /// A struct: written as `{}` with its own always-written fields.
+    Struct(&'static Struct),
+    /// A value written as this JSON.
+    Value(Value),
+    /// A nil slice, map or pointer: `null`.
+    Nil,
+    /// Free-form: nothing to say.
+    Keep,
+}
+
+fn zero_of(ty: Ty) -> Zero {
+    match ty {
+        Ty::Str => Zero::Value(json!("")),
+        Ty::Int | Ty::IntOrString => Zero::Value(json!(0)),
+        Ty::Float => Zero::Value(json!(0.0)),
+        Ty::Bool => Zero::Value(json!(false)),
+        Ty::Duration => Zero::Value(json!("0s")),
+        Ty::Quantity => Zero::Value(json!("0")),
+        Ty::Time | Ty::Raw => Zero::Value(Value::Null),
+        Ty::Bytes | Ty::Ptr(_) | Ty::Slice(_) | Ty::Map(_) => Zero::Nil,
+        Ty::Opaque => Zero::Keep,
+        Ty::Struct(index) => Zero::Struct(&shapes::STRUCTS[usize::from(index)]),
+    }
+}
+
+/// Types `omitempty` applies to (structs, and the types with their own encoders, are never
+/// empty).
+fn is_scalar(ty: Ty) -> bool {
+    matches!(ty, Ty::Str | Ty::Int | Ty::Float | Ty::Bool)
+}
+
+/// Whether Go writes a field the object does not hold (see [`absent`]).
+fn writes_when_absent(field: &Field) -> bool {
+    match field.omit {
+        Omit::Zero => false,
+        Omit::Never => !matches!(field.ty, Ty::Opaque),
+        Omit::Empty => {
+            !is_scalar(field.ty)
+                && !matches!(
+                    field.ty,
+                    Ty::Bytes | Ty::Ptr(_) | Ty::Slice(_) | Ty::Map(_) | Ty::Opaque
+                )
+        }
+    }
+}
+
+/// The value of a field never set, if Go writes one.
+fn absent(field: &Field) -> Option<Value> {
+    if !writes_when_absent(field) {
+        return None;
+    }
+    match zero_of(field.ty) {
+        Zero::Struct(shape) => {
+            let mut map = Map::new();
+            encode_struct(shape, &mut map);
+            Some(Value::Object(map))
+        }
+        Zero::Value(value) => Some(value),
+        Zero::Nil => Some(Value::Null),
+        Zero::Keep => None,
+    }
+}
+
+/// Whether `omitempty` drops this (non-null) value.
+fn is_empty(ty: Ty, value: &Value) -> bool {
+    match (ty, value) {
+        (Ty::Str | Ty::Bytes, Value::String(s)) => s.is_empty(),
+        (Ty::Int | Ty::Float, Value::Number(n)) => n.as_f64() == Some(0.0),
+        (Ty::Bool, Value::Bool(b)) => !b,
+        (Ty::Slice(_), Value::Array(items)) => items.is_empty(),
+        (Ty::Map(_), Value::Object(map)) => map.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+use super::*;
+use rstest::rstest;
+
+fn encoded(group: &str, kind: &str, mut object: Value) -> Value {
+    encode(group, kind, &mut object);
+    object
+}
+
+/// What the real server answers for objects written without these fields, each read from the
+/// Go struct tags of `k8s.io/api` 1.36.
+#[rstest]
+#[case::deployment_status_is_a_struct("apps", "Deployment",
+    json!({"metadata": {"name": "d"}, "spec": {"template": {"metadata": {}}}}),
+    json!({"metadata": {"name": "d"}, "spec": {"selector": null, "template": {"metadata": {}, "spec": {"containers": null}}, "strategy": {}}, "status": {}}))]
+#[case::stateful_set_status_counts_without_omitempty("apps", "StatefulSet",
+    json!({"metadata": {"name": "s"}, "spec": {}}),
+    json!({"metadata": {"name": "s"}, "spec": {"selector": null, "serviceName": "", "template": {"metadata": {}, "spec": {"containers": null}}, "updateStrategy": {}},
+           "status": {"replicas": 0, "availableReplicas": 0}}))]
+#[case::cluster_role_rules_are_null("rbac.authorization.k8s.io", "ClusterRole",
+    json!({"metadata": {"name": "r"}}),
+    json!({"metadata": {"name": "r"}, "rules": null}))]
+#[case::empty_omitempty_fields_go("", "ConfigMap",
+    json!({"metadata": {"name": "c", "labels": {}, "finalizers": [], "generateName": ""}, "data": {}, "immutable": false}),
+    json!({"metadata": {"name": "c"}, "immutable": false}))]
+#[case::config_map_immutable_pointer_keeps_false("", "ConfigMap",
+    json!({"metadata": {"name": "c"}, "immutable": null}),
+    json!({"metadata": {"name": "c"}}))]
+#[case::core_event_times_and_reporters("", "Event",
+    json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod"}, "reason": "R"}),
+    json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod"}, "reason": "R", "source": {},
+           "eventTime": null, "firstTimestamp": null, "lastTimestamp": null,
+           "reportingComponent": "", "reportingInstance": ""}))]
+fn objects_read_as_go_encodes_them(
+    #[case] group: &str,
+    #[case] kind: &str,
+    #[case] object: Value,
+    #[case] want: Value,
+) {
+    assert_eq!(encoded(group, kind, object), want);
+}
+
+#[test]
+fn a_node_without_status_gets_zeroed_node_info_and_daemon_endpoints() {
+    let node = encoded("", "Node", json!({"metadata": {"name": "n"}}));
+    assert_eq!(node["spec"], json!({}));
+    assert_eq!(
+        node["status"]["daemonEndpoints"],
+        json!({"kubeletEndpoint": {"Port": 0}})
+    );
+    let info = node["status"]["nodeInfo"].as_object().unwrap();
+    for key in [
+        "machineID",
+        "systemUUID",
+        "bootID",
+        "kernelVersion",
+        "osImage",
+        "containerRuntimeVersion",
+        "kubeletVersion",
+        "kubeProxyVersion",
+        "operatingSystem",
+        "architecture",
+    ] {
+        assert_eq!(info[key], "", "{key}");
+    }
+}
+
+#[test]
+fn pod_conditions_and_container_statuses_gain_their_zero_fields() {
+    let pod = encoded(
+        "",
+        "Pod",
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "args": [], "stdin": false}], "hostNetwork": false, "nodeSelector": {}},
+               "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                          "containerStatuses": [{"name": "c", "state": {"running": {"startedAt": "2024-01-01T00:00:00Z"}}}]}}),
+    );
+    assert_eq!(
+        pod["spec"],
+        json!({"containers": [{"name": "c", "image": "i", "resources": {}}]})
+    );
+    assert_eq!(
+        pod["status"]["conditions"][0],
+        json!({"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": null})
+    );
+    assert_eq!(
+        pod["status"]["containerStatuses"][0],
+        json!({"name": "c", "state": {"running": {"startedAt": "2024-01-01T00:00:00Z"}}, "lastState": {},
+               "ready": false, "restartCount": 0, "image": "", "imageID": ""})
+    );
+}
+
+#[test]
+fn pointers_keep_their_zero_values() {
+    // `*int32` replicas: 0 is a value, not "unset"; `*bool` false likewise.
+    let deployment = encoded(
+        "apps",
+        "Deployment",
+        json!({"spec": {"replicas": 0, "paused": false, "template": {"spec": {"containers": [], "automountServiceAccountToken": false}}}}),
+    );
+    assert_eq!(deployment["spec"]["replicas"], 0);
+    assert!(
+        deployment["spec"].get("paused").is_none(),
+        "paused is a bool with omitempty"
+    );
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["automountServiceAccountToken"],
+        false
+    );
+    // `containers` has no omitempty: an empty list stays.
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"],
+        json!([])
+    );
+}
+
+#[test]
+fn a_null_struct_element_decodes_to_the_zero_struct() {
+    let binding = encoded(
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        json!({"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}, "subjects": [null]}),
+    );
+    assert_eq!(binding["subjects"], json!([{"kind": "", "name": ""}]));
+}
+
+#[test]
+fn unknown_kinds_and_fields_are_left_alone() {
+    let custom = json!({"spec": {"anything": {}}, "status": null});
+    assert_eq!(encoded("example.com", "Widget", custom.clone()), custom);
+    let config_map = encoded(
+        "",
+        "ConfigMap",
+        json!({"metadata": {"name": "c"}, "extra": {}}),
+    );
+    assert_eq!(config_map["extra"], json!({}));
+}
+
+#[test]
+fn a_crd_schema_is_kept_as_written() {
+    let schema = json!({"type": "object", "description": "", "properties": {"a": {"type": "string", "default": ""}}});
+    let crd = encoded(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        json!({"spec": {"versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema.clone()}}]}}),
+    );
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+        schema
+    );
+}
+
+#[test]
+fn every_served_built_in_kind_has_a_struct() {
+    for info in crate::resource::builtin_resources() {
+        if info.kind.ends_with("Review") || info.kind.ends_with("ReviewStatus") {
+            continue;
+        }
+        assert!(
+            root_of(&info.group, &info.kind).is_some(),
+            "{}/{} has no struct table",
+            info.group,
+            info.kind
+        );
+        let root = root_of(&info.group, &info.kind).unwrap();
+        assert!(
+            root.name.ends_with(&format!(".{}", info.kind)),
+            "{}",
+            root.name
+        );
+        assert!(BY_RESOURCE.contains_key(&crate::store::resource_key(&info.group, &info.plural)));
+    }
+}
+
+/// [`encode_struct`] walks an object's keys in sorted order: `serde_json`'s `preserve_order`
+/// (an insertion-ordered map), if a dependency ever turned it on, would break that.
+#[test]
+fn objects_iterate_their_keys_sorted() {
+    let object = json!({"b": 1, "a": 2, "c": 3});
+    let keys: Vec<&String> = object.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["a", "b", "c"]);
+}
+
+#[test]
+fn zero_fields_are_written_once_in_their_place() {
+    // Present, absent and dropped fields interleaved in name order (`started` is a `*bool`:
+    // false is a value).
+    let status = encoded(
+        "",
+        "Pod",
+        json!({"status": {"containerStatuses": [{"allocatedResources": {}, "image": "i", "name": "c", "ready": true, "started": false}]}}),
+    );
+    assert_eq!(
+        status["status"]["containerStatuses"][0],
+        json!({"image": "i", "imageID": "", "lastState": {}, "name": "c", "ready": true, "restartCount": 0, "started": false, "state": {}})
+    );
+}
