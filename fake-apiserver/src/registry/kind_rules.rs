@@ -14,12 +14,8 @@ fn is(info: &ResourceInfo, group: &str, kind: &str) -> bool {
 
 /// What the kind's admission plugins and create strategy add to a new object.
 pub fn on_create(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
-    if is(info, "policy", "PodDisruptionBudget") {
-        // The strategy starts a budget with an empty status (its counters are not omitted).
-        object["status"] = json!({
-            "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0
-        });
-    }
+    // (A new PodDisruptionBudget's status, reset by its create strategy, reads with its zero
+    // counters: they have no `omitempty`, see `rules::go_encoding`.)
     if is(info, "", "Node") {
         // TaintNodesByCondition: a new node is not ready until its kubelet says so.
         let taints = object["spec"]["taints"]

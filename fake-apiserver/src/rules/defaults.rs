@@ -127,15 +127,14 @@ pub fn after_status_reset(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// What the kinds' create strategies add beyond defaulting: a Job's generated selector, a
-/// Service's empty load-balancer status.
+/// What the kinds' create strategies add beyond defaulting: a Job's generated selector. (A
+/// Service's reset status reads as `{"loadBalancer": {}}`: a struct value, see
+/// [`super::go_encoding`].)
 pub fn on_create(info: &ResourceInfo, object: &mut Value) {
-    match (info.group.as_str(), info.kind.as_str()) {
-        ("batch", "Job") if !info.custom => batch::generate_selector(object),
-        ("", "Service") if !info.custom => {
-            object["status"] = json!({"loadBalancer": {}});
+    if let ("batch", "Job") = (info.group.as_str(), info.kind.as_str()) {
+        if !info.custom {
+            batch::generate_selector(object);
         }
-        _ => {}
     }
 }
 

@@ -17,6 +17,7 @@
 //! tables do not know are left as they are; custom resources are not touched (the real server
 //! stores them as sent, after pruning).
 
+#[rustfmt::skip]
 mod shapes;
 
 use std::collections::BTreeMap;
