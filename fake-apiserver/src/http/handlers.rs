@@ -1166,6 +1166,9 @@ fn decode_object(
 /// What decoding adds to a body besides the typed checks: the decode-time defaults and the
 /// kind's decode rules (all of [`decode_object`] a [`Trust::Own`] body goes through).
 fn decode_defaults(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    if !info.custom {
+        crate::rules::go_encoding::convert_decoded(&info.group, &info.kind, object);
+    }
     defaults::on_decode(info, object);
     kind_rules::on_decode(info, object)
 }

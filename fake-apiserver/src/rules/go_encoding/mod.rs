@@ -16,9 +16,14 @@
 //! [`shapes`] (generated from the Go sources by `fake-apiserver/tools/go_shapes.py`). Fields the
 //! tables do not know are left as they are; custom resources are not touched (the real server
 //! stores them as sent, after pruning).
+//!
+//! [`encode_stored`], the store's encoder, first applies the few conversions to the internal
+//! type that change a stored core object ([`conversion`]: a Node's `podCIDR` and `podCIDRs`).
 
 #[rustfmt::skip]
 mod shapes;
+
+mod conversion;
 
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -96,16 +101,20 @@ pub(crate) struct Struct {
     pub fields: &'static [Field],
 }
 
-/// The struct of each served built-in resource, by store key (`group/plural`).
-static BY_RESOURCE: LazyLock<BTreeMap<String, &'static Struct>> = LazyLock::new(|| {
-    crate::resource::builtin_resources()
-        .into_iter()
-        .filter_map(|info| {
-            let root = root_of(&info.group, &info.kind)?;
-            Some((crate::store::resource_key(&info.group, &info.plural), root))
-        })
-        .collect()
-});
+/// Each served built-in resource's kind (core kinds have conversions, [`conversion`]) and
+/// struct, by store key (`group/plural`).
+static BY_RESOURCE: LazyLock<BTreeMap<String, (Option<String>, &'static Struct)>> =
+    LazyLock::new(|| {
+        crate::resource::builtin_resources()
+            .into_iter()
+            .filter_map(|info| {
+                let root = root_of(&info.group, &info.kind)?;
+                let core_kind = info.group.is_empty().then(|| info.kind.clone());
+                let key = crate::store::resource_key(&info.group, &info.plural);
+                Some((key, (core_kind, root)))
+            })
+            .collect()
+    });
 
 /// The struct of a built-in kind, if the tables have it.
 fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
@@ -119,8 +128,22 @@ fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
 /// server would write it (see the module documentation); objects of other resources are left
 /// alone.
 pub fn encode_stored(resource: &str, object: &mut Value) {
-    if let (Some(root), Value::Object(map)) = (BY_RESOURCE.get(resource), object) {
+    let Some((core_kind, root)) = BY_RESOURCE.get(resource) else {
+        return;
+    };
+    if let Some(kind) = core_kind {
+        conversion::round_trip(kind, object);
+    }
+    if let Value::Object(map) = object {
         encode_struct(root, map);
+    }
+}
+
+/// The conversions a decoded core object goes through on its way to the internal type and back
+/// ([`conversion`]): what validation and the stored object see. Other kinds are left alone.
+pub fn convert_decoded(group: &str, kind: &str, object: &mut Value) {
+    if group.is_empty() {
+        conversion::round_trip(kind, object);
     }
 }
 

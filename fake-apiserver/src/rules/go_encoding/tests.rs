@@ -193,3 +193,11 @@ fn zero_fields_are_written_once_in_their_place() {
         json!({"image": "i", "imageID": "", "lastState": {}, "name": "c", "ready": true, "restartCount": 0, "started": false, "state": {}})
     );
 }
+
+#[test]
+fn a_stored_node_converts_its_pod_cidr() {
+    let mut node = json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/24"}});
+    encode_stored("/nodes", &mut node);
+    assert_eq!(node["spec"]["podCIDRs"], json!(["10.0.0.0/24"]));
+    assert_eq!(node["status"]["nodeInfo"]["kubeletVersion"], "");
+}
