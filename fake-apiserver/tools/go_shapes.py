@@ -20,52 +20,52 @@ import re
 import subprocess
 import sys
 
-# The served kinds: (group, kind, package, Go type).
+# The served kinds: (group, kind, plural, package, Go type).
 KINDS = [
-    ("", "Namespace", "core/v1", "Namespace"),
-    ("", "Pod", "core/v1", "Pod"),
-    ("", "Node", "core/v1", "Node"),
-    ("", "ConfigMap", "core/v1", "ConfigMap"),
-    ("", "Secret", "core/v1", "Secret"),
-    ("", "Event", "core/v1", "Event"),
-    ("", "ServiceAccount", "core/v1", "ServiceAccount"),
-    ("", "Service", "core/v1", "Service"),
-    ("", "Endpoints", "core/v1", "Endpoints"),
-    ("", "PersistentVolume", "core/v1", "PersistentVolume"),
-    ("", "PersistentVolumeClaim", "core/v1", "PersistentVolumeClaim"),
-    ("", "LimitRange", "core/v1", "LimitRange"),
-    ("", "ResourceQuota", "core/v1", "ResourceQuota"),
-    ("", "PodTemplate", "core/v1", "PodTemplate"),
-    ("", "ReplicationController", "core/v1", "ReplicationController"),
-    ("coordination.k8s.io", "Lease", "coordination/v1", "Lease"),
-    ("apps", "Deployment", "apps/v1", "Deployment"),
-    ("apps", "ReplicaSet", "apps/v1", "ReplicaSet"),
-    ("apps", "StatefulSet", "apps/v1", "StatefulSet"),
-    ("apps", "DaemonSet", "apps/v1", "DaemonSet"),
-    ("apps", "ControllerRevision", "apps/v1", "ControllerRevision"),
-    ("batch", "Job", "batch/v1", "Job"),
-    ("batch", "CronJob", "batch/v1", "CronJob"),
-    ("policy", "PodDisruptionBudget", "policy/v1", "PodDisruptionBudget"),
-    ("networking.k8s.io", "Ingress", "networking/v1", "Ingress"),
-    ("networking.k8s.io", "IngressClass", "networking/v1", "IngressClass"),
-    ("networking.k8s.io", "NetworkPolicy", "networking/v1", "NetworkPolicy"),
-    ("discovery.k8s.io", "EndpointSlice", "discovery/v1", "EndpointSlice"),
-    ("storage.k8s.io", "StorageClass", "storage/v1", "StorageClass"),
-    ("scheduling.k8s.io", "PriorityClass", "scheduling/v1", "PriorityClass"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "admissionregistration/v1",
+    ("", "Namespace", "namespaces", "core/v1", "Namespace"),
+    ("", "Pod", "pods", "core/v1", "Pod"),
+    ("", "Node", "nodes", "core/v1", "Node"),
+    ("", "ConfigMap", "configmaps", "core/v1", "ConfigMap"),
+    ("", "Secret", "secrets", "core/v1", "Secret"),
+    ("", "Event", "events", "core/v1", "Event"),
+    ("", "ServiceAccount", "serviceaccounts", "core/v1", "ServiceAccount"),
+    ("", "Service", "services", "core/v1", "Service"),
+    ("", "Endpoints", "endpoints", "core/v1", "Endpoints"),
+    ("", "PersistentVolume", "persistentvolumes", "core/v1", "PersistentVolume"),
+    ("", "PersistentVolumeClaim", "persistentvolumeclaims", "core/v1", "PersistentVolumeClaim"),
+    ("", "LimitRange", "limitranges", "core/v1", "LimitRange"),
+    ("", "ResourceQuota", "resourcequotas", "core/v1", "ResourceQuota"),
+    ("", "PodTemplate", "podtemplates", "core/v1", "PodTemplate"),
+    ("", "ReplicationController", "replicationcontrollers", "core/v1", "ReplicationController"),
+    ("coordination.k8s.io", "Lease", "leases", "coordination/v1", "Lease"),
+    ("apps", "Deployment", "deployments", "apps/v1", "Deployment"),
+    ("apps", "ReplicaSet", "replicasets", "apps/v1", "ReplicaSet"),
+    ("apps", "StatefulSet", "statefulsets", "apps/v1", "StatefulSet"),
+    ("apps", "DaemonSet", "daemonsets", "apps/v1", "DaemonSet"),
+    ("apps", "ControllerRevision", "controllerrevisions", "apps/v1", "ControllerRevision"),
+    ("batch", "Job", "jobs", "batch/v1", "Job"),
+    ("batch", "CronJob", "cronjobs", "batch/v1", "CronJob"),
+    ("policy", "PodDisruptionBudget", "poddisruptionbudgets", "policy/v1", "PodDisruptionBudget"),
+    ("networking.k8s.io", "Ingress", "ingresses", "networking/v1", "Ingress"),
+    ("networking.k8s.io", "IngressClass", "ingressclasses", "networking/v1", "IngressClass"),
+    ("networking.k8s.io", "NetworkPolicy", "networkpolicies", "networking/v1", "NetworkPolicy"),
+    ("discovery.k8s.io", "EndpointSlice", "endpointslices", "discovery/v1", "EndpointSlice"),
+    ("storage.k8s.io", "StorageClass", "storageclasses", "storage/v1", "StorageClass"),
+    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", "scheduling/v1", "PriorityClass"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", "admissionregistration/v1",
      "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "admissionregistration/v1",
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", "admissionregistration/v1",
      "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "admissionregistration/v1",
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", "admissionregistration/v1",
      "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding",
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
      "admissionregistration/v1", "ValidatingAdmissionPolicyBinding"),
-    ("rbac.authorization.k8s.io", "Role", "rbac/v1", "Role"),
-    ("rbac.authorization.k8s.io", "ClusterRole", "rbac/v1", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "RoleBinding", "rbac/v1", "RoleBinding"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "rbac/v1", "ClusterRoleBinding"),
-    ("events.k8s.io", "Event", "events/v1", "Event"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "apiextensions/v1",
+    ("rbac.authorization.k8s.io", "Role", "roles", "rbac/v1", "Role"),
+    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", "rbac/v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", "rbac/v1", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "rbac/v1", "ClusterRoleBinding"),
+    ("events.k8s.io", "Event", "events", "events/v1", "Event"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", "apiextensions/v1",
      "CustomResourceDefinition"),
 ]
 
@@ -275,8 +275,8 @@ def main():
     gen = Generator({"api": args.api, "apimachinery": args.apimachinery,
                      "apiextensions": args.apiextensions})
     roots = []
-    for group, kind, short, ty in KINDS:
-        roots.append((group, kind, gen.struct_index(gen.package(short), ty)))
+    for group, kind, plural, short, ty in KINDS:
+        roots.append((group, kind, plural, gen.struct_index(gen.package(short), ty)))
     commits = {
         name: subprocess.run(["git", "-C", repo, "log", "-1", "--format=%H %cs", REF], check=True,
                              capture_output=True, text=True).stdout.strip()
@@ -288,10 +288,10 @@ def main():
     w(f"{REF} of ")
     w(", ".join(f"{name} ({commit})" for name, commit in sorted(commits.items())))
     w(".\n\nuse super::{Field, Omit, Struct, Ty};\n\n")
-    w("/// The served built-in kinds: (group, kind, index of their struct in [`STRUCTS`]).\n")
-    w("pub(super) static KINDS: &[(&str, &str, u16)] = &[\n")
-    for group, kind, idx in roots:
-        w(f'    ("{group}", "{kind}", {idx}),\n')
+    w("/// The served built-in kinds: (group, kind, plural, index of their struct in [`STRUCTS`]).\n")
+    w("pub(super) static KINDS: &[(&str, &str, &str, u16)] = &[\n")
+    for group, kind, plural, idx in roots:
+        w(f'    ("{group}", "{kind}", "{plural}", {idx}),\n')
     w("];\n\n")
     w("/// Every struct the kinds reach, by index; each one's fields sorted by JSON name.\n")
     w("pub(super) static STRUCTS: &[Struct] = &[\n")

@@ -25,9 +25,6 @@ mod shapes;
 
 mod conversion;
 
-use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
 use serde_json::{json, Map, Value};
 
 /// A Go field's `omitempty` / `omitzero` option.
@@ -101,39 +98,31 @@ pub(crate) struct Struct {
     pub fields: &'static [Field],
 }
 
-/// Each served built-in resource's kind (core kinds have conversions, [`conversion`]) and
-/// struct, by store key (`group/plural`).
-static BY_RESOURCE: LazyLock<BTreeMap<String, (Option<String>, &'static Struct)>> =
-    LazyLock::new(|| {
-        crate::resource::builtin_resources()
-            .into_iter()
-            .filter_map(|info| {
-                let root = root_of(&info.group, &info.kind)?;
-                let core_kind = info.group.is_empty().then(|| info.kind.clone());
-                let key = crate::store::resource_key(&info.group, &info.plural);
-                Some((key, (core_kind, root)))
-            })
-            .collect()
-    });
-
 /// The struct of a built-in kind, if the tables have it.
 fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
     shapes::KINDS
         .iter()
-        .find(|(g, k, _)| *g == group && *k == kind)
-        .map(|(_, _, index)| &shapes::STRUCTS[usize::from(*index)])
+        .find(|(g, k, _, _)| *g == group && *k == kind)
+        .map(|(_, _, _, index)| &shapes::STRUCTS[usize::from(*index)])
+}
+
+/// The kind and struct of the built-in resource stored under `resource` (`group/plural`).
+fn resource_root(resource: &str) -> Option<(&'static str, &'static str, &'static Struct)> {
+    let (group, plural) = resource.split_once('/')?;
+    shapes::KINDS
+        .iter()
+        .find(|(g, _, p, _)| *g == group && *p == plural)
+        .map(|(g, k, _, index)| (*g, *k, &shapes::STRUCTS[usize::from(*index)]))
 }
 
 /// Encodes an object of the resource stored under `resource` (`group/plural`) as the real
 /// server would write it (see the module documentation); objects of other resources are left
 /// alone.
 pub fn encode_stored(resource: &str, object: &mut Value) {
-    let Some((core_kind, root)) = BY_RESOURCE.get(resource) else {
+    let Some((group, kind, root)) = resource_root(resource) else {
         return;
     };
-    if let Some(kind) = core_kind {
-        conversion::round_trip(kind, object);
-    }
+    convert_decoded(group, kind, object);
     if let Value::Object(map) = object {
         encode_struct(root, map);
     }

@@ -166,7 +166,11 @@ fn every_served_built_in_kind_has_a_struct() {
             "{}",
             root.name
         );
-        assert!(BY_RESOURCE.contains_key(&crate::store::resource_key(&info.group, &info.plural)));
+        let key = crate::store::resource_key(&info.group, &info.plural);
+        assert!(
+            resource_root(&key).is_some_and(|(_, kind, _)| kind == info.kind),
+            "{key}"
+        );
     }
 }
 
