@@ -54,13 +54,18 @@ impl Shared {
         format_time(self.now())
     }
 
-    /// A new object uid.
-    pub(crate) fn new_uid(&self) -> String {
-        let mut bytes = [0u8; 16];
+    /// Fills `bytes` from the server's (seeded) random source.
+    pub(crate) fn fill_random(&self, bytes: &mut [u8]) {
         self.rng
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .fill(&mut bytes);
+            .fill(bytes);
+    }
+
+    /// A new object uid.
+    pub(crate) fn new_uid(&self) -> String {
+        let mut bytes = [0u8; 16];
+        self.fill_random(&mut bytes);
         uuid::Builder::from_random_bytes(bytes)
             .into_uuid()
             .to_string()

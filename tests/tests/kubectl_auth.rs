@@ -185,6 +185,27 @@ fn create_token_issues_a_service_account_token() {
         !token.is_empty() && !token.contains(char::is_whitespace),
         "{run}"
     );
+    // A JWT, as kube-apiserver issues: its claims name the service account.
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 3, "{token}");
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::Engine::decode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            parts[1],
+        )
+        .expect("base64url claims"),
+    )
+    .expect("JSON claims");
+    assert_eq!(claims["sub"], "system:serviceaccount:default:builder");
+    assert_eq!(claims["kubernetes.io"]["serviceaccount"]["name"], "builder");
+    assert_eq!(
+        claims["aud"],
+        json!(["https://kubernetes.default.svc.cluster.local"])
+    );
+    assert_eq!(
+        claims["exp"].as_i64().unwrap() - claims["iat"].as_i64().unwrap(),
+        3600
+    );
 
     let builder = cluster.token_kubeconfig("builder", &token);
     let whoami = cluster.kubectl_with(&builder, &["auth", "whoami", "-o", "json"]);

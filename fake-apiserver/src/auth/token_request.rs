@@ -2,8 +2,9 @@
 //! token` sends): issues a token for the service account, as the real server's token
 //! subresource does. `spec.expirationSeconds` defaults to an hour and must be between ten
 //! minutes and 2^32 seconds; `spec.audiences` defaults to the server's API audience. The token
-//! is opaque (see [`super::authn`]): it authenticates as the service account until it expires
-//! or the service account is deleted.
+//! reads as kube-apiserver's: a JWT whose claims name the service account, its audiences and
+//! its lifetime ([`service_account_jwt`]); the server authenticates it by looking it up (see
+//! [`super::authn`]), so it works until it expires or the service account is deleted.
 
 use serde_json::{json, Value};
 
@@ -85,7 +86,17 @@ pub fn create_token(
     let expires = now
         .checked_add(jiff::SignedDuration::from_secs(expiration))
         .map_err(|e| ApiError::internal(e.to_string()))?;
-    let token = format!("fake-sa.{}", shared.random_suffix(48));
+    let token = service_account_jwt(
+        server,
+        &Claims {
+            namespace,
+            name,
+            uid: &uid,
+            audiences: &audiences,
+            issued: now,
+            expires,
+        },
+    );
     shared.auth.issued.insert(
         token.clone(),
         IssuedToken {
@@ -104,12 +115,57 @@ pub fn create_token(
     }
     request["apiVersion"] = json!("authentication.k8s.io/v1");
     request["kind"] = json!("TokenRequest");
-    request["metadata"] = json!({"name": name, "namespace": namespace, "creationTimestamp": null});
+    // (No `creationTimestamp`: a zero one is not written, `omitzero`.)
+    request["metadata"] = json!({"name": name, "namespace": namespace});
     request["status"] = json!({
         "token": token,
         "expirationTimestamp": crate::registry::semantics::format_time(expires),
     });
     Ok(request)
+}
+
+/// What a service account token says.
+struct Claims<'a> {
+    namespace: &'a str,
+    name: &'a str,
+    uid: &'a str,
+    audiences: &'a [String],
+    issued: jiff::Timestamp,
+    expires: jiff::Timestamp,
+}
+
+/// A token shaped as kube-apiserver issues it (`pkg/serviceaccount/claims.go`): a JWT,
+/// `header.claims.signature` in unpadded base64url, with the issuer, subject
+/// (`system:serviceaccount:NS:NAME`), audiences, issue, not-before and expiry times, a unique
+/// id, and the `kubernetes.io` claim naming the namespace and service account. The signature
+/// is seeded random bytes the size of an RS256 one: a client can decode the token but nobody
+/// can verify it, and the server accepts it only because it issued it.
+fn service_account_jwt(server: &FakeApiServer, claims: &Claims<'_>) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    let shared = &server.shared;
+    let header = json!({"alg": "RS256", "kid": "fake-apiserver"});
+    let body = json!({
+        "aud": claims.audiences,
+        "exp": claims.expires.as_second(),
+        "iat": claims.issued.as_second(),
+        "iss": API_AUDIENCE,
+        "jti": shared.new_uid(),
+        "kubernetes.io": {
+            "namespace": claims.namespace,
+            "serviceaccount": {"name": claims.name, "uid": claims.uid},
+        },
+        "nbf": claims.issued.as_second(),
+        "sub": format!("system:serviceaccount:{}:{}", claims.namespace, claims.name),
+    });
+    let mut signature = [0u8; 256];
+    shared.fill_random(&mut signature);
+    format!(
+        "{}.{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(body.to_string()),
+        URL_SAFE_NO_PAD.encode(signature)
+    )
 }
 
 /// Issues a token for `namespace/name` valid for `seconds`, for the in-process client.
