@@ -69,22 +69,15 @@ KINDS = [
      "CustomResourceDefinition"),
 ]
 
-# Package path (as imported) → (repository flag, directory in it).
-PACKAGES = {
-    "k8s.io/api/" + p: ("api", p)
-    for p in ["core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
-              "networking/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
-              "admissionregistration/v1", "autoscaling/v1"]
-}
-PACKAGES["k8s.io/apimachinery/pkg/apis/meta/v1"] = ("apimachinery", "pkg/apis/meta/v1")
+# Package path (as imported) → (repository flag, directory in it, short name in the tables).
+API_PACKAGES = ["core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
+                "networking/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
+                "admissionregistration/v1", "autoscaling/v1"]
+PACKAGES = {"k8s.io/api/" + p: ("api", p, p) for p in API_PACKAGES}
+PACKAGES["k8s.io/apimachinery/pkg/apis/meta/v1"] = ("apimachinery", "pkg/apis/meta/v1", "meta/v1")
 PACKAGES["k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"] = (
-    "apiextensions", "pkg/apis/apiextensions/v1")
-SHORT = {"k8s.io/api/" + p: p for p in [
-    "core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
-    "networking/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
-    "admissionregistration/v1", "autoscaling/v1"]}
-SHORT["k8s.io/apimachinery/pkg/apis/meta/v1"] = "meta/v1"
-SHORT["k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"] = "apiextensions/v1"
+    "apiextensions", "pkg/apis/apiextensions/v1", "apiextensions/v1")
+SHORT = {path: short for path, (_, _, short) in PACKAGES.items()}
 
 # Types with their own JSON encoding: how an absent value of each is written.
 SPECIAL = {
@@ -189,7 +182,7 @@ class Generator:
             full = next((p for p, s in SHORT.items() if s == short), None)
             if full is None:
                 return None
-            repo, directory = PACKAGES[full]
+            repo, directory, _ = PACKAGES[full]
             self.packages[short] = Package(short, git_files(self.repos[repo], directory))
         return self.packages[short]
 

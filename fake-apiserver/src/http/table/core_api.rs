@@ -408,10 +408,14 @@ fn volume_phase(o: &Value) -> String {
     }
 }
 
-/// The beta `volume.beta.kubernetes.io/storage-class` annotation, when set (it wins over
-/// `spec.storageClassName` in `GetPersistentVolumeClass` and `GetPersistentVolumeClaimClass`).
-fn beta_storage_class(o: &Value) -> Option<&str> {
-    o["metadata"]["annotations"]["volume.beta.kubernetes.io/storage-class"].as_str()
+/// A volume's or claim's storage class (`GetPersistentVolumeClass`,
+/// `GetPersistentVolumeClaimClass`): the beta `volume.beta.kubernetes.io/storage-class`
+/// annotation when set, else `spec.storageClassName`.
+fn storage_class(o: &Value) -> String {
+    o["metadata"]["annotations"]["volume.beta.kubernetes.io/storage-class"]
+        .as_str()
+        .unwrap_or_else(|| str_of(&o["spec"]["storageClassName"]))
+        .into()
 }
 
 /// `persistentVolumeColumnDefinitions` and `printPersistentVolume`.
@@ -459,11 +463,7 @@ fn persistent_volume() -> Vec<Column> {
             "StorageClass",
             "string",
             "StorageClass of the pv",
-            text(|o| {
-                beta_storage_class(o)
-                    .unwrap_or_else(|| str_of(&o["spec"]["storageClassName"]))
-                    .into()
-            }),
+            text(storage_class),
         ),
         col(
             "VolumeAttributesClass",
@@ -534,11 +534,7 @@ fn persistent_volume_claim() -> Vec<Column> {
             "StorageClass",
             "string",
             "StorageClass of the pvc",
-            text(|o| {
-                beta_storage_class(o)
-                    .unwrap_or_else(|| str_of(&o["spec"]["storageClassName"]))
-                    .into()
-            }),
+            text(storage_class),
         ),
         col(
             "VolumeAttributesClass",

@@ -277,6 +277,15 @@ fn or_none(s: &str) -> String {
     }
 }
 
+/// The string at `v`, or `<none>` when the (pointer) field is absent.
+fn pointer_or_none(v: &Value) -> String {
+    if v.is_null() {
+        "<none>".into()
+    } else {
+        str_of(v).into()
+    }
+}
+
 /// The string at `v`, or `<unset>` when the (pointer) field is absent.
 fn or_unset(v: &Value) -> String {
     if v.is_null() {

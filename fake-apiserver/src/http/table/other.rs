@@ -10,8 +10,8 @@
 use serde_json::{json, Value};
 
 use super::{
-    age_col, arr, col, computed, format_label_selector, int_col, name_col, str_of, text, Column,
-    NAME_DESCRIPTION,
+    age_col, arr, col, computed, format_label_selector, int_col, name_col, pointer_or_none, str_of,
+    text, Column, NAME_DESCRIPTION,
 };
 
 /// The other kinds' columns, `None` for a kind this module does not print.
@@ -152,10 +152,7 @@ fn ingress() -> Vec<Column> {
             "Class",
             "string",
             "The name of the IngressClass resource that should be used for additional configuration",
-            text(|o| match &o["spec"]["ingressClassName"] {
-                Value::Null => "<none>".into(),
-                class => str_of(class).into(),
-            }),
+            text(|o| pointer_or_none(&o["spec"]["ingressClassName"])),
         ),
         col(
             "Hosts",

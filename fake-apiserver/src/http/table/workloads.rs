@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{
     age_col, arr, col, container_cols, format_label_selector, format_labels, human_duration,
-    int_col, int_of, int_string_col, label_selector_string, name_col, print_bool, since,
-    since_time, str_of, text, timed, timestamp, Column, Now,
+    int_col, int_of, int_string_col, label_selector_string, name_col, pointer_or_none, print_bool,
+    since, since_time, str_of, text, timed, timestamp, Column, Now,
 };
 
 /// The description of the `Ready` column of deployments and stateful sets.
@@ -305,10 +305,7 @@ fn cron_job() -> Vec<Column> {
             "Timezone",
             "string",
             "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
-            text(|o| match &o["spec"]["timeZone"] {
-                Value::Null => "<none>".into(),
-                tz => str_of(tz).into(),
-            }),
+            text(|o| pointer_or_none(&o["spec"]["timeZone"])),
         ),
         col(
             "Suspend",
