@@ -84,12 +84,15 @@ impl Stopwatch {
     }
 }
 
-/// Runs `op(i)` back to back for `duration` (or `max` times).
+/// Runs `op(i)` back to back for `duration` (or `max` times). `BENCH_TIME_SCALE` (a factor,
+/// default 1) stretches every such loop, for profiling under a slow tool (callgrind runs the
+/// loops 50× slower, so their one-time costs would otherwise dominate).
 pub async fn run_for<F, Fut>(duration: Duration, max: u64, mut op: F) -> Result<Run>
 where
     F: FnMut(u64) -> Fut,
     Fut: Future<Output = Result<()>>,
 {
+    let duration = duration.mul_f64(time_scale());
     let watch = Stopwatch::start();
     let mut done = 0u64;
     while done < max && watch.elapsed() < duration {
@@ -97,6 +100,16 @@ where
         done += 1;
     }
     Ok(watch.run(done))
+}
+
+/// The factor `BENCH_TIME_SCALE` sets for [`run_for`]'s loops (1 when unset or not a positive
+/// number).
+fn time_scale() -> f64 {
+    std::env::var("BENCH_TIME_SCALE")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(1.0)
 }
 
 /// Operations per second.
