@@ -32,7 +32,8 @@ use std::sync::LazyLock;
 
 use serde_json::{json, Map, Value};
 
-use crate::http::discovery::{compare_kube_versions, GIT_VERSION};
+use crate::http::discovery::GIT_VERSION;
+use crate::resource::compare_kube_versions;
 use crate::resource::ResourceInfo;
 
 mod library;
@@ -673,10 +674,23 @@ fn resource_paths(
         ));
         Value::Array(params)
     };
+    // Only the operations of the verbs the resource serves (a review only creates, component
+    // statuses are only read); a path left without operations is not listed (`Null`).
+    let verbs = info.verbs();
     let item = |ops: Vec<(&str, OperationSpec)>, with_name: bool| {
         let mut path = Map::new();
         for (method, spec) in ops {
-            path.insert(method.to_string(), operation(info, &spec, dialect, &tag));
+            let verb = match spec.action {
+                "post" => "create",
+                "put" => "update",
+                action => action,
+            };
+            if verbs.contains(&verb) {
+                path.insert(method.to_string(), operation(info, &spec, dialect, &tag));
+            }
+        }
+        if path.is_empty() {
+            return Value::Null;
         }
         path.insert("parameters".into(), path_params(with_name));
         Value::Object(path)
@@ -789,7 +803,7 @@ fn resource_paths(
             ),
         ));
     }
-    if info.namespaced {
+    if info.namespaced && verbs.contains(&"list") {
         let mut path = Map::new();
         path.insert(
             "get".into(),
@@ -819,6 +833,7 @@ fn resource_paths(
         );
         out.push((format!("{prefix}/{}", info.plural), Value::Object(path)));
     }
+    out.retain(|(_, path)| !path.is_null());
     out
 }
 

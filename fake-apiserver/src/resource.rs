@@ -1,5 +1,7 @@
 //! Descriptions of the resource types the server serves: built-in kinds and those added by CRDs.
 
+use std::cmp::Ordering;
+
 use serde_json::Value;
 
 /// Everything the server needs to know about one served resource type (one group/version/plural).
@@ -39,12 +41,19 @@ pub struct ResourceInfo {
     /// A review API (`authorization.k8s.io` access reviews): only `create`, answered and never
     /// stored.
     pub review: bool,
+    /// A read-only status computed on each request (`componentstatuses`): only `get` and
+    /// `list`, never stored.
+    pub computed: bool,
     /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
     pub tracks_generation: bool,
     /// For custom resources: the CRD version's `subresources.scale`, if declared.
     pub scale: Option<ScalePaths>,
     /// For custom resources: the server-side apply schema built from `schema`, once.
     pub apply_schema: crate::apply::schema::SchemaCell,
+    /// The warning every answer about this resource carries when it is deprecated: a CRD
+    /// version's `deprecationWarning` (or the default one), or a deprecated built-in's
+    /// (`v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice`).
+    pub deprecation_warning: Option<String>,
 }
 
 /// A CRD's `subresources.scale`: where a custom resource keeps its replicas and selector.
@@ -89,6 +98,9 @@ impl ResourceInfo {
     pub fn verbs(&self) -> Vec<&'static str> {
         if self.review {
             return vec!["create"];
+        }
+        if self.computed {
+            return vec!["get", "list"];
         }
         vec![
             "create",
@@ -146,6 +158,12 @@ const REVIEWS: &[(&str, &str, &str, bool)] = &[
         "authentication.k8s.io",
         "SelfSubjectReview",
         "selfsubjectreviews",
+        false,
+    ),
+    (
+        "authentication.k8s.io",
+        "TokenReview",
+        "tokenreviews",
         false,
     ),
 ];
@@ -602,6 +620,72 @@ const CREATE_ON_UPDATE: &[(&str, &str)] = &[
 ];
 
 /// The built-in resource types every server serves, in discovery order.
+/// Kube-aware version order, most preferred first: `v2 < v1 < v1beta2 < v1beta1 < v1alpha1`, then
+/// versions that do not look like Kubernetes versions, alphabetically
+/// (`k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings`, reversed).
+pub fn compare_kube_versions(a: &str, b: &str) -> Ordering {
+    match (parse_kube_version(a), parse_kube_version(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// `(stability, major, minor)` of a kube-like version, where stability is 2 for GA, 1 for beta and
+/// 0 for alpha, so that a larger tuple is the more preferred version.
+fn parse_kube_version(version: &str) -> Option<(u8, u64, u64)> {
+    let rest = version.strip_prefix('v')?;
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let major: u64 = rest[..digits_end].parse().ok()?;
+    if major == 0 {
+        return None;
+    }
+    let suffix = &rest[digits_end..];
+    if suffix.is_empty() {
+        return Some((2, major, 0));
+    }
+    let (stability, minor) = if let Some(minor) = suffix.strip_prefix("beta") {
+        (1, minor)
+    } else if let Some(minor) = suffix.strip_prefix("alpha") {
+        (0, minor)
+    } else {
+        return None;
+    };
+    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((stability, major, minor.parse().ok()?))
+}
+
+/// The deprecated built-in kinds this server serves: (group, kind, version deprecated in,
+/// replacement), from `k8s.io/api`'s `APILifecycleDeprecated` and `APILifecycleReplacement`.
+const DEPRECATED: &[(&str, &str, &str, Option<&str>)] = &[
+    ("", "ComponentStatus", "1.19", None),
+    (
+        "",
+        "Endpoints",
+        "1.33",
+        Some("discovery.k8s.io/v1 EndpointSlice"),
+    ),
+];
+
+/// The deprecation warning of a built-in kind, as the real server words it for every request
+/// to the resource (`deprecation.WarningMessage`): `v1 Endpoints is deprecated in v1.33+; use
+/// discovery.k8s.io/v1 EndpointSlice`. Every deprecated built-in served here is in `v1`.
+fn builtin_deprecation(group: &str, kind: &str) -> Option<String> {
+    let (_, _, since, replacement) = DEPRECATED
+        .iter()
+        .find(|(g, k, _, _)| *g == group && *k == kind)?;
+    let mut warning = format!("v1 {kind} is deprecated in v{since}+");
+    if let Some(replacement) = replacement {
+        warning.push_str(&format!("; use {replacement}"));
+    }
+    Some(warning)
+}
+
 pub fn builtin_resources() -> Vec<ResourceInfo> {
     BUILTINS
         .iter()
@@ -636,8 +720,10 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     selectable_fields: Vec::new(),
                     tracks_generation,
                     review: false,
+                    computed: false,
                     scale: None,
                     apply_schema: Default::default(),
+                    deprecation_warning: builtin_deprecation(group, kind),
                 }
             },
         )
@@ -655,6 +741,16 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     ..Default::default()
                 }),
         )
+        .chain(std::iter::once(ResourceInfo {
+            version: "v1".into(),
+            kind: "ComponentStatus".into(),
+            plural: "componentstatuses".into(),
+            singular: "componentstatus".into(),
+            short_names: vec!["cs".into()],
+            computed: true,
+            deprecation_warning: builtin_deprecation("", "ComponentStatus"),
+            ..Default::default()
+        }))
         .collect()
 }
 

@@ -48,6 +48,8 @@ const REAL_SERVER_5XX: &[(u16, &str)] = &[
     // error is not one the patch handler maps to a 4xx).
     (500, "list element types are not identical"),
     (500, "no elements in any of the given slices"),
+    // componentstatuses: the storage's plain error for a component it does not probe.
+    (500, "Component not found: "),
     // A read or watch at a resourceVersion the store has not reached.
     (504, "Timeout: Too large resource version"),
 ];

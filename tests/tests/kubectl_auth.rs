@@ -219,6 +219,11 @@ fn create_token_issues_a_service_account_token() {
             "system:authenticated"
         ])
     );
+    // The service account authenticator names the token it read (its `jti`).
+    assert_eq!(
+        user["extra"],
+        json!({"authentication.kubernetes.io/credential-id": [format!("JTI={}", claims["jti"].as_str().unwrap())]})
+    );
     cluster
         .kubectl_with(&builder, &["auth", "can-i", "create", "deployments.apps"])
         .ok()

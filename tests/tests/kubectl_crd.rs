@@ -276,3 +276,48 @@ fn crd_and_object_in_one_file_needs_the_crd_first() {
         .object(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1")
         .is_some());
 }
+
+/// A CRD version marked `deprecated` warns on every request to it, with the CRD's own
+/// `deprecationWarning` or, without one, the real server's default naming the newest version
+/// still served and not deprecated.
+#[test]
+fn deprecated_crd_versions_warn() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    let v1 = crd["spec"]["versions"][0].clone();
+    let older = |name: &str, warning: Option<&str>| {
+        let mut v = v1.clone();
+        v["name"] = json!(name);
+        v["storage"] = json!(false);
+        v["deprecated"] = json!(true);
+        if let Some(w) = warning {
+            v["deprecationWarning"] = json!(w);
+        }
+        v
+    };
+    crd["spec"]["versions"] = json!([
+        v1,
+        older("v1beta1", None),
+        older("v1alpha1", Some("v1alpha1 widgets go away next release"))
+    ]);
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let get = |version: &str| {
+        let mut run = None;
+        for _ in 0..50 {
+            let r = cluster.kubectl(&["get", &format!("widgets.{version}.{GROUP}")]);
+            if r.code == Some(0) {
+                run = Some(r);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        run.expect("the version is served")
+    };
+    get("v1beta1").stderr_has(&format!(
+        "Warning: {GROUP}/v1beta1 Widget is deprecated; use {GROUP}/v1 Widget"
+    ));
+    get("v1alpha1").stderr_has("Warning: v1alpha1 widgets go away next release");
+    let current = get("v1");
+    assert!(!current.stderr.contains("Warning"), "{current}");
+}

@@ -588,3 +588,65 @@ fn objects_read_back_as_the_real_server_encodes_them() {
     assert!(ready.as_object().unwrap().contains_key("lastProbeTime"));
     assert_eq!(ready["lastProbeTime"], json!(null));
 }
+
+/// `componentstatuses` are served as a real server serves them (read-only, computed on each
+/// request), and deprecated built-ins carry the real server's deprecation warning, which
+/// kubectl prints: `v1 ComponentStatus` (deprecated since 1.19) and `v1 Endpoints` (since
+/// 1.33, replaced by EndpointSlices).
+#[test]
+fn component_statuses_and_the_warnings_of_deprecated_resources() {
+    let cluster = Cluster::start();
+    let run = cluster.kubectl(&["get", "componentstatuses"]);
+    run.ok()
+        .stderr_has("Warning: v1 ComponentStatus is deprecated in v1.19+");
+    let unreachable = "Get \"https://127.0.0.1:10259/healthz\": dial tcp 127.0.0.1:10259: connect: connection refused";
+    let mut scheduler = vec!["scheduler", "Unhealthy"];
+    scheduler.extend(unreachable.split_whitespace());
+    assert_eq!(
+        run.rows(),
+        [
+            vec!["NAME", "STATUS", "MESSAGE", "ERROR"],
+            vec!["controller-manager", "Healthy", "ok"],
+            vec!["etcd-0", "Healthy", "ok"],
+            scheduler,
+        ]
+    );
+    // By short name, one at a time, and an unknown component as the real storage's plain error.
+    let etcd = cluster
+        .kubectl(&["get", "cs", "etcd-0", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        etcd,
+        json!({"kind": "ComponentStatus", "apiVersion": "v1", "metadata": {"name": "etcd-0"},
+               "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]})
+    );
+    cluster
+        .kubectl(&["get", "cs", "kubelet"])
+        .fails()
+        .stderr_has("Component not found: kubelet");
+    // Read-only: neither deleted nor watched.
+    cluster
+        .kubectl(&["delete", "cs", "etcd-0"])
+        .fails()
+        .stderr_has("the server does not allow this method on the requested resource");
+    let names = cluster
+        .kubectl(&[
+            "api-resources",
+            "--namespaced=false",
+            "--api-group=",
+            "-o",
+            "name",
+        ])
+        .ok()
+        .stdout
+        .clone();
+    assert!(names.lines().any(|l| l == "componentstatuses"), "{names}");
+
+    // Endpoints warn on every request; EndpointSlices do not.
+    cluster.kubectl(&["get", "endpoints"]).ok().stderr_has(
+        "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+    );
+    let slices = cluster.kubectl(&["get", "endpointslices"]);
+    assert!(!slices.ok().stderr.contains("deprecated"), "{slices}");
+}

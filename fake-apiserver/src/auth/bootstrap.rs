@@ -1,7 +1,8 @@
 //! The RBAC policy a real API server creates at start (`bootstrappolicy/policy.go`): the
 //! user-facing roles (`cluster-admin`; `admin`, `edit` and `view`, aggregated from the
 //! `system:aggregate-to-*` roles), the roles every client relies on (`system:discovery`,
-//! `system:basic-user`, `system:public-info-viewer`) and their bindings: `system:masters` is
+//! `system:basic-user`, `system:public-info-viewer`), `system:auth-delegator` (for webhooks
+//! and proxies to bind their service accounts to) and the bindings: `system:masters` is
 //! cluster admin, every authenticated user may discover the API and review its own access, and
 //! anyone (anonymous included) may read the health and version endpoints.
 
@@ -105,6 +106,20 @@ pub fn cluster_roles() -> Vec<Value> {
                     "/version/",
                 ],
             )],
+        ),
+        // What a webhook or an auth proxy needs to delegate authentication and authorization
+        // to the API server (both reviews only answer; they change nothing).
+        cluster_role(
+            "system:auth-delegator",
+            &[],
+            vec![
+                rule(&["create"], "authentication.k8s.io", &["tokenreviews"]),
+                rule(
+                    &["create"],
+                    "authorization.k8s.io",
+                    &["subjectaccessreviews"],
+                ),
+            ],
         ),
         cluster_role(
             "system:basic-user",

@@ -2,8 +2,10 @@
 //! `kubectl auth can-i` and `--list` use): `SelfSubjectAccessReview` (may I?),
 //! `SubjectAccessReview` (may this user?), `LocalSubjectAccessReview` (the same in a
 //! namespace) and `SelfSubjectRulesReview` (what may I do in this namespace?); and
-//! `authentication.k8s.io`'s `SelfSubjectReview` (who am I? what `kubectl auth whoami` asks).
-//! Nothing is stored; the answer is the request with its `status` filled in.
+//! `authentication.k8s.io`'s `SelfSubjectReview` (who am I? what `kubectl auth whoami` asks)
+//! and `TokenReview` (who is this bearer token? what webhooks and auth proxies ask).
+//! Nothing is stored; the answer is the request with its `status` filled in (and, as Go writes
+//! it, no `creationTimestamp`: a zero one is `omitzero`).
 
 use std::collections::BTreeMap;
 
@@ -45,6 +47,7 @@ pub(crate) fn answer(
 ) -> Result<Value, ApiError> {
     let status = match kind {
         "SelfSubjectReview" => json!({"userInfo": user_info(requestor)}),
+        "TokenReview" => token_review(shared, &review["spec"])?,
         "SelfSubjectRulesReview" => rules_review(shared, requestor, &review)?,
         "SelfSubjectAccessReview" => {
             validate_access_spec(kind, &review["spec"], false)?;
@@ -72,8 +75,41 @@ pub(crate) fn answer(
     if !review["metadata"].is_object() {
         review["metadata"] = json!({});
     }
-    review["metadata"]["creationTimestamp"] = Value::Null;
     Ok(review)
+}
+
+/// The status of a `TokenReview` (`pkg/registry/authentication/tokenreview/storage.go`): the
+/// token is authenticated as a request's would be, for the audiences the review names (the
+/// API's own when it names none). A token that does not authenticate is answered, not refused:
+/// `authenticated` stays unset and `error` says why; only a review without a token is a 400.
+fn token_review(shared: &Shared, spec: &Value) -> Result<Value, ApiError> {
+    let token = spec["token"].as_str().unwrap_or_default();
+    if token.is_empty() {
+        return Err(ApiError::bad_request(
+            "token is required for TokenReview in authentication",
+        ));
+    }
+    let mut audiences: Vec<String> = spec["audiences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str().map(str::to_string))
+        .collect();
+    if audiences.is_empty() {
+        audiences = vec![super::authn::API_AUDIENCE.to_string()];
+    }
+    let config = &shared.auth.config;
+    Ok(
+        match super::authn::authenticate_token(shared, config, token, &audiences) {
+            Ok(authenticated) => json!({
+                "authenticated": true,
+                "user": user_info(&authenticated.user),
+                "audiences": authenticated.audiences,
+            }),
+            // `user` is a struct: Go writes it even when empty.
+            Err(error) => json!({"user": {}, "error": error}),
+        },
+    )
 }
 
 /// The refusals of the real validation: exactly one of resource and non-resource attributes,

@@ -86,6 +86,7 @@ pub fn create_token(
     let expires = now
         .checked_add(jiff::SignedDuration::from_secs(expiration))
         .map_err(|e| ApiError::internal(e.to_string()))?;
+    let jti = shared.new_uid();
     let token = service_account_jwt(
         server,
         &Claims {
@@ -95,6 +96,7 @@ pub fn create_token(
             audiences: &audiences,
             issued: now,
             expires,
+            jti: &jti,
         },
     );
     shared.auth.issued.insert(
@@ -105,6 +107,7 @@ pub fn create_token(
             uid,
             audiences: audiences.clone(),
             expires,
+            jti,
         },
     );
     let spec = &mut request["spec"];
@@ -132,6 +135,7 @@ struct Claims<'a> {
     audiences: &'a [String],
     issued: jiff::Timestamp,
     expires: jiff::Timestamp,
+    jti: &'a str,
 }
 
 /// A token shaped as kube-apiserver issues it (`pkg/serviceaccount/claims.go`): a JWT,
@@ -150,7 +154,7 @@ fn service_account_jwt(server: &FakeApiServer, claims: &Claims<'_>) -> String {
         "exp": claims.expires.as_second(),
         "iat": claims.issued.as_second(),
         "iss": API_AUDIENCE,
-        "jti": shared.new_uid(),
+        "jti": claims.jti,
         "kubernetes.io": {
             "namespace": claims.namespace,
             "serviceaccount": {"name": claims.name, "uid": claims.uid},

@@ -29,10 +29,12 @@ use crate::resource::ResourceInfo;
 /// The component name on the collector's events.
 pub const COMPONENT: &str = "garbage-collector-controller";
 
-/// Resources the collector does not watch (`DefaultIgnoredResources`): events.
+/// Resources the collector does not watch (`DefaultIgnoredResources`): events; and those
+/// that store nothing (reviews, component statuses).
 pub fn ignored(info: &ResourceInfo) -> bool {
     info.plural == "events" && (info.group.is_empty() || info.group == "events.k8s.io")
         || info.review
+        || info.computed
 }
 
 /// One owner reference of a dependent.

@@ -12,11 +12,9 @@
 //! priority then by name, versions in kube-aware preference order (GA > beta > alpha, higher
 //! first), resources by name with each resource's subresources right after it.
 
-use std::cmp::Ordering;
-
 use serde_json::{json, Map, Value};
 
-use crate::resource::ResourceInfo;
+use crate::resource::{compare_kube_versions, ResourceInfo};
 
 /// The `Content-Type` of an aggregated discovery response (`APIGroupDiscoveryList`, v2).
 pub const AGGREGATED_CONTENT_TYPE: &str =
@@ -369,46 +367,6 @@ fn resources_of<'a>(
     served.sort_by(|a, b| a.plural.cmp(&b.plural));
     served.dedup_by(|a, b| a.plural == b.plural);
     served
-}
-
-/// Kube-aware version order, most preferred first: `v2 < v1 < v1beta2 < v1beta1 < v1alpha1`, then
-/// versions that do not look like Kubernetes versions, alphabetically
-/// (`k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings`, reversed).
-pub fn compare_kube_versions(a: &str, b: &str) -> Ordering {
-    match (parse_kube_version(a), parse_kube_version(b)) {
-        (Some(x), Some(y)) => y.cmp(&x),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.cmp(b),
-    }
-}
-
-/// `(stability, major, minor)` of a kube-like version, where stability is 2 for GA, 1 for beta and
-/// 0 for alpha, so that a larger tuple is the more preferred version.
-fn parse_kube_version(version: &str) -> Option<(u8, u64, u64)> {
-    let rest = version.strip_prefix('v')?;
-    let digits_end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let major: u64 = rest[..digits_end].parse().ok()?;
-    if major == 0 {
-        return None;
-    }
-    let suffix = &rest[digits_end..];
-    if suffix.is_empty() {
-        return Some((2, major, 0));
-    }
-    let (stability, minor) = if let Some(minor) = suffix.strip_prefix("beta") {
-        (1, minor)
-    } else if let Some(minor) = suffix.strip_prefix("alpha") {
-        (0, minor)
-    } else {
-        return None;
-    };
-    if minor.is_empty() || !minor.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((stability, major, minor.parse().ok()?))
 }
 
 /// Resource sets for tests of the documents built from them (here and in [`crate::openapi`]).

@@ -70,8 +70,38 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         // plain-text `404 page not found`; clients here always get a Status they can parse.
         return ApiError::no_such_resource().into_response();
     }
+    let response = serve_resource(server, parts, body, path, rp, &info).await;
+    with_deprecation_warning(response, &info)
+}
+
+/// Every answer of a deprecated resource (a built-in such as `v1 Endpoints`, or a CRD version
+/// marked `deprecated`) carries its deprecation warning, before any other warning: the real
+/// server adds it before the resource's handler runs, so errors carry it too.
+fn with_deprecation_warning(mut response: Response, info: &ResourceInfo) -> Response {
+    let Some(warning) = &info.deprecation_warning else {
+        return response;
+    };
+    let headers = response.headers_mut();
+    let others: Vec<http::HeaderValue> = headers.get_all(header::WARNING).iter().cloned().collect();
+    headers.remove(header::WARNING);
+    let mut response = crate::admission::with_warnings(response, std::slice::from_ref(warning));
+    for value in others {
+        response.headers_mut().append(header::WARNING, value);
+    }
+    response
+}
+
+/// Serves a request to a resource this server has (`info`), in the scope it is in.
+async fn serve_resource(
+    server: FakeApiServer,
+    parts: http::request::Parts,
+    body: axum::body::Body,
+    path: String,
+    rp: ResourcePath,
+    info: &Arc<ResourceInfo>,
+) -> Response {
     let subresource = match &rp.subresource {
-        Some(name) => match crate::registry::subresource::find(&info, name) {
+        Some(name) => match crate::registry::subresource::find(info, name) {
             Some(found) => Some(found),
             None => return ApiError::no_such_resource().into_response(),
         },
@@ -110,17 +140,20 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
+    if verb == "watch" && info.computed {
+        return crate::http::component_status::not_watchable().into_response();
+    }
     if verb == "watch" && !info.review {
         return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
     }
     let user = crate::auth::request_user(&parts.extensions);
     let admission =
-        crate::admission::Request::of_write(&info, verb, &rp, &query, &parts.headers, &user, &body);
+        crate::admission::Request::of_write(info, verb, &rp, &query, &parts.headers, &user, &body);
     // Served once, or again after each round of admission webhook calls (see `admission`).
     let serve = || {
         let call = Call {
             server: &server,
-            info: &info,
+            info,
             path: &rp,
             query: &query,
             headers: &parts.headers,
@@ -133,6 +166,9 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
             "create" if info.review => call.review(body),
             "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
             _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            "get" if info.computed => call.component_status(),
+            "list" if info.computed => call.component_statuses(),
+            _ if info.computed => Err(ApiError::method_not_allowed(parts.method.as_str())),
             _ if rp
                 .subresource
                 .as_deref()
@@ -449,6 +485,28 @@ impl Call<'_> {
             review,
         )?;
         Ok(value_response(StatusCode::CREATED, &answered))
+    }
+
+    /// `GET componentstatuses/{name}`.
+    fn component_status(&self) -> Result<Response, ApiError> {
+        let status = crate::http::component_status::get(self.server, self.name())?;
+        self.object_response(StatusCode::OK, status)
+    }
+
+    /// `GET componentstatuses` (as a table when asked, as kubectl asks).
+    fn component_statuses(&self) -> Result<Response, ApiError> {
+        let list = crate::http::component_status::list(self.server, self.info, self.query)?;
+        if crate::http::table::wants_table(self.headers) {
+            let items = list["items"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let now = crate::registry::semantics::format_time(self.server.shared.now());
+            let mut table = crate::http::table::to_table(self.info, items, &now, true);
+            table["metadata"] = list["metadata"].clone();
+            return Ok(self.with_warnings(value_response(StatusCode::OK, &table)));
+        }
+        Ok(self.with_warnings(value_response(StatusCode::OK, &list)))
     }
 
     /// `POST serviceaccounts/{name}/token`: a TokenRequest.

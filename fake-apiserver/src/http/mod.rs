@@ -6,8 +6,10 @@
 //! layer for writes ([`crate::registry::semantics`]). Reads are [`list`] and `watch`, answered
 //! as JSON or a Table ([`encoding`], [`table`]). Discovery documents ([`discovery`]), the OpenAPI
 //! documents (`openapi_routes`), `pods/log`, `exec`, `attach`, `portforward` (`pod_connect`)
-//! and `pods/eviction` (`eviction`) are served here too.
+//! and `pods/eviction` (`eviction`) are served here too, and `componentstatuses`
+//! (`component_status`), which nothing stores.
 
+pub(crate) mod component_status;
 pub(crate) mod crd_cleanup;
 pub mod discovery;
 pub mod encoding;

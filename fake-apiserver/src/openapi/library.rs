@@ -61,6 +61,7 @@ static TYPED_KINDS: &[TypedKind] = typed![
     ("", "v1", "Pod", core::v1::Pod),
     ("", "v1", "Node", core::v1::Node),
     ("", "v1", "ConfigMap", core::v1::ConfigMap),
+    ("", "v1", "ComponentStatus", core::v1::ComponentStatus),
     ("", "v1", "Secret", core::v1::Secret),
     ("", "v1", "Event", core::v1::Event),
     ("", "v1", "ServiceAccount", core::v1::ServiceAccount),
@@ -195,6 +196,12 @@ static TYPED_KINDS: &[TypedKind] = typed![
         "v1",
         "SelfSubjectReview",
         k8s_openapi::api::authentication::v1::SelfSubjectReview
+    ),
+    (
+        "authentication.k8s.io",
+        "v1",
+        "TokenReview",
+        k8s_openapi::api::authentication::v1::TokenReview
     ),
     ("rbac.authorization.k8s.io", "v1", "Role", rbac::v1::Role),
     (

@@ -1080,6 +1080,21 @@ pub static SELF_SUBJECT_REVIEW: Message = Message {
     fields: &[message(1, "metadata", &OBJECT_META)],
 };
 
+/// `authentication/v1.TokenReview`.
+pub static TOKEN_REVIEW: Message = Message {
+    name: "k8s.io.api.authentication.v1.TokenReview",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &TOKEN_REVIEW_SPEC),
+    ],
+};
+
+/// `authentication/v1.TokenReviewSpec`.
+pub static TOKEN_REVIEW_SPEC: Message = Message {
+    name: "k8s.io.api.authentication.v1.TokenReviewSpec",
+    fields: &[value(1, "token", STRING), repeated(2, "audiences", STRING)],
+};
+
 /// `authentication/v1.TokenRequest`.
 pub static TOKEN_REQUEST: Message = Message {
     name: "k8s.io.api.authentication.v1.TokenRequest",
@@ -1161,6 +1176,7 @@ static KINDS: &[(&str, &str, &Message)] = &[
         &SELF_SUBJECT_REVIEW,
     ),
     ("authentication.k8s.io/v1", "TokenRequest", &TOKEN_REQUEST),
+    ("authentication.k8s.io/v1", "TokenReview", &TOKEN_REVIEW),
 ];
 
 /// The message table of a top-level kind, if this decoder knows it. `DeleteOptions` is

@@ -20,7 +20,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::resource::{builtin_resources, ResourceInfo};
+use crate::resource::{builtin_resources, compare_kube_versions, ResourceInfo};
 
 /// Served resource types. Cheap to clone; clones share the same set.
 #[derive(Debug, Clone)]
@@ -111,6 +111,36 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
+/// The warning of a CRD version marked `deprecated`: its `deprecationWarning` when set
+/// (`None` when that is empty: an empty warning is not sent), else
+/// `GROUP/VERSION KIND is deprecated`, followed by `; use GROUP/NEWER KIND` naming the most
+/// preferred served version that is not deprecated and is newer than this one
+/// (`defaultDeprecationWarning` in apiextensions-apiserver's `customresource_handler.go`).
+fn crd_deprecation_warning(spec: &Value, version: &Value) -> Option<String> {
+    if version["deprecated"].as_bool() != Some(true) {
+        return None;
+    }
+    if let Some(warning) = version.get("deprecationWarning").and_then(Value::as_str) {
+        return Some(warning.to_string()).filter(|w| !w.is_empty());
+    }
+    let group = spec["group"].as_str().unwrap_or_default();
+    let kind = spec["names"]["kind"].as_str().unwrap_or_default();
+    let name = version["name"].as_str().unwrap_or_default();
+    let mut warning = format!("{group}/{name} {kind} is deprecated");
+    let newer = spec["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["served"].as_bool() == Some(true) && v["deprecated"].as_bool() != Some(true))
+        .filter_map(|v| v["name"].as_str())
+        .filter(|v| compare_kube_versions(v, name) == std::cmp::Ordering::Less)
+        .min_by(|a, b| compare_kube_versions(a, b));
+    if let Some(newer) = newer {
+        warning.push_str(&format!("; use {group}/{newer} {kind}"));
+    }
+    Some(warning)
+}
+
 /// The resource types a CRD object defines (one per served version).
 pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
     let spec = &crd["spec"];
@@ -171,8 +201,10 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                             .unwrap_or_default(),
                         tracks_generation: true,
                         review: false,
+                        computed: false,
                         scale: crate::resource::ScalePaths::from_crd_version(v),
                         apply_schema: Default::default(),
+                        deprecation_warning: crd_deprecation_warning(spec, v),
                     })
                 })
                 .collect()
@@ -226,5 +258,41 @@ mod tests {
     fn a_malformed_crd_defines_nothing() {
         assert!(resources_of_crd(&json!({"spec": {"group": 5}})).is_empty());
         assert!(resources_of_crd(&json!(null)).is_empty());
+    }
+
+    /// `defaultDeprecationWarning`: the most preferred served, not deprecated version newer than
+    /// the deprecated one; the CRD's own warning wins, and an empty one is none.
+    #[rstest::rstest]
+    #[case::newest_ga(json!([{"name": "v1"}, {"name": "v2"}, {"name": "v1beta1", "deprecated": true}]),
+        "v1beta1", Some("example.com/v1beta1 Widget is deprecated; use example.com/v2 Widget"))]
+    #[case::no_newer_version(json!([{"name": "v1", "deprecated": true}, {"name": "v1beta1"}]),
+        "v1", Some("example.com/v1 Widget is deprecated"))]
+    #[case::newer_but_deprecated_or_not_served(json!([{"name": "v1beta1", "deprecated": true},
+        {"name": "v1", "deprecated": true}, {"name": "v2", "served": false}]),
+        "v1beta1", Some("example.com/v1beta1 Widget is deprecated"))]
+    #[case::own_warning(json!([{"name": "v1"}, {"name": "v1beta1", "deprecated": true, "deprecationWarning": "gone soon"}]),
+        "v1beta1", Some("gone soon"))]
+    #[case::empty_own_warning(json!([{"name": "v1"}, {"name": "v1beta1", "deprecated": true, "deprecationWarning": ""}]),
+        "v1beta1", None)]
+    #[case::not_deprecated(json!([{"name": "v1"}, {"name": "v1beta1"}]), "v1beta1", None)]
+    fn deprecated_crd_versions_carry_the_real_warning(
+        #[case] mut versions: Value,
+        #[case] version: &str,
+        #[case] expected: Option<&str>,
+    ) {
+        for v in versions.as_array_mut().unwrap() {
+            if v.get("served").is_none() {
+                v["served"] = json!(true);
+            }
+        }
+        let spec =
+            json!({"group": "example.com", "names": {"kind": "Widget"}, "versions": versions});
+        let v = spec["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == version)
+            .unwrap();
+        assert_eq!(crd_deprecation_warning(&spec, v).as_deref(), expected);
     }
 }

@@ -4,8 +4,8 @@
 //! `printPodTemplate`, `printService` (`getServiceExternalIP`, `loadBalancerStatusStringer`,
 //! `makePortString`), `printEndpoints` (`formatEndpoints`), `printPersistentVolume`,
 //! `printPersistentVolumeClaim` (`helper.GetAccessModesAsString`, `GetPersistentVolumeClass`,
-//! `GetPersistentVolumeClaimClass`), `printEvent` (`formatEventSource`) and
-//! `printResourceQuota`. Events of `events.k8s.io/v1` print through `printEvent` too (the real
+//! `GetPersistentVolumeClaimClass`), `printEvent` (`formatEventSource`),
+//! `printResourceQuota` and `printComponentStatus`. Events of `events.k8s.io/v1` print through `printEvent` too (the real
 //! server stores both as the internal `core.Event`).
 
 use std::collections::BTreeSet;
@@ -39,6 +39,7 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
             ),
             age_col(),
         ],
+        "ComponentStatus" => component_status(),
         "ConfigMap" => vec![
             name_col(),
             int_string_col(
@@ -718,6 +719,50 @@ fn resource_quota(quota: &Value, limits: bool) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `printComponentStatus`: the first `Healthy` condition says `Healthy` (status `True`) or
+/// `Unhealthy` (anything else), with its message and error; no such condition is `Unknown`.
+fn component_status() -> Vec<Column> {
+    let healthy = |o: &Value| -> Option<Value> {
+        arr(&o["conditions"])
+            .iter()
+            .find(|c| str_of(&c["type"]) == "Healthy")
+            .cloned()
+    };
+    vec![
+        name_col(),
+        col(
+            "Status",
+            "string",
+            "Status of the component conditions",
+            text(move |o| match healthy(o) {
+                Some(c) if str_of(&c["status"]) == "True" => "Healthy".into(),
+                Some(_) => "Unhealthy".into(),
+                None => "Unknown".into(),
+            }),
+        ),
+        col(
+            "Message",
+            "string",
+            "Message of the component conditions",
+            text(move |o| {
+                healthy(o)
+                    .map(|c| str_of(&c["message"]).to_string())
+                    .unwrap_or_default()
+            }),
+        ),
+        col(
+            "Error",
+            "string",
+            "Error of the component conditions",
+            text(move |o| {
+                healthy(o)
+                    .map(|c| str_of(&c["error"]).to_string())
+                    .unwrap_or_default()
+            }),
+        ),
+    ]
 }
 
 #[cfg(test)]
