@@ -510,3 +510,80 @@ fn kubectl_debug_adds_an_ephemeral_container() {
         .fails()
         .stderr_has("Duplicate value: \"web\"");
 }
+
+/// `kubectl patch --subresource resize` (in-place pod resize): CPU and memory change in place
+/// and the pod's generation moves; anything else, a removed request or a change of QoS class is
+/// refused with the real messages, and the main endpoint still refuses resource changes.
+#[test]
+fn pods_are_resized_in_place_through_the_resize_subresource() {
+    let cluster = Cluster::start();
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "resized", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "nginx",
+            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m"}}}]}
+    });
+    let file = cluster.write_json("pod.json", &pod);
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let resize = |resources: serde_json::Value| {
+        let patch = json!({"spec": {"containers": [{"name": "c", "resources": resources}]}});
+        cluster.kubectl(&[
+            "patch",
+            "pod",
+            "resized",
+            "--subresource",
+            "resize",
+            "--patch",
+            &patch.to_string(),
+        ])
+    };
+    resize(json!({"limits": {"cpu": "300m"}}))
+        .ok()
+        .stdout_is("pod/resized patched\n");
+    let stored = cluster
+        .kubectl(&["get", "pod", "resized", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        stored["spec"]["containers"][0]["resources"],
+        json!({"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "300m"}})
+    );
+    assert_eq!(stored["metadata"]["generation"], 2);
+
+    resize(json!({"limits": {"ephemeral-storage": "1Gi"}}))
+        .fails()
+        .stderr_has("The Pod \"resized\" is invalid: spec: Forbidden: only cpu and memory resources are mutable");
+    // (A CPU request would come back from its limit: decoding defaults requests from limits.)
+    resize(json!({"requests": {"memory": null}}))
+        .fails()
+        .stderr_has(
+            "spec.containers[0].resources.requests: Forbidden: resource requests cannot be removed",
+        );
+    resize(json!({"requests": {"cpu": "300m", "memory": "64Mi"}, "limits": {"cpu": "300m", "memory": "64Mi"}}))
+        .fails()
+        .stderr_has("spec: Invalid value: \"Burstable\": Pod QOS Class may not change as a result of resizing");
+    // Through the main endpoint, resources stay immutable.
+    cluster
+        .kubectl(&[
+            "patch",
+            "pod",
+            "resized",
+            "--patch",
+            r#"{"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"400m"}}}]}}"#,
+        ])
+        .fails()
+        .stderr_has("pod updates may not change fields other than");
+    let unchanged = cluster
+        .kubectl(&[
+            "get",
+            "pod",
+            "resized",
+            "-o",
+            "jsonpath={.spec.containers[0].resources.limits.cpu} {.metadata.generation}",
+        ])
+        .ok()
+        .stdout
+        .clone();
+    assert_eq!(unchanged, "300m 2");
+}

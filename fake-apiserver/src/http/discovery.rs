@@ -579,6 +579,7 @@ mod tests {
                 "pods/log",
                 "pods/portforward",
                 "pods/proxy",
+                "pods/resize",
                 "pods/status",
                 "secrets",
                 "services",
@@ -676,6 +677,7 @@ mod tests {
                     {"subresource": "log", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get"]},
                     {"subresource": "portforward", "responseKind": {"group": "", "version": "v1", "kind": "PodPortForwardOptions"}, "verbs": ["create", "get"]},
                     {"subresource": "proxy", "responseKind": {"group": "", "version": "v1", "kind": "PodProxyOptions"}, "verbs": ["create", "delete", "get", "patch", "update"]},
+                    {"subresource": "resize", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]},
                     {"subresource": "status", "responseKind": {"group": "", "version": "v1", "kind": "Pod"}, "verbs": ["get", "patch", "update"]}
                 ]
             })

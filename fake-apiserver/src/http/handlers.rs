@@ -169,10 +169,9 @@ async fn serve_resource(
             "get" if info.computed => call.component_status(),
             "list" if info.computed => call.component_statuses(),
             _ if info.computed => Err(ApiError::method_not_allowed(parts.method.as_str())),
-            _ if rp
-                .subresource
-                .as_deref()
-                .is_some_and(|s| !matches!(s, "status" | "finalize" | "ephemeralcontainers")) =>
+            _ if rp.subresource.as_deref().is_some_and(|s| {
+                !matches!(s, "status" | "finalize" | "ephemeralcontainers" | "resize")
+            }) =>
             {
                 call.subresource(verb, body)
             }
@@ -284,6 +283,7 @@ impl Call<'_> {
             Some("status") => UpdateTarget::Status,
             Some("finalize") => UpdateTarget::Finalize,
             Some("ephemeralcontainers") => UpdateTarget::EphemeralContainers,
+            Some("resize") => UpdateTarget::Resize,
             _ => UpdateTarget::Main,
         }
     }
@@ -1157,7 +1157,10 @@ fn finish_builtin_object(
             // (`finalize` is a Namespace subresource; a CRD has none.)
             Some((
                 old,
-                UpdateTarget::Main | UpdateTarget::Finalize | UpdateTarget::EphemeralContainers,
+                UpdateTarget::Main
+                | UpdateTarget::Finalize
+                | UpdateTarget::EphemeralContainers
+                | UpdateTarget::Resize,
             )) => crate::rules::crd_validation::validate_update(object, old)?,
             Some((old, UpdateTarget::Status)) => {
                 crate::rules::crd_validation::validate_status_update(object, old)?

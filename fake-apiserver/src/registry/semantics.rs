@@ -338,6 +338,8 @@ pub enum UpdateTarget {
     Finalize,
     /// A pod's `/ephemeralcontainers` subresource: only `spec.ephemeralContainers`.
     EphemeralContainers,
+    /// A pod's `/resize` subresource: only the containers' `resources` and `resizePolicy`.
+    Resize,
 }
 
 /// What a write through `/status` keeps of the request, as each kind's status strategy decides
@@ -477,6 +479,7 @@ pub fn prepare_update(
             }
             next
         }
+        UpdateTarget::Resize => crate::rules::core::drop_non_resize_updates(current, new),
         UpdateTarget::Finalize => {
             // The finalize strategy keeps the stored status; spec and metadata come from the
             // request.
@@ -542,6 +545,7 @@ pub fn prepare_update(
         UpdateTarget::Main => crate::rules::Target::Main,
         UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
         UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
+        UpdateTarget::Resize => crate::rules::Target::Resize,
     };
     crate::rules::prepare_update(info, current, &mut next, rules_target);
     crate::rules::validate_update(info, current, &next, rules_target)?;
@@ -563,6 +567,7 @@ pub fn prepare_update(
         UpdateTarget::Status => Some("status"),
         UpdateTarget::Finalize => Some("finalize"),
         UpdateTarget::EphemeralContainers => Some("ephemeralcontainers"),
+        UpdateTarget::Resize => Some("resize"),
     };
     match applied_managed_fields {
         Some(Some(managed_fields)) => {

@@ -71,6 +71,7 @@ pub fn of(info: &ResourceInfo) -> Vec<Subresource> {
                 sub("log", &["get"], "Pod", None),
                 sub("portforward", CONNECT_VERBS, "PodPortForwardOptions", None),
                 sub("proxy", PROXY_VERBS, "PodProxyOptions", None),
+                sub("resize", STATUS_VERBS, "Pod", None),
             ]),
             "Namespace" => subs.push(sub("finalize", &["update"], "Namespace", None)),
             "Node" => subs.push(sub("proxy", PROXY_VERBS, "NodeProxyOptions", None)),
@@ -119,6 +120,7 @@ mod tests {
                 "log",
                 "portforward",
                 "proxy",
+                "resize",
                 "status"
             ]
         );

@@ -13,9 +13,12 @@ use crate::rules::validation::{
 use crate::store::value_eq::{equal, maps_equal_where};
 
 mod more_kinds;
+mod pod_resize;
 mod pod_spec;
 mod quota;
 pub mod service;
+
+pub use pod_resize::drop_non_resize_updates;
 
 /// `core.MaxSecretSize`: the most data a ConfigMap or Secret holds.
 pub const MAX_SECRET_SIZE: usize = 1024 * 1024;
@@ -53,6 +56,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
         ("Pod", Target::Main) => pod_update(old, new),
         ("Pod", Target::Status) => pod_status_update(old, new),
         ("Pod", Target::EphemeralContainers) => pod_ephemeral_containers_update(old, new),
+        ("Pod", Target::Resize) => pod_resize::validate(old, new),
         ("Node", Target::Main) => {
             let mut causes = node(new);
             causes.extend(node_update(old, new));

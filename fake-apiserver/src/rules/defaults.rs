@@ -256,7 +256,7 @@ fn api_access_volume(name: &str) -> Value {
 }
 
 /// The pod's QoS class from its containers' requests and limits.
-fn qos_class(spec: &Value) -> &'static str {
+pub(crate) fn qos_class(spec: &Value) -> &'static str {
     let mut requests = QosTotals::default();
     let mut limits = QosTotals::default();
     let mut guaranteed = true;

@@ -53,6 +53,8 @@ pub enum Target {
     Status,
     /// A pod's `/ephemeralcontainers` subresource.
     EphemeralContainers,
+    /// A pod's `/resize` subresource.
+    Resize,
 }
 
 /// The causes of creating `object` (metadata and the kind's own rules), as the kind's strategy
