@@ -208,3 +208,90 @@ fn budgets_priority_classes_and_immortal_namespaces() {
         .fails()
         .stderr_has("namespaces \"default\" is forbidden: this namespace may not be deleted");
 }
+
+/// The Priority admission plugin, as every real server runs it: the system classes exist from
+/// the start, a pod's priority and preemption policy come from its class (or the global
+/// default), an unknown class or a priority set by hand is refused, only one class may be the
+/// global default, and an update that leaves the priority out keeps it.
+#[test]
+fn pods_get_their_priority_from_their_priority_class() {
+    let cluster = Cluster::start();
+    let classes = cluster.kubectl(&["get", "priorityclasses", "-o", "name"]);
+    assert_eq!(
+        classes.ok().stdout,
+        "priorityclass.scheduling.k8s.io/system-cluster-critical\npriorityclass.scheduling.k8s.io/system-node-critical\n"
+    );
+    let pod = |name: &str, spec: serde_json::Value| {
+        let mut spec = spec;
+        spec["containers"] = json!([{"name": "c", "image": "nginx"}]);
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec})
+    };
+    let create = |name: &str, spec: serde_json::Value| {
+        let file = cluster.write_json(&format!("{name}.json"), &pod(name, spec));
+        cluster.kubectl(&["create", "-f", &file])
+    };
+    let priority = |name: &str| {
+        cluster
+            .kubectl(&[
+                "get",
+                "pod",
+                name,
+                "-o",
+                "jsonpath={.spec.priority} {.spec.preemptionPolicy} {.spec.priorityClassName}",
+            ])
+            .ok()
+            .stdout
+            .clone()
+    };
+    create("plain", json!({})).ok();
+    assert_eq!(priority("plain"), "0 PreemptLowerPriority ");
+    create(
+        "critical",
+        json!({"priorityClassName": "system-node-critical"}),
+    )
+    .ok();
+    assert_eq!(
+        priority("critical"),
+        "2000001000 PreemptLowerPriority system-node-critical"
+    );
+    create("unknown", json!({"priorityClassName": "gold"}))
+        .fails()
+        .stderr_has("pods \"unknown\" is forbidden: no PriorityClass with name gold was found");
+    create("by-hand", json!({"priority": 7}))
+        .fails()
+        .stderr_has("pods \"by-hand\" is forbidden: the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name");
+
+    // A global default applies to pods naming no class, with its preemption policy.
+    cluster
+        .kubectl(&[
+            "create",
+            "priorityclass",
+            "batch",
+            "--value=100",
+            "--global-default",
+            "--preemption-policy=Never",
+        ])
+        .ok();
+    cluster
+        .kubectl(&["create", "priorityclass", "other", "--value=50", "--global-default"])
+        .fails()
+        .stderr_has("priorityclasses.scheduling.k8s.io \"other\" is forbidden: PriorityClass batch is already marked as default. Only one default can exist");
+    create("defaulted", json!({})).ok();
+    assert_eq!(priority("defaulted"), "100 Never batch");
+    create("says-otherwise", json!({"preemptionPolicy": "PreemptLowerPriority"}))
+        .fails()
+        .stderr_has("the string value of PreemptionPolicy (PreemptLowerPriority) must not be provided in pod spec; priority admission controller computed Never from the given PriorityClass name");
+
+    // A replace built without the priority fields keeps them.
+    let mut stored = cluster
+        .kubectl(&["get", "pod", "defaulted", "-o", "json"])
+        .ok()
+        .json();
+    let spec = stored["spec"].as_object_mut().unwrap();
+    spec.remove("priority");
+    spec.remove("preemptionPolicy");
+    stored["metadata"]["labels"] = json!({"replaced": "yes"});
+    let file = cluster.write_json("replace.json", &stored);
+    cluster.kubectl(&["replace", "-f", &file]).ok();
+    assert_eq!(priority("defaulted"), "100 Never batch");
+}

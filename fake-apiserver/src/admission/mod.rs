@@ -32,6 +32,7 @@ mod config;
 mod dispatch;
 mod matching;
 pub(crate) mod policy;
+pub(crate) mod priority;
 mod review;
 pub mod validation;
 

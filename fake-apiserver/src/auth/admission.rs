@@ -56,11 +56,10 @@ pub(crate) fn admit_create(
     {
         return Ok(());
     }
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
     Err(forbidden_error(
         "",
         "pods",
-        name,
+        crate::admission::priority::admitted_name(object),
         &format!(
             "error looking up service account {namespace}/{account}: serviceaccount \"{account}\" not found"
         ),

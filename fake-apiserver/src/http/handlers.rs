@@ -451,6 +451,7 @@ impl Call<'_> {
             self.path.namespace.as_deref(),
             &mut object,
         )?;
+        crate::admission::priority::admit_create(shared, self.info, &mut object)?;
         if object["metadata"]["namespace"].is_null() {
             if let (Some(ns), Some(meta)) = (
                 self.path.namespace.as_deref(),
@@ -724,6 +725,9 @@ impl Call<'_> {
         }
         // Decoding needs nothing stored, so it runs before the store is locked.
         decode_object(self.info, &mut object, validation, &ctx)?;
+        if target == UpdateTarget::Main {
+            crate::admission::priority::admit_update(&self.server.shared, self.info, &object)?;
+        }
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
@@ -746,6 +750,7 @@ impl Call<'_> {
         let shared = &self.server.shared;
         let namespace = self.path.namespace.as_deref();
         crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
+        crate::admission::priority::admit_create(shared, self.info, &mut object)?;
         crate::auth::authorize_create_on_update(
             shared,
             &self.user,

@@ -172,6 +172,12 @@ impl FakeApiServerBuilder {
             }
         }
         server.bootstrap_rbac();
+        for class in crate::admission::priority::system_priority_classes() {
+            let name = class["metadata"]["name"].clone();
+            if let Err(e) = crate::http::handlers::apply_own(&server, class) {
+                tracing::error!(%name, error = %e, "cannot create a system priority class");
+            }
+        }
         // Watches from before start-up expire, as on a long-running, compacted server.
         server.shared.store.compact();
         server

@@ -547,6 +547,9 @@ pub fn prepare_update(
         UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
         UpdateTarget::Resize => crate::rules::Target::Resize,
     };
+    if target == UpdateTarget::Main && !info.custom && info.group.is_empty() && info.kind == "Pod" {
+        crate::admission::priority::restore_on_update(current, &mut next);
+    }
     crate::rules::prepare_update(info, current, &mut next, rules_target);
     crate::rules::validate_update(info, current, &next, rules_target)?;
     if rules_target == crate::rules::Target::Main {

@@ -1,0 +1,235 @@
+//! The `Priority` admission plugin (`plugin/pkg/admission/priority`), on by default in every
+//! real server: a new pod's `priority` and `preemptionPolicy` come from its PriorityClass (the
+//! global default class when it names none, priority 0 and `PreemptLowerPriority` when there is
+//! no default), a pod naming a class that does not exist is refused, and a pod that sets a
+//! priority or policy other than its class's is refused; an update that leaves them out keeps
+//! the stored ones. For PriorityClasses it keeps a single global default.
+//!
+//! The server also creates the two system classes at start, as the real server's
+//! `scheduling/bootstrap-system-priority-classes` hook does ([`system_priority_classes`]).
+
+use serde_json::{json, Value};
+
+use crate::auth::attributes::forbidden_error;
+use crate::context::Shared;
+use crate::error::ApiError;
+use crate::resource::ResourceInfo;
+
+/// Where PriorityClasses are stored.
+const PRIORITY_CLASSES: &str = "scheduling.k8s.io/priorityclasses";
+
+/// `metadata.name` of the admitted object, else its `generateName`, else `Unknown`: the name an
+/// admission plugin's `Forbidden` names (the name is not generated yet).
+pub(crate) fn admitted_name(object: &Value) -> &str {
+    let meta = &object["metadata"];
+    [&meta["name"], &meta["generateName"]]
+        .into_iter()
+        .filter_map(Value::as_str)
+        .find(|n| !n.is_empty())
+        .unwrap_or("Unknown")
+}
+
+/// The classes a real server creates at start (`scheduling/v1` `systemPriorityClasses`).
+pub(crate) fn system_priority_classes() -> [Value; 2] {
+    let class = |name: &str, value: i64, description: &str| {
+        json!({
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "description": description,
+            // (What `SetDefaults_PriorityClass` gives the real bootstrap's create.)
+            "preemptionPolicy": "PreemptLowerPriority",
+        })
+    };
+    [
+        class(
+            "system-node-critical",
+            2_000_001_000,
+            "Used for system critical pods that must not be moved from their current node.",
+        ),
+        class(
+            "system-cluster-critical",
+            2_000_000_000,
+            "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+        ),
+    ]
+}
+
+/// Admits the creation of `object`: a pod gets its class's priority and preemption policy; a
+/// PriorityClass may not be a second global default.
+pub(crate) fn admit_create(
+    shared: &Shared,
+    info: &ResourceInfo,
+    object: &mut Value,
+) -> Result<(), ApiError> {
+    if info.custom {
+        return Ok(());
+    }
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("", "Pod") => admit_pod(shared, object),
+        ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(shared, object, true),
+        _ => Ok(()),
+    }
+}
+
+/// Admits an update of a PriorityClass (the pod part of the plugin is
+/// [`restore_on_update`], which needs no store).
+pub(crate) fn admit_update(
+    shared: &Shared,
+    info: &ResourceInfo,
+    object: &Value,
+) -> Result<(), ApiError> {
+    if !info.custom && info.group == "scheduling.k8s.io" && info.kind == "PriorityClass" {
+        return validate_priority_class(shared, object, false);
+    }
+    Ok(())
+}
+
+/// On a pod update through the main endpoint, a request without `priority` or
+/// `preemptionPolicy` keeps the stored ones (validation refuses any other change to them).
+pub fn restore_on_update(old: &Value, new: &mut Value) {
+    let Some(spec) = new.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["priority", "preemptionPolicy"] {
+        if spec.get(key).is_none_or(Value::is_null) {
+            if let Some(stored) = old["spec"].get(key).filter(|v| !v.is_null()) {
+                spec.insert(key.into(), stored.clone());
+            }
+        }
+    }
+}
+
+/// `admitPod` on create (`establishPriority`).
+fn admit_pod(shared: &Shared, pod: &mut Value) -> Result<(), ApiError> {
+    if !pod["spec"].is_object() {
+        return Ok(());
+    }
+    let forbidden =
+        |pod: &Value, why: String| forbidden_error("", "pods", admitted_name(pod), &why);
+    let requested = pod["spec"]["priorityClassName"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let (class_name, priority, policy) = if requested.is_empty() {
+        match default_class(shared) {
+            Some(class) => (
+                class["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                class["value"].as_i64().unwrap_or(0),
+                class.get("preemptionPolicy").cloned(),
+            ),
+            None => (String::new(), 0, Some(json!("PreemptLowerPriority"))),
+        }
+    } else {
+        let Some(class) = shared.store.get_value(PRIORITY_CLASSES, "", &requested) else {
+            return Err(forbidden(
+                pod,
+                format!("no PriorityClass with name {requested} was found"),
+            ));
+        };
+        (
+            requested,
+            class["value"].as_i64().unwrap_or(0),
+            class.get("preemptionPolicy").cloned(),
+        )
+    };
+    let spec = &pod["spec"];
+    if let Some(set) = spec.get("priority").and_then(Value::as_i64) {
+        if set != priority {
+            return Err(forbidden(
+                pod,
+                format!("the integer value of priority ({set}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name"),
+            ));
+        }
+    }
+    let policy = policy.filter(|p| p.is_string());
+    if let (Some(set), Some(computed)) = (
+        spec.get("preemptionPolicy").and_then(Value::as_str),
+        policy.as_ref().and_then(Value::as_str),
+    ) {
+        if set != computed {
+            return Err(forbidden(
+                pod,
+                format!("the string value of PreemptionPolicy ({set}) must not be provided in pod spec; priority admission controller computed {computed} from the given PriorityClass name"),
+            ));
+        }
+    }
+    let spec = &mut pod["spec"];
+    if !class_name.is_empty() {
+        spec["priorityClassName"] = json!(class_name);
+    }
+    spec["priority"] = json!(priority);
+    if let Some(policy) = policy {
+        spec["preemptionPolicy"] = policy;
+    }
+    Ok(())
+}
+
+/// The global default class: of several (a race can make more than one), the lowest value.
+fn default_class(shared: &Shared) -> Option<Value> {
+    shared
+        .store
+        .snapshot(PRIORITY_CLASSES, None)
+        .items
+        .iter()
+        .filter_map(|(_, bytes)| serde_json::from_slice::<Value>(bytes).ok())
+        .filter(|c| c["globalDefault"].as_bool() == Some(true))
+        .min_by_key(|c| c["value"].as_i64().unwrap_or(0))
+}
+
+/// `validatePriorityClass`: only one class may be the global default.
+fn validate_priority_class(shared: &Shared, class: &Value, create: bool) -> Result<(), ApiError> {
+    if class["globalDefault"].as_bool() != Some(true) {
+        return Ok(());
+    }
+    let Some(existing) = default_class(shared) else {
+        return Ok(());
+    };
+    let existing = existing["metadata"]["name"].as_str().unwrap_or_default();
+    let name = admitted_name(class);
+    if create || existing != name {
+        return Err(forbidden_error(
+            "scheduling.k8s.io",
+            "priorityclasses",
+            name,
+            &format!(
+                "PriorityClass {existing} is already marked as default. Only one default can exist"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_forbidden_name_is_the_name_else_the_prefix_else_unknown() {
+        assert_eq!(admitted_name(&json!({"metadata": {"name": "p"}})), "p");
+        assert_eq!(
+            admitted_name(&json!({"metadata": {"generateName": "web-"}})),
+            "web-"
+        );
+        assert_eq!(admitted_name(&json!({})), "Unknown");
+    }
+
+    #[test]
+    fn an_update_without_priority_keeps_the_stored_one() {
+        let old = json!({"spec": {"priority": 1000, "preemptionPolicy": "Never"}});
+        let mut new = json!({"spec": {"containers": []}});
+        restore_on_update(&old, &mut new);
+        assert_eq!(new["spec"]["priority"], 1000);
+        assert_eq!(new["spec"]["preemptionPolicy"], "Never");
+        let mut changed = json!({"spec": {"priority": 5}});
+        restore_on_update(&old, &mut changed);
+        assert_eq!(
+            changed["spec"]["priority"], 5,
+            "validation refuses it later"
+        );
+    }
+}
