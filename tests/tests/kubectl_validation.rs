@@ -276,6 +276,24 @@ fn pods_get_their_priority_from_their_priority_class() {
         .kubectl(&["create", "priorityclass", "other", "--value=50", "--global-default"])
         .fails()
         .stderr_has("priorityclasses.scheduling.k8s.io \"other\" is forbidden: PriorityClass batch is already marked as default. Only one default can exist");
+    // A patch that would make a second default is checked on the patched object; the default
+    // itself may be patched.
+    cluster
+        .kubectl(&["create", "priorityclass", "other", "--value=50"])
+        .ok();
+    cluster
+        .kubectl(&["patch", "priorityclass", "other", "-p", r#"{"globalDefault": true}"#])
+        .fails()
+        .stderr_has("priorityclasses.scheduling.k8s.io \"other\" is forbidden: PriorityClass batch is already marked as default. Only one default can exist");
+    cluster
+        .kubectl(&[
+            "patch",
+            "priorityclass",
+            "batch",
+            "-p",
+            r#"{"description": "batch jobs"}"#,
+        ])
+        .ok();
     create("defaulted", json!({})).ok();
     assert_eq!(priority("defaulted"), "100 Never batch");
     create("says-otherwise", json!({"preemptionPolicy": "PreemptLowerPriority"}))

@@ -68,22 +68,38 @@ pub(crate) fn admit_create(
     }
     match (info.group.as_str(), info.kind.as_str()) {
         ("", "Pod") => admit_pod(shared, object),
-        ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(shared, object, true),
+        ("scheduling.k8s.io", "PriorityClass") => {
+            refuse_second_default(default_class_name(shared).as_deref(), object, true)
+        }
         _ => Ok(()),
     }
 }
 
-/// Admits an update of a PriorityClass (the pod part of the plugin is
-/// [`restore_on_update`], which needs no store).
-pub(crate) fn admit_update(
-    shared: &Shared,
-    info: &ResourceInfo,
-    object: &Value,
-) -> Result<(), ApiError> {
-    if !info.custom && info.group == "scheduling.k8s.io" && info.kind == "PriorityClass" {
-        return validate_priority_class(shared, object, false);
+/// The update half of the plugin for PriorityClasses: the global default is read before the
+/// store is locked ([`prepare_update`]) and the written object, whether it came from a PUT, a
+/// patch or an apply, is checked under the lock ([`UpdateCheck::check`]). (The pod half is
+/// [`restore_on_update`], which needs no store.)
+pub(crate) struct UpdateCheck {
+    /// The name of the global default class when the write began.
+    default: Option<String>,
+}
+
+/// Prepares the update check for a write to `info` through its main endpoint; `None` for every
+/// kind but PriorityClass.
+pub(crate) fn prepare_update(shared: &Shared, info: &ResourceInfo) -> Option<UpdateCheck> {
+    if info.custom || info.group != "scheduling.k8s.io" || info.kind != "PriorityClass" {
+        return None;
     }
-    Ok(())
+    Some(UpdateCheck {
+        default: default_class_name(shared),
+    })
+}
+
+impl UpdateCheck {
+    /// Refuses making `class` the global default while another class is.
+    pub(crate) fn check(&self, class: &Value) -> Result<(), ApiError> {
+        refuse_second_default(self.default.as_deref(), class, false)
+    }
 }
 
 /// On a pod update through the main endpoint, a request without `priority` or
@@ -181,15 +197,24 @@ fn default_class(shared: &Shared) -> Option<Value> {
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0))
 }
 
-/// `validatePriorityClass`: only one class may be the global default.
-fn validate_priority_class(shared: &Shared, class: &Value, create: bool) -> Result<(), ApiError> {
+/// The name of the global default class, if there is one.
+fn default_class_name(shared: &Shared) -> Option<String> {
+    default_class(shared).and_then(|c| c["metadata"]["name"].as_str().map(str::to_string))
+}
+
+/// `validatePriorityClass`: only one class may be the global default. `existing` is the
+/// current default's name; a create may never add a second one, an update only keep its own.
+fn refuse_second_default(
+    existing: Option<&str>,
+    class: &Value,
+    create: bool,
+) -> Result<(), ApiError> {
     if class["globalDefault"].as_bool() != Some(true) {
         return Ok(());
     }
-    let Some(existing) = default_class(shared) else {
+    let Some(existing) = existing else {
         return Ok(());
     };
-    let existing = existing["metadata"]["name"].as_str().unwrap_or_default();
     let name = admitted_name(class);
     if create || existing != name {
         return Err(forbidden_error(

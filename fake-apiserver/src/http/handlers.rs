@@ -341,10 +341,17 @@ impl Call<'_> {
         );
         let attrs = self.policy_attributes(crate::admission::policy::Operation::Update, dry_run);
         let policies = crate::admission::policy::prepare(&self.server.shared, &attrs);
+        let priority = match self.path.subresource {
+            None => crate::admission::priority::prepare_update(&self.server.shared, self.info),
+            Some(_) => None,
+        };
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
                 guard.check(self.info, self.name(), next, Some(current))?;
+                if let Some(priority) = &priority {
+                    priority.check(next)?;
+                }
                 if let Some(policies) = &policies {
                     policies.check(&attrs, Some(next), Some(current), &self.warnings)?;
                 }
@@ -725,9 +732,6 @@ impl Call<'_> {
         }
         // Decoding needs nothing stored, so it runs before the store is locked.
         decode_object(self.info, &mut object, validation, &ctx)?;
-        if target == UpdateTarget::Main {
-            crate::admission::priority::admit_update(&self.server.shared, self.info, &object)?;
-        }
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
