@@ -470,6 +470,17 @@ const BUILTINS: &[BuiltinRow] = &[
         &[],
     ),
     (
+        "node.k8s.io",
+        "v1",
+        "RuntimeClass",
+        "runtimeclasses",
+        false,
+        false,
+        false,
+        &[],
+        &[],
+    ),
+    (
         "admissionregistration.k8s.io",
         "v1",
         "ValidatingWebhookConfiguration",

@@ -52,6 +52,7 @@ KINDS = [
     ("discovery.k8s.io", "EndpointSlice", "endpointslices", "discovery/v1", "EndpointSlice"),
     ("storage.k8s.io", "StorageClass", "storageclasses", "storage/v1", "StorageClass"),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", "scheduling/v1", "PriorityClass"),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", "node/v1", "RuntimeClass"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", "admissionregistration/v1",
      "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", "admissionregistration/v1",
@@ -71,7 +72,7 @@ KINDS = [
 
 # Package path (as imported) → (repository flag, directory in it, short name in the tables).
 API_PACKAGES = ["core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
-                "networking/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
+                "networking/v1", "node/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
                 "admissionregistration/v1", "autoscaling/v1"]
 PACKAGES = {"k8s.io/api/" + p: ("api", p, p) for p in API_PACKAGES}
 PACKAGES["k8s.io/apimachinery/pkg/apis/meta/v1"] = ("apimachinery", "pkg/apis/meta/v1", "meta/v1")

@@ -313,3 +313,86 @@ fn pods_get_their_priority_from_their_priority_class() {
     cluster.kubectl(&["replace", "-f", &file]).ok();
     assert_eq!(priority("defaulted"), "100 Never batch");
 }
+
+/// RuntimeClasses are served (`node.k8s.io/v1`, with their table and rules) and the
+/// RuntimeClass admission plugin applies them to new pods: the class's overhead and scheduling
+/// constraints land in the pod, a missing class, a conflicting node selector or an overhead
+/// without a class is refused.
+#[test]
+fn pods_take_overhead_and_scheduling_from_their_runtime_class() {
+    let cluster = Cluster::start();
+    let class = json!({
+        "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+        "metadata": {"name": "kata"}, "handler": "kata",
+        "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+        "scheduling": {"nodeSelector": {"sandbox": "kata"},
+                        "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}]},
+    });
+    let file = cluster.write_json("kata.json", &class);
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let rows = cluster.kubectl(&["get", "runtimeclasses"]).ok().rows();
+    assert_eq!(rows[0][..2], ["NAME", "HANDLER"]);
+    assert_eq!(rows[1][..2], ["kata", "kata"]);
+    cluster
+        .kubectl(&[
+            "patch",
+            "runtimeclass",
+            "kata",
+            "-p",
+            r#"{"handler": "runc"}"#,
+        ])
+        .fails()
+        .stderr_has("handler: Invalid value: \"runc\": field is immutable");
+
+    let create = |name: &str, spec: serde_json::Value| {
+        let mut spec = spec;
+        spec["containers"] = json!([{"name": "c", "image": "nginx"}]);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec});
+        let file = cluster.write_json(&format!("{name}.json"), &pod);
+        cluster.kubectl(&["create", "-f", &file])
+    };
+    create(
+        "sandboxed",
+        json!({"runtimeClassName": "kata", "nodeSelector": {"zone": "a"}}),
+    )
+    .ok();
+    let spec = cluster
+        .kubectl(&["get", "pod", "sandboxed", "-o", "json"])
+        .ok()
+        .json()["spec"]
+        .clone();
+    assert_eq!(spec["overhead"], json!({"cpu": "250m", "memory": "120Mi"}));
+    assert_eq!(
+        spec["nodeSelector"],
+        json!({"sandbox": "kata", "zone": "a"})
+    );
+    let tolerations = spec["tolerations"].as_array().unwrap();
+    assert!(
+        tolerations
+            .contains(&json!({"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"})),
+        "{tolerations:?}"
+    );
+
+    create("missing", json!({"runtimeClassName": "gvisor"}))
+        .fails()
+        .stderr_has(
+            "pods \"missing\" is forbidden: pod rejected: RuntimeClass \"gvisor\" not found",
+        );
+    create("conflict", json!({"runtimeClassName": "kata", "nodeSelector": {"sandbox": "none"}}))
+        .fails()
+        .stderr_has("pods \"conflict\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = kata; pod.spec.nodeSelector[sandbox] = none");
+    create(
+        "other-overhead",
+        json!({"runtimeClassName": "kata", "overhead": {"cpu": "1"}}),
+    )
+    .fails()
+    .stderr_has("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+    create(
+        "same-overhead",
+        json!({"runtimeClassName": "kata", "overhead": {"cpu": "0.25", "memory": "120Mi"}}),
+    )
+    .ok();
+    create("no-class", json!({"overhead": {"cpu": "1"}}))
+        .fails()
+        .stderr_has("pods \"no-class\" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead");
+}

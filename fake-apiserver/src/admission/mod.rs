@@ -34,6 +34,7 @@ mod matching;
 pub(crate) mod policy;
 pub(crate) mod priority;
 mod review;
+mod runtime_class;
 pub mod validation;
 
 use std::collections::HashMap;
@@ -441,6 +442,17 @@ fn with_kind(object: &Value, kind: &matching::Gvk) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// The in-tree plugins that admit the creation of built-in objects from the store, in the real
+/// server's order: `Priority`, then `RuntimeClass`.
+pub(crate) fn admit_builtin_create(
+    shared: &crate::context::Shared,
+    info: &ResourceInfo,
+    object: &mut Value,
+) -> Result<(), ApiError> {
+    priority::admit_create(shared, info, object)?;
+    runtime_class::admit_create(shared, info, object)
 }
 
 /// The webhooks of creating a subresource's own object on `info` (an `Eviction` on

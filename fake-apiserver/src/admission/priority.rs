@@ -30,30 +30,27 @@ pub(crate) fn admitted_name(object: &Value) -> &str {
 }
 
 /// The classes a real server creates at start (`scheduling/v1` `systemPriorityClasses`).
-pub(crate) fn system_priority_classes() -> [Value; 2] {
-    let class = |name: &str, value: i64, description: &str| {
-        json!({
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": value,
-            "description": description,
-            // (What `SetDefaults_PriorityClass` gives the real bootstrap's create.)
-            "preemptionPolicy": "PreemptLowerPriority",
+pub(crate) fn system_priority_classes() -> Vec<Value> {
+    crate::rules::scheduling::SYSTEM_PRIORITY_CLASSES
+        .iter()
+        .map(|&(name, value)| {
+            let description = match name {
+                "system-node-critical" => {
+                    "Used for system critical pods that must not be moved from their current node."
+                }
+                _ => "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+            };
+            json!({
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "description": description,
+                // (What `SetDefaults_PriorityClass` gives the real bootstrap's create.)
+                "preemptionPolicy": "PreemptLowerPriority",
+            })
         })
-    };
-    [
-        class(
-            "system-node-critical",
-            2_000_001_000,
-            "Used for system critical pods that must not be moved from their current node.",
-        ),
-        class(
-            "system-cluster-critical",
-            2_000_000_000,
-            "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-        ),
-    ]
+        .collect()
 }
 
 /// Admits the creation of `object`: a pod gets its class's priority and preemption policy; a

@@ -458,7 +458,7 @@ impl Call<'_> {
             self.path.namespace.as_deref(),
             &mut object,
         )?;
-        crate::admission::priority::admit_create(shared, self.info, &mut object)?;
+        crate::admission::admit_builtin_create(shared, self.info, &mut object)?;
         if object["metadata"]["namespace"].is_null() {
             if let (Some(ns), Some(meta)) = (
                 self.path.namespace.as_deref(),
@@ -754,7 +754,7 @@ impl Call<'_> {
         let shared = &self.server.shared;
         let namespace = self.path.namespace.as_deref();
         crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
-        crate::admission::priority::admit_create(shared, self.info, &mut object)?;
+        crate::admission::admit_builtin_create(shared, self.info, &mut object)?;
         crate::auth::authorize_create_on_update(
             shared,
             &self.user,

@@ -58,8 +58,8 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
     use k8s_openapi::api::{
         admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
         coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
-        events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
-        scheduling::v1 as scheduling, storage::v1 as storage,
+        events::v1 as events, networking::v1 as networking, node::v1 as node, policy::v1 as policy,
+        rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     if info.custom {
@@ -96,6 +96,7 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
+        ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
             through::<admission::ValidatingWebhookConfiguration>
         }

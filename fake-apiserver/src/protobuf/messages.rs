@@ -834,6 +834,34 @@ pub static PRIORITY_CLASS: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/node/v1 ----
+
+/// `node.k8s.io/v1.RuntimeClass`.
+pub static RUNTIME_CLASS: Message = Message {
+    name: "k8s.io.api.node.v1.RuntimeClass",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        always(2, "handler", STRING),
+        message(3, "overhead", &OVERHEAD),
+        message(4, "scheduling", &SCHEDULING),
+    ],
+};
+
+/// `node.k8s.io/v1.Overhead`.
+static OVERHEAD: Message = Message {
+    name: "k8s.io.api.node.v1.Overhead",
+    fields: &[map(1, "podFixed", Type::Quantity)],
+};
+
+/// `node.k8s.io/v1.Scheduling`.
+static SCHEDULING: Message = Message {
+    name: "k8s.io.api.node.v1.Scheduling",
+    fields: &[
+        map(1, "nodeSelector", STRING),
+        repeated(2, "tolerations", Type::Message(&TOLERATION)),
+    ],
+};
+
 // ---- k8s.io/api/networking/v1 ----
 
 /// `networking.k8s.io/v1.Ingress` (spec only).
@@ -1141,6 +1169,7 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ("policy/v1", "PodDisruptionBudget", &POD_DISRUPTION_BUDGET),
     ("policy/v1", "Eviction", &EVICTION),
     ("scheduling.k8s.io/v1", "PriorityClass", &PRIORITY_CLASS),
+    ("node.k8s.io/v1", "RuntimeClass", &RUNTIME_CLASS),
     ("networking.k8s.io/v1", "Ingress", &INGRESS),
     ("rbac.authorization.k8s.io/v1", "Role", &ROLE),
     ("rbac.authorization.k8s.io/v1", "ClusterRole", &CLUSTER_ROLE),

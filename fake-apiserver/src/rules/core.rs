@@ -14,7 +14,7 @@ use crate::store::value_eq::{equal, maps_equal_where};
 
 mod more_kinds;
 mod pod_resize;
-mod pod_spec;
+pub(crate) mod pod_spec;
 mod quota;
 pub mod service;
 

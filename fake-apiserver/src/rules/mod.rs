@@ -28,6 +28,7 @@ pub mod discovery;
 pub mod events;
 pub mod meta;
 pub mod networking;
+pub mod node;
 pub mod policy;
 mod quantity;
 pub mod rbac;
@@ -180,6 +181,7 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         }
         "policy" => policy::create_causes(&info.kind, object),
         "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
+        "node.k8s.io" => node::create_causes(&info.kind, object),
         "networking.k8s.io" => networking::create_causes(&info.kind, object),
         "discovery.k8s.io" => discovery::create_causes(&info.kind, object),
         "storage.k8s.io" => storage::create_causes(&info.kind, object),
@@ -200,6 +202,7 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
         }
         "policy" => policy::update_causes(&info.kind, new, target),
         "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
+        "node.k8s.io" => node::update_causes(&info.kind, old, new),
         "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
         "discovery.k8s.io" => discovery::update_causes(&info.kind, old, new),
         "storage.k8s.io" => storage::update_causes(&info.kind, old, new),

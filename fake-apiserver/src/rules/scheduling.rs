@@ -11,7 +11,7 @@ use crate::rules::validation::Cause;
 const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
 
 /// The system priority classes a real server creates at start: (name, value).
-const SYSTEM_PRIORITY_CLASSES: [(&str, i64); 2] = [
+pub(crate) const SYSTEM_PRIORITY_CLASSES: [(&str, i64); 2] = [
     ("system-node-critical", 2_000_001_000),
     ("system-cluster-critical", 2_000_000_000),
 ];

@@ -61,6 +61,12 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ("discovery.k8s.io", "EndpointSlice") => endpoint_slice(),
         ("storage.k8s.io", "StorageClass") => storage_class(),
         ("scheduling.k8s.io", "PriorityClass") => priority_class(),
+        // The description is `ObjectMeta`'s swagger doc for `handler`, which has none.
+        ("node.k8s.io", "RuntimeClass") => vec![
+            name_col(),
+            col("Handler", "string", "", text(|o| str_of(&o["handler"]).into())),
+            age_col(),
+        ],
         ("admissionregistration.k8s.io", "MutatingWebhookConfiguration")
         | ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => vec![
             name_col(),
@@ -479,6 +485,8 @@ mod tests {
         json!(["x", "p", "Delete", "Immediate", false, "60s"]))]
     #[case::priority_class("priorityclasses.scheduling.k8s.io", json!({"value": 1000000, "globalDefault": true, "preemptionPolicy": "Never"}),
         &["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"], json!(["x", 1000000, true, "60s", "Never"]))]
+    #[case::runtime_class("runtimeclasses.node.k8s.io", json!({"handler": "kata"}),
+        &["Name", "Handler", "Age"], json!(["x", "kata", "60s"]))]
     #[case::priority_class_unset("priorityclasses.scheduling.k8s.io", json!({"value": -5}),
         &["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"], json!(["x", -5, false, "60s", ""]))]
     #[case::mutating_webhooks("mutatingwebhookconfigurations.admissionregistration.k8s.io", json!({"webhooks": [{"name": "a"}, {"name": "b"}]}),

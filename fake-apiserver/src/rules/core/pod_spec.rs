@@ -1271,7 +1271,7 @@ fn quantity_value(name: &str, q: &Quantity, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateContainerResourceRequirements`: names, quantities, requests within limits.
-fn resources(resources: &Value, path: &str) -> Vec<Cause> {
+pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
     let lim_path = format!("{path}.limits");
     let req_path = format!("{path}.requests");

@@ -36,16 +36,17 @@ pub(super) static KINDS: &[(&str, &str, &str, u16)] = &[
     ("discovery.k8s.io", "EndpointSlice", "endpointslices", 281),
     ("storage.k8s.io", "StorageClass", "storageclasses", 288),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", 291),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 292),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 299),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 301),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 312),
-    ("rbac.authorization.k8s.io", "Role", "roles", 315),
-    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 317),
-    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 319),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 322),
-    ("events.k8s.io", "Event", "events", 323),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 325),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", 292),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 295),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 302),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 304),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 315),
+    ("rbac.authorization.k8s.io", "Role", "roles", 318),
+    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 320),
+    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 322),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 325),
+    ("events.k8s.io", "Event", "events", 326),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 328),
 ];
 
 /// Every struct the kinds reach, by index; each one's fields sorted by JSON name.
@@ -2906,26 +2907,50 @@ pub(super) static STRUCTS: &[Struct] = &[
         ],
     },
     Struct {
+        name: "node/v1.RuntimeClass",
+        fields: &[
+            Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "handler", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
+            Field { json: "overhead", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(293)) },
+            Field { json: "scheduling", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(294)) },
+        ],
+    },
+    Struct {
+        name: "node/v1.Overhead",
+        fields: &[
+            Field { json: "podFixed", omit: Omit::Empty, ty: Ty::Map(&Ty::Quantity) },
+        ],
+    },
+    Struct {
+        name: "node/v1.Scheduling",
+        fields: &[
+            Field { json: "nodeSelector", omit: Omit::Empty, ty: Ty::Map(&Ty::Str) },
+            Field { json: "tolerations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(108)) },
+        ],
+    },
+    Struct {
         name: "admissionregistration/v1.ValidatingWebhookConfiguration",
         fields: &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(293)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(296)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(294) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(297) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(298)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(296)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(299)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -2934,7 +2959,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "admissionregistration/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(295)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(298)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -2979,22 +3004,22 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(300)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(303)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.MutatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(294) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(297) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(298)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "reinvocationPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(296)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(299)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -3005,20 +3030,20 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(302) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(309) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(305) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(312) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicySpec",
         fields: &[
-            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(307)) },
+            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(310)) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(298)) },
-            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(304)) },
-            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(303)) },
-            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(306)) },
-            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
+            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(307)) },
+            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(306)) },
+            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(309)) },
+            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(311)) },
         ],
     },
     Struct {
@@ -3031,11 +3056,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "admissionregistration/v1.MatchResources",
         fields: &[
-            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(305)) },
+            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(305)) },
+            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
         ],
     },
     Struct {
@@ -3077,13 +3102,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(172)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
-            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(310)) },
+            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(313)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.TypeChecking",
         fields: &[
-            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(311)) },
+            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(314)) },
         ],
     },
     Struct {
@@ -3099,14 +3124,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(313) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(316) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicyBindingSpec",
         fields: &[
-            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(304)) },
-            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(314)) },
+            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(307)) },
+            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(317)) },
             Field { json: "policyName", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "validationActions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Str) },
         ],
@@ -3126,7 +3151,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(316)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(319)) },
         ],
     },
     Struct {
@@ -3142,11 +3167,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "rbac/v1.ClusterRole",
         fields: &[
-            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(318)) },
+            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(321)) },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(316)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(319)) },
         ],
     },
     Struct {
@@ -3161,8 +3186,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(321) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(320)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(324) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(323)) },
         ],
     },
     Struct {
@@ -3188,8 +3213,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(321) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(320)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(324) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(323)) },
         ],
     },
     Struct {
@@ -3210,7 +3235,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "related", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(159)) },
             Field { json: "reportingController", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "reportingInstance", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(324)) },
+            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(327)) },
             Field { json: "type", omit: Omit::Empty, ty: Ty::Str },
         ],
     },
@@ -3227,19 +3252,19 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(326) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(339) },
+            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(329) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(342) },
         ],
     },
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionSpec",
         fields: &[
-            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(335)) },
+            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(338)) },
             Field { json: "group", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(327) },
+            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(330) },
             Field { json: "preserveUnknownFields", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "scope", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(328)) },
+            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(331)) },
         ],
     },
     Struct {
@@ -3256,15 +3281,15 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionVersion",
         fields: &[
-            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
+            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(336)) },
             Field { json: "deprecated", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "deprecationWarning", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(329)) },
-            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(334)) },
+            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(332)) },
+            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(337)) },
             Field { json: "served", omit: Omit::Never, ty: Ty::Bool },
             Field { json: "storage", omit: Omit::Never, ty: Ty::Bool },
-            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(330)) },
+            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(333)) },
         ],
     },
     Struct {
@@ -3276,8 +3301,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceSubresources",
         fields: &[
-            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(332)) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(331)) },
+            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(335)) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(334)) },
         ],
     },
     Struct {
@@ -3314,13 +3339,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.CustomResourceConversion",
         fields: &[
             Field { json: "strategy", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(336)) },
+            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(339)) },
         ],
     },
     Struct {
         name: "apiextensions/v1.WebhookConversion",
         fields: &[
-            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(337)) },
+            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(340)) },
             Field { json: "conversionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
     },
@@ -3328,7 +3353,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(338)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(341)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -3344,8 +3369,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionStatus",
         fields: &[
-            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(327) },
-            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(340)) },
+            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(330) },
+            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(343)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "storedVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
