@@ -369,8 +369,13 @@ fn generate(registers: &[fn(&mut SchemaGenerator)]) -> Map<String, Value> {
 }
 
 /// What the generated (and transformed) definitions lack: the Kubernetes extensions, and
-/// `Status`'s group-version-kind.
+/// `Status`'s group-version-kind; and what they have too much of: k8s-openapi makes every
+/// `metadata` field non-optional, so schemars lists it as required, which no real definition
+/// does (`metadata` is `omitempty` everywhere).
 fn finish(definitions: &mut Map<String, Value>) {
+    for definition in definitions.values_mut() {
+        unrequire_metadata(definition);
+    }
     add_kubernetes_extensions(definitions);
     if let Some(Value::Object(status)) = definitions.get_mut(STATUS) {
         status.insert(
@@ -380,9 +385,46 @@ fn finish(definitions: &mut Map<String, Value>) {
     }
 }
 
+/// Drops `metadata` from a definition's `required` list (and the list when that empties it).
+fn unrequire_metadata(definition: &mut Value) {
+    let Some(object) = definition.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Array(required)) = object.get_mut("required") else {
+        return;
+    };
+    required.retain(|field| field != "metadata");
+    if required.is_empty() {
+        object.remove("required");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As in the real definitions, `metadata` is never required; the fields that are stay so.
+    #[test]
+    fn metadata_is_never_required() {
+        let library = library();
+        for (name, definition) in library {
+            let required = definition["required"].as_array().into_iter().flatten();
+            assert!(
+                !required.clone().any(|f| f == "metadata"),
+                "{name} requires metadata"
+            );
+        }
+        assert_eq!(library[OBJECT_META].get("required"), None);
+        assert_eq!(
+            library["io.k8s.api.node.v1.RuntimeClass"]["required"],
+            json!(["handler"])
+        );
+        assert_eq!(library["io.k8s.api.core.v1.Pod"].get("required"), None);
+        assert_eq!(
+            library["io.k8s.api.rbac.v1.RoleBinding"]["required"],
+            json!(["roleRef"])
+        );
+    }
 
     /// A kind's own definitions read exactly as in the whole library, and reach everything they
     /// reference.
