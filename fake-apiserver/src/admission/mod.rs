@@ -444,6 +444,17 @@ fn with_kind(object: &Value, kind: &matching::Gvk) -> Value {
     Value::Object(out)
 }
 
+/// `metadata.name` of the admitted object, else its `generateName`, else `Unknown`: the name an
+/// admission plugin's `Forbidden` names (the name is not generated yet).
+pub(crate) fn admitted_name(object: &Value) -> &str {
+    let meta = &object["metadata"];
+    [&meta["name"], &meta["generateName"]]
+        .into_iter()
+        .filter_map(Value::as_str)
+        .find(|n| !n.is_empty())
+        .unwrap_or("Unknown")
+}
+
 /// The in-tree plugins that admit the creation of built-in objects from the store, in the real
 /// server's order: `Priority`, then `RuntimeClass`.
 pub(crate) fn admit_builtin_create(
@@ -786,6 +797,16 @@ impl crate::FakeApiServerBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_forbidden_name_is_the_name_else_the_prefix_else_unknown() {
+        assert_eq!(admitted_name(&json!({"metadata": {"name": "p"}})), "p");
+        assert_eq!(
+            admitted_name(&json!({"metadata": {"generateName": "web-"}})),
+            "web-"
+        );
+        assert_eq!(admitted_name(&json!({})), "Unknown");
+    }
 
     fn scope(verb: &str) -> Scope {
         let info = Arc::new(ResourceInfo {

@@ -15,31 +15,16 @@ use crate::context::Shared;
 use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 
+use super::admitted_name;
+
 /// Where PriorityClasses are stored.
 const PRIORITY_CLASSES: &str = "scheduling.k8s.io/priorityclasses";
-
-/// `metadata.name` of the admitted object, else its `generateName`, else `Unknown`: the name an
-/// admission plugin's `Forbidden` names (the name is not generated yet).
-pub(crate) fn admitted_name(object: &Value) -> &str {
-    let meta = &object["metadata"];
-    [&meta["name"], &meta["generateName"]]
-        .into_iter()
-        .filter_map(Value::as_str)
-        .find(|n| !n.is_empty())
-        .unwrap_or("Unknown")
-}
 
 /// The classes a real server creates at start (`scheduling/v1` `systemPriorityClasses`).
 pub(crate) fn system_priority_classes() -> Vec<Value> {
     crate::rules::scheduling::SYSTEM_PRIORITY_CLASSES
         .iter()
-        .map(|&(name, value)| {
-            let description = match name {
-                "system-node-critical" => {
-                    "Used for system critical pods that must not be moved from their current node."
-                }
-                _ => "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-            };
+        .map(|&(name, value, description)| {
             json!({
                 "apiVersion": "scheduling.k8s.io/v1",
                 "kind": "PriorityClass",
@@ -183,12 +168,16 @@ fn admit_pod(shared: &Shared, pod: &mut Value) -> Result<(), ApiError> {
 }
 
 /// The global default class: of several (a race can make more than one), the lowest value.
+/// Runs on every pod create, so only the stored classes whose bytes mention a true
+/// `globalDefault` (the store writes compact JSON) are decoded.
 fn default_class(shared: &Shared) -> Option<Value> {
+    const MARK: &[u8] = b"\"globalDefault\":true";
     shared
         .store
         .snapshot(PRIORITY_CLASSES, None)
         .items
         .iter()
+        .filter(|(_, bytes)| bytes.windows(MARK.len()).any(|w| w == MARK))
         .filter_map(|(_, bytes)| serde_json::from_slice::<Value>(bytes).ok())
         .filter(|c| c["globalDefault"].as_bool() == Some(true))
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0))
@@ -229,16 +218,6 @@ fn refuse_second_default(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_forbidden_name_is_the_name_else_the_prefix_else_unknown() {
-        assert_eq!(admitted_name(&json!({"metadata": {"name": "p"}})), "p");
-        assert_eq!(
-            admitted_name(&json!({"metadata": {"generateName": "web-"}})),
-            "web-"
-        );
-        assert_eq!(admitted_name(&json!({})), "Unknown");
-    }
 
     #[test]
     fn an_update_without_priority_keeps_the_stored_one() {

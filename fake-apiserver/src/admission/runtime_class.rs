@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 use crate::rules::Quantity;
 
-use super::priority::admitted_name;
+use super::admitted_name;
 
 /// Where RuntimeClasses are stored.
 const RUNTIME_CLASSES: &str = "node.k8s.io/runtimeclasses";

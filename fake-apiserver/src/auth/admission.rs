@@ -59,7 +59,7 @@ pub(crate) fn admit_create(
     Err(forbidden_error(
         "",
         "pods",
-        crate::admission::priority::admitted_name(object),
+        crate::admission::admitted_name(object),
         &format!(
             "error looking up service account {namespace}/{account}: serviceaccount \"{account}\" not found"
         ),

@@ -10,10 +10,18 @@ use crate::rules::validation::Cause;
 /// `scheduling.HighestUserDefinablePriority`.
 const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
 
-/// The system priority classes a real server creates at start: (name, value).
-pub(crate) const SYSTEM_PRIORITY_CLASSES: [(&str, i64); 2] = [
-    ("system-node-critical", 2_000_001_000),
-    ("system-cluster-critical", 2_000_000_000),
+/// The system priority classes a real server creates at start: (name, value, description).
+pub(crate) const SYSTEM_PRIORITY_CLASSES: [(&str, i64, &str); 2] = [
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
 ];
 
 /// The causes of creating a `scheduling.k8s.io` object of `kind` (beyond metadata).
@@ -54,9 +62,9 @@ fn priority_class(obj: &Value) -> Vec<Cause> {
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     let value = obj["value"].as_i64().unwrap_or(0);
     if name.starts_with("system-") {
-        let error = match SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _)| *n == name) {
+        let error = match SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _, _)| *n == name) {
             None => Some(format!("{name} is not a known system priority class")),
-            Some((_, v)) if *v != value => {
+            Some((_, v, _)) if *v != value => {
                 Some(format!("value of {name} PriorityClass must be {v}"))
             }
             Some(_) if obj["globalDefault"] == Value::Bool(true) => Some(format!(
