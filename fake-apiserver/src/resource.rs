@@ -54,6 +54,30 @@ pub struct ResourceInfo {
     /// version's `deprecationWarning` (or the default one), or a deprecated built-in's
     /// (`v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice`).
     pub deprecation_warning: Option<String>,
+    /// For custom resources: every version of the CRD and the one objects are stored at, shared
+    /// by the infos of all its served versions (see `registry::conversion`).
+    pub versions: Option<std::sync::Arc<CustomVersions>>,
+}
+
+/// A CRD's versions as conversion sees them: objects are written at the storage version and
+/// served at the version a request names, each version's schema pruning what it does not
+/// declare (`conversion.strategy: None`, the apiextensions server's `nopConverter`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CustomVersions {
+    /// The API group.
+    pub group: String,
+    /// The version new writes are stored at (`storage: true`).
+    pub storage: String,
+    /// Each version's `openAPIV3Schema` by name, served or not (objects stored at an unserved
+    /// version are still read through its schema).
+    pub schemas: std::collections::BTreeMap<String, Value>,
+}
+
+impl CustomVersions {
+    /// `group/version` of the storage version.
+    pub fn storage_api_version(&self) -> String {
+        format!("{}/{}", self.group, self.storage)
+    }
 }
 
 /// A CRD's `subresources.scale`: where a custom resource keeps its replicas and selector.
@@ -735,6 +759,7 @@ pub fn builtin_resources() -> Vec<ResourceInfo> {
                     scale: None,
                     apply_schema: Default::default(),
                     deprecation_warning: builtin_deprecation(group, kind),
+                    versions: None,
                 }
             },
         )

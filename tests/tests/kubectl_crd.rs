@@ -321,3 +321,156 @@ fn deprecated_crd_versions_warn() {
     let current = get("v1");
     assert!(!current.stderr.contains("Warning"), "{current}");
 }
+
+/// A CRD with two served versions (conversion `None`): every object is stored at the storage
+/// version and served at the version each request names — get, list, watch and the answers of
+/// writes — with each version's schema pruning what it does not declare; switching the storage
+/// version leaves older objects at theirs until they are written again.
+#[test]
+fn multi_version_crds_are_stored_at_the_storage_version_and_served_at_every_version() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    let mut beta = crd["spec"]["versions"][0].clone();
+    beta["name"] = json!("v1beta1");
+    beta["storage"] = json!(false);
+    // v1beta1 knows `replicas`, which v1 does not; v1 knows `size`, which v1beta1 does not.
+    beta["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] =
+        json!({"color": {"type": "string"}, "replicas": {"type": "integer"}});
+    crd["spec"]["versions"]
+        .as_array_mut()
+        .expect("versions")
+        .push(beta);
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let resource = |version: &str| format!("widgets.{version}.{GROUP}");
+    cluster.eventually("v1beta1 is served", Duration::from_secs(5), || {
+        cluster.kubectl(&["get", &resource("v1beta1")]).code == Some(0)
+    });
+    let mut events = cluster.server.subscribe();
+
+    let mut beta_widget = widget("w", "red", 3);
+    beta_widget["apiVersion"] = json!(format!("{GROUP}/v1beta1"));
+    beta_widget["spec"] = json!({"color": "red", "replicas": 2});
+    let file = cluster.write_json("w.json", &beta_widget);
+    let created = cluster
+        .kubectl(&["create", "-f", &file, "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(created["apiVersion"], format!("{GROUP}/v1beta1"));
+    // Stored at v1, whose schema has no `replicas`: the None conversion loses it.
+    assert_eq!(created["spec"], json!({"color": "red"}));
+    let stored = cluster
+        .server
+        .event_object(&events.try_recv().expect("the create's event"))
+        .expect("stored object");
+    assert_eq!(stored["apiVersion"], format!("{GROUP}/v1"));
+
+    let at = |version: &str| {
+        cluster
+            .kubectl(&["get", &resource(version), "w", "-o", "json"])
+            .ok()
+            .json()
+    };
+    assert_eq!(at("v1")["apiVersion"], format!("{GROUP}/v1"));
+    assert_eq!(at("v1beta1")["apiVersion"], format!("{GROUP}/v1beta1"));
+    let list = cluster
+        .kubectl(&[
+            "get",
+            "--raw",
+            &format!("/apis/{GROUP}/v1beta1/namespaces/default/widgets"),
+        ])
+        .ok()
+        .json();
+    assert_eq!(list["apiVersion"], format!("{GROUP}/v1beta1"));
+    assert_eq!(list["items"][0]["apiVersion"], format!("{GROUP}/v1beta1"));
+    let watch = cluster
+        .kubectl(&[
+            "get",
+            "--raw",
+            &format!("/apis/{GROUP}/v1beta1/namespaces/default/widgets?watch=1&timeoutSeconds=1"),
+        ])
+        .ok()
+        .stdout
+        .clone();
+    let first: serde_json::Value =
+        serde_json::from_str(watch.lines().next().expect("an event")).expect("event JSON");
+    assert_eq!(first["object"]["apiVersion"], format!("{GROUP}/v1beta1"));
+
+    // A write at v1 sets a field v1beta1 does not declare: kept in storage, pruned from v1beta1
+    // reads, and kept through a v1beta1 write (the stored v1 object is the one patched).
+    let patched = cluster
+        .kubectl(&[
+            "patch",
+            &resource("v1"),
+            "w",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"size":5}}"#,
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(patched["spec"], json!({"color": "red", "size": 5}));
+    assert_eq!(at("v1beta1")["spec"], json!({"color": "red"}));
+    let patched = cluster
+        .kubectl(&[
+            "patch",
+            &resource("v1beta1"),
+            "w",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"color":"blue"}}"#,
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(patched["apiVersion"], format!("{GROUP}/v1beta1"));
+    assert_eq!(patched["spec"], json!({"color": "blue"}));
+    assert_eq!(
+        at("v1")["spec"],
+        json!({"color": "blue"}),
+        "a v1beta1 write replaces what v1beta1 does not see"
+    );
+
+    // v1beta1 becomes the storage version: the old object stays at v1 until written again.
+    let mut crd = cluster
+        .kubectl(&["get", "crd", &format!("widgets.{GROUP}"), "-o", "json"])
+        .ok()
+        .json();
+    crd["spec"]["versions"][0]["storage"] = json!(false);
+    crd["spec"]["versions"][1]["storage"] = json!(true);
+    let file = cluster.write_json("crd2.json", &crd);
+    cluster.kubectl(&["replace", "-f", &file]).ok();
+    let stored_versions = cluster
+        .kubectl(&[
+            "get",
+            "crd",
+            &format!("widgets.{GROUP}"),
+            "-o",
+            "jsonpath={.status.storedVersions}",
+        ])
+        .ok()
+        .stdout
+        .clone();
+    assert_eq!(stored_versions, r#"["v1","v1beta1"]"#);
+    let _ = events.try_recv();
+    let file = cluster.write_json("w2.json", &widget("w2", "green", 1));
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let stored = loop {
+        let event = events.try_recv().expect("the second create's event");
+        if event.name == "w2" {
+            break cluster.server.event_object(&event).expect("stored object");
+        }
+    };
+    assert_eq!(stored["apiVersion"], format!("{GROUP}/v1beta1"));
+    assert_eq!(
+        stored["spec"],
+        json!({"color": "green"}),
+        "pruned by the v1beta1 schema"
+    );
+    assert_eq!(at("v1")["apiVersion"], format!("{GROUP}/v1"));
+}

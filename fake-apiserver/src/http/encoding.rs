@@ -1,10 +1,23 @@
 //! How objects are kept and sent: built-in objects are stored without `apiVersion`/`kind` (a real
-//! server's list items carry none) and get them back, cheaply, when sent alone.
+//! server's list items carry none) and get them back, cheaply, when sent alone; custom resources
+//! keep theirs and are converted when a request names another version of their CRD (see
+//! [`crate::registry::conversion`]).
 
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Map, Value};
 
+use crate::registry::conversion;
 use crate::resource::ResourceInfo;
+
+/// Appends a stored object as a list item: built-in items carry no type fields, custom
+/// resources are served at the list's version.
+pub fn put_item(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
+    if info.custom {
+        out.put_slice(&conversion::served_bytes(info, stored));
+    } else {
+        out.put_slice(stored);
+    }
+}
 
 /// Removes `apiVersion` and `kind` before storing a built-in object.
 pub fn strip_type_meta(info: &ResourceInfo, object: &mut Value) {
@@ -17,8 +30,12 @@ pub fn strip_type_meta(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Puts `apiVersion` and `kind` first in an object.
+/// Puts `apiVersion` and `kind` first in an object (a custom resource: converts it to the
+/// version `info` serves).
 pub fn add_type_meta(info: &ResourceInfo, object: &mut Value) {
+    if info.custom {
+        conversion::to_served_in_place(info, object);
+    }
     let Some(obj) = object.as_object_mut() else {
         return;
     };
@@ -35,6 +52,9 @@ pub fn add_type_meta(info: &ResourceInfo, object: &mut Value) {
 
 /// The stored bytes of an object with `apiVersion` and `kind` (prefixed without re-encoding).
 pub fn typed_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
+    if info.custom {
+        return conversion::served_bytes(info, stored);
+    }
     if !needs_type_meta(info, stored) {
         return stored.clone();
     }
@@ -45,7 +65,11 @@ pub fn typed_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
 
 /// Appends the stored bytes of an object with `apiVersion` and `kind` to `out`, so that a
 /// caller building a larger message (a watch event) copies the object once.
-pub fn put_typed(info: &ResourceInfo, stored: &[u8], out: &mut BytesMut) {
+pub fn put_typed(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
+    if info.custom {
+        out.put_slice(&conversion::served_bytes(info, stored));
+        return;
+    }
     if !needs_type_meta(info, stored) {
         out.put_slice(stored);
         return;
@@ -113,11 +137,12 @@ mod tests {
         );
         assert_eq!(&out[5..], &typed_bytes(deployments, &stored)[..]);
         let mut empty = BytesMut::new();
-        put_typed(find("pods"), b"{}", &mut empty);
+        put_typed(find("pods"), &Bytes::from_static(b"{}"), &mut empty);
         assert_eq!(&empty[..], br#"{"apiVersion":"v1","kind":"Pod"}"#);
-        // A custom resource is stored with its type fields: copied as is.
+        // A custom resource is stored with its type fields: copied as is at its version.
         let mut custom = deployments.clone();
         custom.custom = true;
+        let stored = Bytes::from_static(br#"{"apiVersion":"apps/v1","metadata":{"name":"d"}}"#);
         let mut out = BytesMut::new();
         put_typed(&custom, &stored, &mut out);
         assert_eq!(&out[..], &stored[..]);

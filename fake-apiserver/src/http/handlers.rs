@@ -20,6 +20,7 @@ use crate::http::server::{self, json_response, value_response, MAX_BODY_BYTES};
 use crate::http::typed::FieldValidation;
 use crate::http::watch;
 use crate::patch::PatchType;
+use crate::registry::conversion;
 use crate::registry::crd;
 use crate::registry::kind_rules;
 use crate::registry::semantics::{
@@ -33,8 +34,6 @@ use crate::store::{resource_key, Mutation};
 
 /// Longest prefix kept from `generateName` (a generated name is at most 63 characters).
 const MAX_GENERATE_NAME_PREFIX: usize = 58;
-
-const APIEXTENSIONS: &str = "apiextensions.k8s.io";
 
 /// The router's fallback: resource requests, discovery below the roots, OpenAPI and health checks.
 pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Request) -> Response {
@@ -1159,7 +1158,7 @@ fn finish_builtin_object(
     now: &str,
     old: Option<(&Value, UpdateTarget)>,
 ) -> Result<(), ApiError> {
-    if is_crd(info) {
+    if crd::is_crd(info) {
         crate::rules::crd_validation::apply_defaults(object);
         match old {
             None => crate::rules::crd_validation::validate_create(object)?,
@@ -1180,13 +1179,11 @@ fn finish_builtin_object(
     Ok(())
 }
 
-fn is_crd(info: &ResourceInfo) -> bool {
-    info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition"
-}
-
 /// Writes through the store, or with a server-side dry run only computes the result. The
 /// decoded `managedFields` of the stored version go to the rules through `ctx`, and those of the
-/// written object back to the store (see [`semantics::ManagedSets`]).
+/// written object back to the store (see [`semantics::ManagedSets`]). A custom resource is
+/// decided at the version the request names and stored at its CRD's storage version (see
+/// [`crate::registry::conversion`]).
 fn commit<F>(
     server: &FakeApiServer,
     ctx: &WriteContext<'_>,
@@ -1199,6 +1196,20 @@ fn commit<F>(
 where
     F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
 {
+    let info = ctx.info;
+    let decide = |current: Option<&Value>| {
+        let current = current.map(|c| conversion::to_served(info, c));
+        let mut mutation = decide(current.as_deref())?;
+        if info.custom {
+            match &mut mutation {
+                Mutation::Put(object)
+                | Mutation::Delete(object)
+                | Mutation::Finalize(object)
+                | Mutation::Unchanged(object) => conversion::to_storage(info, object),
+            }
+        }
+        Ok(mutation)
+    };
     if dry_run {
         ctx.managed_sets.set_stored(None);
         return server.shared.store.preview(key, namespace, name, decide);
@@ -1401,7 +1412,7 @@ pub(crate) fn create_object(
             ctx.managed_sets.set_written(written);
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
-        if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+        if crd::is_crd(info) {
             // Established only by the controllers after the create (see `after_write`).
             crd::set_initial_status(&mut candidate);
         }
@@ -1549,7 +1560,7 @@ pub(crate) fn after_write(
         let ns = object["metadata"]["namespace"].as_str().unwrap_or_default();
         crate::registry::disruption::sync_namespace(server, ns);
     }
-    if info.group == APIEXTENSIONS && info.kind == "CustomResourceDefinition" {
+    if crd::is_crd(info) {
         let name = semantics::name_of(object).to_string();
         if event == crate::store::EventType::Deleted {
             remove_custom_resources(server, &name);

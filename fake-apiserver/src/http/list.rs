@@ -309,7 +309,7 @@ pub fn serve(
         if i > 0 {
             out.put_u8(b',');
         }
-        out.put_slice(bytes);
+        crate::http::encoding::put_item(info, bytes, &mut out);
     }
     out.put_slice(b"]}");
     Ok(json_response(StatusCode::OK, out.freeze()))

@@ -389,10 +389,14 @@ impl FakeApiServer {
         (snapshot.revision, objects)
     }
 
-    /// The object an event carries, with `apiVersion` and `kind` (as a watcher would see it).
+    /// The object an event carries, with `apiVersion` and `kind` (as a watcher would see it; a
+    /// custom resource at the version it was stored at).
     pub fn event_object(&self, event: &StoreEvent) -> Option<Value> {
         let (group, plural) = event.resource.split_once('/')?;
         let info = self.shared.registry.lookup_resource(group, plural)?;
+        if info.custom {
+            return serde_json::from_slice(&event.object).ok();
+        }
         serde_json::from_slice(&crate::http::encoding::typed_bytes(&info, &event.object)).ok()
     }
 

@@ -16,15 +16,7 @@ pub fn set_established_status(crd: &mut Value, now: &str) {
     if accepted["listKind"].as_str().is_none_or(str::is_empty) {
         accepted["listKind"] = json!(format!("{kind}List"));
     }
-    let storage: Vec<Value> = crd["spec"]["versions"]
-        .as_array()
-        .map(|vs| {
-            vs.iter()
-                .filter(|v| v["storage"].as_bool() == Some(true))
-                .map(|v| v["name"].clone())
-                .collect()
-        })
-        .unwrap_or_default();
+    let storage: Vec<Value> = storage_versions(crd).collect();
     let mut stored_versions = crd["status"]["storedVersions"]
         .as_array()
         .cloned()
@@ -55,18 +47,42 @@ pub fn set_established_status(crd: &mut Value, now: &str) {
     crd["status"] = status;
 }
 
+/// The CRD strategy's `PrepareForUpdate`: a new storage version joins `status.storedVersions`
+/// (the status otherwise stays as stored), so that the objects it stores are known to exist.
+pub fn record_storage_version(crd: &mut Value) {
+    let storage: Vec<Value> = storage_versions(crd).collect();
+    let Some(stored) = crd["status"]["storedVersions"].as_array_mut() else {
+        if !storage.is_empty() {
+            crd["status"]["storedVersions"] = Value::Array(storage);
+        }
+        return;
+    };
+    for v in storage {
+        if !stored.contains(&v) {
+            stored.push(v);
+        }
+    }
+}
+
+/// The names of the versions a CRD's spec marks `storage: true`.
+fn storage_versions(crd: &Value) -> impl Iterator<Item = Value> + '_ {
+    crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["storage"].as_bool() == Some(true))
+        .map(|v| v["name"].clone())
+}
+
+/// Whether a resource is the CRDs themselves.
+pub fn is_crd(info: &crate::resource::ResourceInfo) -> bool {
+    info.group == APIEXTENSIONS_GROUP && info.kind == "CustomResourceDefinition"
+}
+
 /// The status a CRD is created with, before the naming and establishing controllers ran: no
 /// accepted names, no conditions, the storage version recorded.
 pub fn set_initial_status(crd: &mut Value) {
-    let storage: Vec<Value> = crd["spec"]["versions"]
-        .as_array()
-        .map(|vs| {
-            vs.iter()
-                .filter(|v| v["storage"].as_bool() == Some(true))
-                .map(|v| v["name"].clone())
-                .collect()
-        })
-        .unwrap_or_default();
+    let storage: Vec<Value> = storage_versions(crd).collect();
     crd["status"] = json!({
         "conditions": null,
         "acceptedNames": {"plural": "", "kind": ""},

@@ -6,6 +6,7 @@
 //! subresources ([`subresource`], [`scale`]), PodDisruptionBudgets (`disruption`), CRDs
 //! ([`crd`]) and the saved state file ([`state`]).
 
+pub mod conversion;
 pub mod crd;
 pub mod delete_answer;
 pub(crate) mod disruption;
@@ -141,6 +142,31 @@ fn crd_deprecation_warning(spec: &Value, version: &Value) -> Option<String> {
     Some(warning)
 }
 
+/// The versions of a CRD's spec as conversion needs them: the storage version and every
+/// version's schema.
+fn custom_versions(group: &str, spec: &Value) -> crate::resource::CustomVersions {
+    let all = spec["versions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    crate::resource::CustomVersions {
+        group: group.to_string(),
+        storage: all
+            .iter()
+            .find(|v| v["storage"].as_bool() == Some(true))
+            .and_then(|v| v["name"].as_str())
+            .unwrap_or_default()
+            .to_string(),
+        schemas: all
+            .iter()
+            .filter_map(|v| {
+                let schema = v.pointer("/schema/openAPIV3Schema")?;
+                Some((v["name"].as_str()?.to_string(), schema.clone()))
+            })
+            .collect(),
+    }
+}
+
 /// The resource types a CRD object defines (one per served version).
 pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
     let spec = &crd["spec"];
@@ -166,6 +192,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
             .unwrap_or_default()
     };
     let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let conversion = std::sync::Arc::new(custom_versions(group, spec));
     spec["versions"]
         .as_array()
         .map(|versions| {
@@ -205,6 +232,7 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                         scale: crate::resource::ScalePaths::from_crd_version(v),
                         apply_schema: Default::default(),
                         deprecation_warning: crd_deprecation_warning(spec, v),
+                        versions: Some(conversion.clone()),
                     })
                 })
                 .collect()

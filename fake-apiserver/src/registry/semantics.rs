@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, StatusCause};
+use crate::registry::crd;
 use crate::resource::ResourceInfo;
 use crate::store::value_eq::{equal, maps_equal_where};
 use crate::store::{resource_version_of, Mutation};
@@ -496,6 +497,10 @@ pub fn prepare_update(
             next
         }
     };
+
+    if target == UpdateTarget::Main && crd::is_crd(info) {
+        crd::record_storage_version(&mut next);
+    }
 
     // Server-owned metadata always comes from the stored object.
     {
