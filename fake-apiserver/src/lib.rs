@@ -49,6 +49,7 @@ pub mod cel;
 pub mod chaos;
 pub mod context;
 pub mod controllers;
+mod conversion_webhook;
 pub mod error;
 pub mod hooks;
 pub mod http;

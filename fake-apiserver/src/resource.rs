@@ -71,6 +71,17 @@ pub struct CustomVersions {
     /// Each version's `openAPIV3Schema` by name, served or not (objects stored at an unserved
     /// version are still read through its schema).
     pub schemas: std::collections::BTreeMap<String, Value>,
+    /// The conversion webhook, when `spec.conversion.strategy` is `Webhook`.
+    pub webhook: Option<ConversionWebhook>,
+}
+
+/// A CRD's `spec.conversion.webhook`: where `ConversionReview`s go.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConversionWebhook {
+    /// `clientConfig` (a URL or a service, and the `caBundle`).
+    pub client_config: Value,
+    /// `conversionReviewVersions`, in the CRD's order of preference.
+    pub review_versions: Vec<String>,
 }
 
 impl CustomVersions {
@@ -393,6 +404,28 @@ const BUILTINS: &[BuiltinRow] = &[
         false,
         &[],
         &[],
+    ),
+    (
+        "autoscaling",
+        "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        true,
+        false,
+        &["hpa"],
+        &["all"],
+    ),
+    (
+        "autoscaling",
+        "v1",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        true,
+        false,
+        &["hpa"],
+        &["all"],
     ),
     (
         "batch",

@@ -43,6 +43,8 @@ KINDS = [
     ("apps", "StatefulSet", "statefulsets", "apps/v1", "StatefulSet"),
     ("apps", "DaemonSet", "daemonsets", "apps/v1", "DaemonSet"),
     ("apps", "ControllerRevision", "controllerrevisions", "apps/v1", "ControllerRevision"),
+    ("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", "autoscaling/v2",
+     "HorizontalPodAutoscaler"),
     ("batch", "Job", "jobs", "batch/v1", "Job"),
     ("batch", "CronJob", "cronjobs", "batch/v1", "CronJob"),
     ("policy", "PodDisruptionBudget", "poddisruptionbudgets", "policy/v1", "PodDisruptionBudget"),
@@ -73,7 +75,7 @@ KINDS = [
 # Package path (as imported) → (repository flag, directory in it, short name in the tables).
 API_PACKAGES = ["core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
                 "networking/v1", "node/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
-                "admissionregistration/v1", "autoscaling/v1"]
+                "admissionregistration/v1", "autoscaling/v1", "autoscaling/v2"]
 PACKAGES = {"k8s.io/api/" + p: ("api", p, p) for p in API_PACKAGES}
 PACKAGES["k8s.io/apimachinery/pkg/apis/meta/v1"] = ("apimachinery", "pkg/apis/meta/v1", "meta/v1")
 PACKAGES["k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"] = (

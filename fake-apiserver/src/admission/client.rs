@@ -330,7 +330,16 @@ fn status_error(code: u16, body: &[u8]) -> CallError {
     CallError::Status(message)
 }
 
-/// Posts `body` (an `AdmissionReview`) and returns the decoded answer; the whole call is bounded
+/// `clientConfig.caBundle`, decoded from base64 (as it is written in JSON).
+pub(crate) fn ca_bundle(client_config: &Value) -> Vec<u8> {
+    use base64::Engine;
+    client_config["caBundle"]
+        .as_str()
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .unwrap_or_default()
+}
+
+/// Posts `body` (an `AdmissionReview` or a `ConversionReview`) and returns the decoded answer; the whole call is bounded
 /// by `timeout`.
 pub(crate) async fn post(
     target: &Target,

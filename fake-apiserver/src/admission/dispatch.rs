@@ -117,7 +117,7 @@ impl Context<'_> {
             self.shared.admission.service_resolver.as_ref(),
         )
         .map_err(|e| HookError::calling(hook, format!("could not get REST client: {e}")))?;
-        let ca_bundle = ca_bundle(&hook.spec["clientConfig"]);
+        let ca_bundle = client::ca_bundle(&hook.spec["clientConfig"]);
         let bytes = serde_json::to_vec(&body)
             .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
         tracing::debug!(
@@ -140,15 +140,6 @@ impl Context<'_> {
             }
         }
     }
-}
-
-/// `clientConfig.caBundle`, decoded from base64 (as it is written in JSON).
-fn ca_bundle(client_config: &Value) -> Vec<u8> {
-    use base64::Engine;
-    client_config["caBundle"]
-        .as_str()
-        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-        .unwrap_or_default()
 }
 
 /// Runs the mutating webhooks on `a.object` (changed in place).

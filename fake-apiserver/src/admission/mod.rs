@@ -27,7 +27,7 @@
 //! Not covered: the `scale` and `binding` subresources (their own objects) and writes the
 //! in-process controllers make (on a cluster those are other clients' requests).
 
-mod client;
+pub(crate) mod client;
 mod config;
 mod dispatch;
 mod matching;
@@ -582,17 +582,43 @@ pub(crate) fn delete(info: &ResourceInfo, old: &Value) -> Result<(), ApiError> {
 /// Runs a write request through admission: `run` serves it (synchronously, as the handlers
 /// do) and is run again after each round of webhook calls. Returns its result and the warnings
 /// the webhooks gave, for `Warning` headers.
+///
+/// A run that needs a conversion webhook's answer (see [`crate::conversion_webhook`]) is run
+/// again once the webhook answered, keeping the admission outcomes it already has.
 pub(crate) async fn admit(
+    server: &FakeApiServer,
+    request: Option<Request>,
+    run: impl FnMut() -> Result<Response, ApiError>,
+) -> (Result<Response, ApiError>, Vec<String>) {
+    crate::conversion_webhook::scope(admit_in_scope(server, request, run)).await
+}
+
+/// Runs `run` until the conversions it needs are answered (at most [`MAX_RUNS`] times).
+async fn run_converting(
+    server: &FakeApiServer,
+    mut run: impl FnMut() -> Result<Response, ApiError>,
+) -> Result<Response, ApiError> {
+    let mut result = run();
+    for _ in 1..MAX_RUNS {
+        if !crate::conversion_webhook::call_pending(server).await {
+            break;
+        }
+        result = run();
+    }
+    result
+}
+
+async fn admit_in_scope(
     server: &FakeApiServer,
     request: Option<Request>,
     mut run: impl FnMut() -> Result<Response, ApiError>,
 ) -> (Result<Response, ApiError>, Vec<String>) {
     let Some(request) = request else {
-        return (run(), Vec::new());
+        return (run_converting(server, run).await, Vec::new());
     };
     let webhooks = config::Webhooks::load(&server.shared);
     if webhooks.is_empty() {
-        return (run(), Vec::new());
+        return (run_converting(server, run).await, Vec::new());
     }
     let info = request.info.clone();
     let equivalents = server
@@ -615,6 +641,9 @@ pub(crate) async fn admit(
     prefetch_collection(server, &scope, &mut warnings).await;
     for _ in 0..MAX_RUNS {
         let result = SCOPE.sync_scope(scope.clone(), &mut run);
+        if crate::conversion_webhook::call_pending(server).await {
+            continue;
+        }
         let pending = lock(&scope).pending.take();
         let Some(pending) = pending else {
             return (result, warnings);

@@ -14,9 +14,28 @@ use crate::resource::ResourceInfo;
 pub fn put_item(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
     if info.custom {
         out.put_slice(&conversion::served_bytes(info, stored));
+    } else if conversion::is_builtin_view(info) {
+        match serde_json::from_slice::<Value>(stored) {
+            Ok(mut object) => {
+                conversion::to_builtin_view(info, &mut object);
+                out.put_slice(&serde_json::to_vec(&object).unwrap_or_default());
+            }
+            Err(_) => out.put_slice(stored),
+        }
     } else {
         out.put_slice(stored);
     }
+}
+
+/// The stored bytes of a built-in view version's object, converted and typed.
+fn view_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
+    let Ok(mut object) = serde_json::from_slice::<Value>(stored) else {
+        return stored.clone();
+    };
+    add_type_meta(info, &mut object);
+    serde_json::to_vec(&object)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| stored.clone())
 }
 
 /// Removes `apiVersion` and `kind` before storing a built-in object.
@@ -36,6 +55,7 @@ pub fn add_type_meta(info: &ResourceInfo, object: &mut Value) {
     if info.custom {
         conversion::to_served_in_place(info, object);
     }
+    conversion::to_builtin_view(info, object);
     let Some(obj) = object.as_object_mut() else {
         return;
     };
@@ -55,6 +75,9 @@ pub fn typed_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
     if info.custom {
         return conversion::served_bytes(info, stored);
     }
+    if conversion::is_builtin_view(info) {
+        return view_bytes(info, stored);
+    }
     if !needs_type_meta(info, stored) {
         return stored.clone();
     }
@@ -68,6 +91,10 @@ pub fn typed_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
 pub fn put_typed(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
     if info.custom {
         out.put_slice(&conversion::served_bytes(info, stored));
+        return;
+    }
+    if conversion::is_builtin_view(info) {
+        out.put_slice(&view_bytes(info, stored));
         return;
     }
     if !needs_type_meta(info, stored) {

@@ -186,7 +186,11 @@ async fn serve_resource(
     };
     let (result, warnings) = crate::admission::admit(&server, admission, serve).await;
     let response = match result {
-        Ok(response) => response,
+        Ok(response) => match conversion::webhook_of(info) {
+            // What the answer carries is converted once the request has run.
+            Some(webhook) => crate::http::converted::answer(&server, info, webhook, response).await,
+            None => response,
+        },
         Err(e) => {
             tracing::debug!(path, code = e.code, reason = %e.reason, message = %e.message, "request failed");
             e.into_response()
@@ -1198,14 +1202,22 @@ where
 {
     let info = ctx.info;
     let decide = |current: Option<&Value>| {
-        let current = current.map(|c| conversion::to_served(info, c));
+        let current = current
+            .map(|c| conversion::to_served(info, c))
+            .transpose()?;
         let mut mutation = decide(current.as_deref())?;
         if info.custom {
             match &mut mutation {
-                Mutation::Put(object)
-                | Mutation::Delete(object)
-                | Mutation::Finalize(object)
-                | Mutation::Unchanged(object) => conversion::to_storage(info, object),
+                Mutation::Put(object) | Mutation::Unchanged(object) => {
+                    conversion::to_storage(info, object)?
+                }
+                // What goes is the stored object as it was: no conversion back is needed
+                // (a real server deletes the stored bytes).
+                Mutation::Delete(object) | Mutation::Finalize(object) => {
+                    if conversion::webhook_of(info).is_none() {
+                        conversion::to_storage(info, object)?
+                    }
+                }
             }
         }
         Ok(mutation)
@@ -1247,6 +1259,7 @@ fn decode_object(
 /// What decoding adds to a body besides the typed checks: the decode-time defaults and the
 /// kind's decode rules (all of [`decode_object`] a [`Trust::Own`] body goes through).
 fn decode_defaults(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    conversion::from_builtin_view(info, object);
     if !info.custom {
         crate::rules::go_encoding::convert_decoded(&info.group, &info.kind, object);
     }

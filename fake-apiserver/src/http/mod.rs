@@ -10,6 +10,7 @@
 //! (`component_status`), which nothing stores.
 
 pub(crate) mod component_status;
+pub(crate) mod converted;
 pub(crate) mod crd_cleanup;
 pub mod discovery;
 pub mod encoding;

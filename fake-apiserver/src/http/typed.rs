@@ -56,14 +56,18 @@ type Through = fn(&Value) -> Result<Option<Value>, serde_json::Error>;
 /// schema here.
 fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
     use k8s_openapi::api::{
-        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
-        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
-        events::v1 as events, networking::v1 as networking, node::v1 as node, policy::v1 as policy,
-        rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
+        admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
+        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
+        discovery::v1 as discovery, events::v1 as events, networking::v1 as networking,
+        node::v1 as node, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
+        storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     if info.custom {
         return None;
+    }
+    if crate::registry::conversion::is_builtin_view(info) {
+        return Some(through::<k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler>);
     }
     let through: Through = match (info.group.as_str(), info.kind.as_str()) {
         ("", "Namespace") => through::<core::Namespace>,
@@ -97,6 +101,9 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
         ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            through::<autoscaling::HorizontalPodAutoscaler>
+        }
         ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
             through::<admission::ValidatingWebhookConfiguration>
         }

@@ -329,18 +329,43 @@ fn spawn_stream(
         .to_status();
         event_line("ERROR", &serde_json::to_vec(&status).unwrap_or_default())
     };
+    // Events of a CRD that converts through a webhook are converted on their way out.
+    let converter = crate::registry::conversion::webhook_of(&spec.info)
+        .filter(|_| !spec.table)
+        .cloned()
+        .map(|webhook| (server.clone(), webhook, spec.info.clone()));
+    let out = tx.clone();
+    let send = move |line: Bytes| {
+        let tx = out.clone();
+        let converter = converter.clone();
+        async move {
+            let line = match &converter {
+                Some((server, webhook, info)) => {
+                    match crate::http::converted::event_line(server, info, webhook, line).await {
+                        Ok(line) => line,
+                        Err(error) => {
+                            let _ = tx.send(error).await;
+                            return false;
+                        }
+                    }
+                }
+                None => line,
+            };
+            tx.send(line).await.is_ok()
+        }
+    };
     tokio::spawn(async move {
         let deadline = tokio::time::Instant::now() + spec.timeout;
         let mut last_revision = from_revision;
         for line in initial {
-            if tx.send(line).await.is_err() {
+            if !send(line).await {
                 return;
             }
         }
         for event in backlog {
             last_revision = event.revision;
             if let Some(line) = spec.line_for(&event) {
-                if tx.send(line).await.is_err() {
+                if !send(line).await {
                     return;
                 }
             }
@@ -361,7 +386,7 @@ fn spawn_stream(
                         }
                         last_revision = event.revision;
                         if let Some(line) = spec.line_for(&event) {
-                            if tx.send(line).await.is_err() {
+                            if !send(line).await {
                                 return;
                             }
                         }

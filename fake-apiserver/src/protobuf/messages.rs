@@ -834,6 +834,38 @@ pub static PRIORITY_CLASS: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/autoscaling/v1 ----
+
+/// `autoscaling/v1.HorizontalPodAutoscaler` (spec only), which `kubectl autoscale` sends.
+pub static HORIZONTAL_POD_AUTOSCALER_V1: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &HORIZONTAL_POD_AUTOSCALER_V1_SPEC),
+    ],
+};
+
+/// `autoscaling/v1.HorizontalPodAutoscalerSpec`.
+static HORIZONTAL_POD_AUTOSCALER_V1_SPEC: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+    fields: &[
+        message(1, "scaleTargetRef", &CROSS_VERSION_OBJECT_REFERENCE_V1),
+        optional(2, "minReplicas", INT32),
+        always(3, "maxReplicas", INT32),
+        optional(4, "targetCPUUtilizationPercentage", INT32),
+    ],
+};
+
+/// `autoscaling/v1.CrossVersionObjectReference`.
+static CROSS_VERSION_OBJECT_REFERENCE_V1: Message = Message {
+    name: "k8s.io.api.autoscaling.v1.CrossVersionObjectReference",
+    fields: &[
+        always(1, "kind", STRING),
+        always(2, "name", STRING),
+        value(3, "apiVersion", STRING),
+    ],
+};
+
 // ---- k8s.io/api/node/v1 ----
 
 /// `node.k8s.io/v1.RuntimeClass`.
@@ -1170,6 +1202,11 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ("policy/v1", "Eviction", &EVICTION),
     ("scheduling.k8s.io/v1", "PriorityClass", &PRIORITY_CLASS),
     ("node.k8s.io/v1", "RuntimeClass", &RUNTIME_CLASS),
+    (
+        "autoscaling/v1",
+        "HorizontalPodAutoscaler",
+        &HORIZONTAL_POD_AUTOSCALER_V1,
+    ),
     ("networking.k8s.io/v1", "Ingress", &INGRESS),
     ("rbac.authorization.k8s.io/v1", "Role", &ROLE),
     ("rbac.authorization.k8s.io/v1", "ClusterRole", &CLUSTER_ROLE),

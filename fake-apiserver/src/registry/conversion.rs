@@ -12,13 +12,20 @@
 //! Here the store's bytes carry the version they were written at as their `apiVersion`, so a
 //! read at that same version (the common case, and every read of a one-version CRD) sends the
 //! bytes as they are; only a read at another version parses and converts.
+//!
+//! Built-in kinds served at more than one version are stored at one of them and converted by
+//! hand-written rules: `autoscaling/v1` HorizontalPodAutoscalers are views of the stored
+//! `autoscaling/v2` ones ([`crate::rules::autoscaling::v1_conversion`]). A body at the other
+//! version is converted when it is decoded ([`from_builtin_view`]), so the kind's rules always
+//! see the stored version; what is sent is converted last ([`to_builtin_view`]).
 
 use std::borrow::Cow;
 
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::resource::ResourceInfo;
+use crate::error::ApiError;
+use crate::resource::{ConversionWebhook, ResourceInfo};
 use crate::rules::schema;
 
 /// Whether stored bytes of a custom resource are at the version `info` serves, read from the
@@ -42,10 +49,20 @@ pub fn bytes_at_version(info: &ResourceInfo, stored: &[u8]) -> Option<bool> {
     )
 }
 
+/// The conversion webhook of a custom resource whose CRD converts through one.
+pub fn webhook_of(info: &ResourceInfo) -> Option<&ConversionWebhook> {
+    info.versions
+        .as_ref()
+        .filter(|_| info.custom)
+        .and_then(|v| v.webhook.as_ref())
+}
+
 /// The stored bytes of an object as served at `info`'s version: the same bytes when they are
-/// at that version (or the resource is built-in), else the converted object, encoded.
+/// at that version (or the resource is built-in), else the converted object, encoded. Objects
+/// of a CRD with a conversion webhook are left as stored: what carries them is converted after
+/// the fact (see [`crate::conversion_webhook`]).
 pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
-    if !info.custom || bytes_at_version(info, stored) == Some(true) {
+    if !info.custom || webhook_of(info).is_some() || bytes_at_version(info, stored) == Some(true) {
         return stored.clone();
     }
     let Ok(mut object) = serde_json::from_slice::<Value>(stored) else {
@@ -57,34 +74,63 @@ pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
         .unwrap_or_else(|_| stored.clone())
 }
 
-/// A stored object as served at `info`'s version (borrowed when nothing changes).
-pub fn to_served<'a>(info: &ResourceInfo, stored: &'a Value) -> Cow<'a, Value> {
-    if !needs_conversion(info, stored, &info.api_version()) {
-        return Cow::Borrowed(stored);
+/// A stored object as served at `info`'s version (borrowed when nothing changes), for a write
+/// to decide on. Through a conversion webhook, the answer comes from the request's scope (a
+/// missing one fails the attempt until it is there).
+pub fn to_served<'a>(info: &ResourceInfo, stored: &'a Value) -> Result<Cow<'a, Value>, ApiError> {
+    let target = info.api_version();
+    if !needs_conversion(info, stored, &target) {
+        return Ok(Cow::Borrowed(stored));
     }
     let mut object = stored.clone();
-    to_served_in_place(info, &mut object);
-    Cow::Owned(object)
+    before_conversion(info, &mut object);
+    match webhook_of(info) {
+        Some(webhook) => {
+            object = first(crate::conversion_webhook::convert(
+                webhook,
+                &[object],
+                &target,
+            )?)?;
+        }
+        None => object["apiVersion"] = Value::String(target),
+    }
+    after_conversion(info, &mut object);
+    Ok(Cow::Owned(object))
 }
 
 /// Converts a stored object, in place, to the version `info` serves: defaults from the schema
 /// of the version it was stored at, the new `apiVersion`, then pruning by the served version's
-/// schema.
+/// schema. (An object of a CRD with a conversion webhook is left as it is: see
+/// [`served_bytes`].)
 pub fn to_served_in_place(info: &ResourceInfo, object: &mut Value) {
     let target = info.api_version();
-    if !needs_conversion(info, object, &target) {
+    if webhook_of(info).is_some() || !needs_conversion(info, object, &target) {
         return;
     }
-    if let Some(versions) = &info.versions {
-        let stored_version = object["apiVersion"]
-            .as_str()
-            .and_then(|v| v.strip_prefix(&format!("{}/", info.group)))
-            .and_then(|v| versions.schemas.get(v));
-        if let Some(stored_schema) = stored_version {
-            schema::apply_defaults(stored_schema, object);
-        }
-    }
+    before_conversion(info, object);
     object["apiVersion"] = Value::String(target);
+    after_conversion(info, object);
+}
+
+/// What reading a stored object does before converting it: the defaults of the schema of the
+/// version it was stored at (the storage decoder's defaulting).
+pub fn before_conversion(info: &ResourceInfo, object: &mut Value) {
+    let Some(versions) = &info.versions else {
+        return;
+    };
+    let stored_schema = object["apiVersion"]
+        .as_str()
+        .and_then(|v| v.strip_prefix(&format!("{}/", info.group)))
+        .and_then(|v| versions.schemas.get(v))
+        .cloned();
+    if let Some(stored_schema) = stored_schema {
+        schema::apply_defaults(&stored_schema, object);
+    }
+}
+
+/// What converting to the version `info` serves does after the conversion itself: pruning by
+/// that version's schema (`schemaCoercingConverter`).
+pub fn after_conversion(info: &ResourceInfo, object: &mut Value) {
     if let Some(target_schema) = &info.schema {
         schema::prune(target_schema, object);
         schema::prune_non_nullable_nulls(object, target_schema);
@@ -93,22 +139,71 @@ pub fn to_served_in_place(info: &ResourceInfo, object: &mut Value) {
 
 /// Converts an object written at `info`'s version, in place, to the CRD's storage version (the
 /// `apiVersion` it is stored with), pruned by the storage version's schema.
-pub fn to_storage(info: &ResourceInfo, object: &mut Value) {
+pub fn to_storage(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
     let Some(versions) = info.versions.as_ref().filter(|_| info.custom) else {
-        return;
+        return Ok(());
     };
     if versions.storage.is_empty() {
-        return;
+        return Ok(());
     }
     let target = versions.storage_api_version();
     if !needs_conversion(info, object, &target) {
-        return;
+        return Ok(());
     }
-    object["apiVersion"] = Value::String(target);
+    match &versions.webhook {
+        Some(webhook) => {
+            *object = first(crate::conversion_webhook::convert(
+                webhook,
+                std::slice::from_ref(object),
+                &target,
+            )?)?;
+        }
+        None => object["apiVersion"] = Value::String(target),
+    }
     if let Some(storage_schema) = versions.schemas.get(&versions.storage) {
         schema::prune(storage_schema, object);
         schema::prune_non_nullable_nulls(object, storage_schema);
     }
+    Ok(())
+}
+
+/// The one object of a one-object conversion.
+fn first(objects: Vec<Value>) -> Result<Value, ApiError> {
+    objects
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("a conversion gave no object"))
+}
+
+/// Whether `info` is a built-in version that is a view of another, stored version.
+pub fn is_builtin_view(info: &ResourceInfo) -> bool {
+    !info.custom
+        && info.version == "v1"
+        && info.group == "autoscaling"
+        && info.kind == "HorizontalPodAutoscaler"
+}
+
+/// A stored built-in object as the view version `info` serves it (unchanged for any other
+/// resource).
+pub fn to_builtin_view(info: &ResourceInfo, object: &mut Value) {
+    if is_builtin_view(info) {
+        *object = crate::rules::autoscaling::v1_conversion::to_v1(object);
+    }
+}
+
+/// A decoded body at the view version `info` serves, as the stored version's object
+/// (unchanged for any other resource).
+pub fn from_builtin_view(info: &ResourceInfo, object: &mut Value) {
+    if is_builtin_view(info) {
+        *object = crate::rules::autoscaling::v1_conversion::from_v1(object);
+    }
+}
+
+/// The stored version's object of an object at the view version `info` serves.
+pub fn stored_of_builtin_view(info: &ResourceInfo, object: &Value) -> Value {
+    let mut stored = object.clone();
+    from_builtin_view(info, &mut stored);
+    stored
 }
 
 /// Whether an object of a custom resource is at another `apiVersion` than `target`.
@@ -161,7 +256,7 @@ mod tests {
         let (_, v1beta1) = infos();
         let stored = json!({"apiVersion": "ex.com/v1", "kind": "Widget",
             "metadata": {"name": "w"}, "spec": {"color": "red"}});
-        let served = to_served(&v1beta1, &stored);
+        let served = to_served(&v1beta1, &stored).unwrap();
         // `size` (v1's default) is added, then pruned: v1beta1 does not declare it.
         assert_eq!(
             *served,
@@ -176,7 +271,7 @@ mod tests {
     fn a_read_at_the_stored_version_is_the_stored_object() {
         let (v1, _) = infos();
         let stored = json!({"apiVersion": "ex.com/v1", "kind": "Widget", "spec": {"size": 3}});
-        assert!(matches!(to_served(&v1, &stored), Cow::Borrowed(_)));
+        assert!(matches!(to_served(&v1, &stored).unwrap(), Cow::Borrowed(_)));
         let bytes = Bytes::from(serde_json::to_vec(&stored).unwrap());
         assert_eq!(served_bytes(&v1, &bytes).as_ptr(), bytes.as_ptr());
     }
@@ -188,7 +283,7 @@ mod tests {
             "spec": {"replicas": 2, "color": "red"}});
         // Defaults come from the stored version's schema (v1beta1 has none); v1 prunes `replicas`.
         assert_eq!(
-            *to_served(&v1, &stored),
+            *to_served(&v1, &stored).unwrap(),
             json!({"apiVersion": "ex.com/v1", "kind": "Widget", "spec": {"color": "red"}})
         );
     }
@@ -198,13 +293,13 @@ mod tests {
         let (v1, v1beta1) = infos();
         let mut written = json!({"apiVersion": "ex.com/v1beta1", "kind": "Widget",
             "spec": {"replicas": 2, "color": "blue"}});
-        to_storage(&v1beta1, &mut written);
+        to_storage(&v1beta1, &mut written).unwrap();
         assert_eq!(
             written,
             json!({"apiVersion": "ex.com/v1", "kind": "Widget", "spec": {"color": "blue"}})
         );
         let mut at_storage = json!({"apiVersion": "ex.com/v1", "spec": {"size": 2}});
-        to_storage(&v1, &mut at_storage);
+        to_storage(&v1, &mut at_storage).unwrap();
         assert_eq!(
             at_storage,
             json!({"apiVersion": "ex.com/v1", "spec": {"size": 2}})

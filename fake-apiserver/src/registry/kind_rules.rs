@@ -73,6 +73,7 @@ fn quantities_parse(info: &ResourceInfo, object: &Value) -> bool {
                 .iter()
                 .all(|k| quantity_map_parses(&object["spec"]["resources"][k]));
         }
+        ("autoscaling", "HorizontalPodAutoscaler") => return hpa_quantities_parse(object),
         _ => &object["spec"]["template"]["spec"],
     };
     ["containers", "initContainers"].iter().all(|list| {
@@ -82,6 +83,38 @@ fn quantities_parse(info: &ResourceInfo, object: &Value) -> bool {
                 .all(|k| quantity_map_parses(&c["resources"][k]))
         })
     }) && quantity_map_parses(&spec["overhead"])
+}
+
+/// The quantities of a (v2) HorizontalPodAutoscaler: metric targets, current values and the
+/// scaling rules' tolerances.
+fn hpa_quantities_parse(object: &Value) -> bool {
+    const SOURCES: [&str; 5] = [
+        "object",
+        "pods",
+        "resource",
+        "containerResource",
+        "external",
+    ];
+    let values = |list: &Value, part: &str| -> Vec<Value> {
+        let mut out = Vec::new();
+        for metric in list.as_array().into_iter().flatten() {
+            for source in SOURCES {
+                for field in ["value", "averageValue"] {
+                    out.push(metric[source][part][field].clone());
+                }
+            }
+        }
+        out
+    };
+    let mut all = values(&object["spec"]["metrics"], "target");
+    all.extend(values(&object["status"]["currentMetrics"], "current"));
+    for direction in ["scaleUp", "scaleDown"] {
+        all.push(object["spec"]["behavior"][direction]["tolerance"].clone());
+    }
+    all.iter().all(|v| match v {
+        Value::String(s) => crate::rules::Quantity::parse(s).is_some(),
+        _ => true,
+    })
 }
 
 fn quantity_map_parses(map: &Value) -> bool {

@@ -164,6 +164,18 @@ fn custom_versions(group: &str, spec: &Value) -> crate::resource::CustomVersions
                 Some((v["name"].as_str()?.to_string(), schema.clone()))
             })
             .collect(),
+        webhook: (spec["conversion"]["strategy"].as_str() == Some("Webhook")).then(|| {
+            let webhook = &spec["conversion"]["webhook"];
+            crate::resource::ConversionWebhook {
+                client_config: webhook["clientConfig"].clone(),
+                review_versions: webhook["conversionReviewVersions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+            }
+        }),
     }
 }
 

@@ -51,6 +51,13 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
             }
         }
     }
+    if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler") {
+        if !object["spec"].is_object() {
+            object["spec"] = json!({});
+        }
+        super::autoscaling::default_hpa(object);
+        return;
+    }
     let defaulted_by_spec = matches!(
         (group, kind),
         (

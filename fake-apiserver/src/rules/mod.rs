@@ -21,6 +21,7 @@ pub mod selectors;
 pub mod validation;
 
 pub mod apps;
+pub mod autoscaling;
 pub mod batch;
 pub mod coordination;
 pub mod core;
@@ -172,6 +173,7 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
     match info.group.as_str() {
         "" => core::create_causes(&info.kind, object),
         "apps" => apps::create_causes(&info.kind, object),
+        "autoscaling" => autoscaling::create_causes(&info.kind, object),
         "batch" => batch::create_causes(&info.kind, object),
         "coordination.k8s.io" => coordination::create_causes(&info.kind, object),
         "events.k8s.io" => events::create_causes_events_v1(object),
@@ -193,6 +195,7 @@ fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Tar
     match info.group.as_str() {
         "" => core::update_causes(&info.kind, old, new, target),
         "apps" => apps::update_causes(&info.kind, old, new, target),
+        "autoscaling" => autoscaling::update_causes(&info.kind, old, new, target == Target::Status),
         "batch" => batch::update_causes(&info.kind, old, new, target),
         "coordination.k8s.io" => coordination::update_causes(&info.kind, old, new),
         "events.k8s.io" => events::update_causes_events_v1(old, new),

@@ -492,7 +492,16 @@ pub fn to_table(info: &ResourceInfo, objects: &[Value], now: &str, include_colum
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
-            let cells: Vec<Value> = columns.iter().map(|c| cell(c, o, now)).collect();
+            // The printers read the internal object, the same at every version: a view
+            // version's object is read as the stored one.
+            let stored;
+            let source = if crate::registry::conversion::is_builtin_view(info) {
+                stored = crate::registry::conversion::stored_of_builtin_view(info, o);
+                &stored
+            } else {
+                o
+            };
+            let cells: Vec<Value> = columns.iter().map(|c| cell(c, source, now)).collect();
             let mut row = json!({
                 "cells": cells,
                 "object": {

@@ -1,4 +1,5 @@
-//! The kinds outside the core group and the controllers': `printLease`, `printIngress`
+//! The kinds outside the core group and the controllers': `printHorizontalPodAutoscaler`
+//! (`formatHPAMetrics`), `printLease`, `printIngress`
 //! (`formatHosts`, `formatPorts`, `ingressLoadBalancerStatusStringer`), `printIngressClass`,
 //! `printNetworkPolicy`, `printEndpointSlice` (`formatDiscoveryPorts`,
 //! `formatDiscoveryEndpoints`, `listWithMoreString`), `printStorageClass`
@@ -10,8 +11,8 @@
 use serde_json::{json, Value};
 
 use super::{
-    age_col, arr, col, computed, format_label_selector, int_col, name_col, pointer_or_none, str_of,
-    text, Column, NAME_DESCRIPTION,
+    age_col, arr, col, computed, format_label_selector, int_col, int_string_col, name_col,
+    pointer_or_none, str_of, text, Column, NAME_DESCRIPTION,
 };
 
 /// The other kinds' columns, `None` for a kind this module does not print.
@@ -27,6 +28,7 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
             ),
             age_col(),
         ],
+        ("autoscaling", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler(),
         ("networking.k8s.io", "Ingress") => ingress(),
         ("networking.k8s.io", "IngressClass") => vec![
             name_col(),
@@ -435,6 +437,139 @@ fn role_binding(role_description: &str, of: &str) -> Vec<Column> {
     ]
 }
 
+/// `printHorizontalPodAutoscaler`'s columns (descriptions from the v2 swagger docs).
+fn horizontal_pod_autoscaler() -> Vec<Column> {
+    vec![
+        name_col(),
+        col(
+            "Reference",
+            "string",
+            "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.",
+            text(|o| {
+                let target = &o["spec"]["scaleTargetRef"];
+                format!("{}/{}", str_of(&target["kind"]), str_of(&target["name"]))
+            }),
+        ),
+        col(
+            "Targets",
+            "string",
+            "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.",
+            text(|o| format_hpa_metrics(arr(&o["spec"]["metrics"]), arr(&o["status"]["currentMetrics"]))),
+        ),
+        col(
+            "MinPods",
+            "string",
+            "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.",
+            text(|o| match o["spec"]["minReplicas"].as_i64() {
+                Some(n) => n.to_string(),
+                None => "<unset>".into(),
+            }),
+        ),
+        int_string_col(
+            "MaxPods",
+            "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.",
+            |o| o["spec"]["maxReplicas"].as_i64().unwrap_or(0),
+        ),
+        int_string_col(
+            "Replicas",
+            "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.",
+            |o| o["status"]["currentReplicas"].as_i64().unwrap_or(0),
+        ),
+        age_col(),
+    ]
+}
+
+/// `formatHPAMetrics`: each metric's current and target value (the status at the same index
+/// gives the current one), at most two and a count of the rest.
+fn format_hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
+    const MAX: usize = 2;
+    if specs.is_empty() {
+        return "<none>".into();
+    }
+    // `Quantity.String()` of a nil pointer.
+    let q = |v: &Value| -> String {
+        if v.is_null() {
+            "<nil>".into()
+        } else {
+            super::quantity(v)
+        }
+    };
+    let percent = |v: &Value| v.as_i64().map(|n| format!("{n}%"));
+    let mut list: Vec<String> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let status = statuses.get(i).unwrap_or(&Value::Null);
+        let known = |source: &str| !status[source].is_null();
+        let entry = match str_of(&spec["type"]) {
+            kind @ ("External" | "Object") => {
+                let source = if kind == "External" {
+                    "external"
+                } else {
+                    "object"
+                };
+                let target = &spec[source]["target"];
+                let current = &status[source]["current"];
+                if !target["averageValue"].is_null() {
+                    let now = if known(source) && !current["averageValue"].is_null() {
+                        q(&current["averageValue"])
+                    } else {
+                        "<unknown>".into()
+                    };
+                    format!("{now}/{} (avg)", q(&target["averageValue"]))
+                } else {
+                    let now = if known(source) {
+                        q(&current["value"])
+                    } else {
+                        "<unknown>".into()
+                    };
+                    format!("{now}/{}", q(&target["value"]))
+                }
+            }
+            "Pods" => {
+                let now = if known("pods") {
+                    q(&status["pods"]["current"]["averageValue"])
+                } else {
+                    "<unknown>".into()
+                };
+                format!("{now}/{}", q(&spec["pods"]["target"]["averageValue"]))
+            }
+            kind @ ("Resource" | "ContainerResource") => {
+                let source = if kind == "Resource" {
+                    "resource"
+                } else {
+                    "containerResource"
+                };
+                let name = str_of(&spec[source]["name"]);
+                let target = &spec[source]["target"];
+                let current = &status[source]["current"];
+                if !target["averageValue"].is_null() {
+                    let now = if known(source) {
+                        q(&current["averageValue"])
+                    } else {
+                        "<unknown>".into()
+                    };
+                    format!("{name}: {now}/{}", q(&target["averageValue"]))
+                } else {
+                    let now = known(source)
+                        .then(|| percent(&current["averageUtilization"]))
+                        .flatten()
+                        .unwrap_or_else(|| "<unknown>".into());
+                    let goal =
+                        percent(&target["averageUtilization"]).unwrap_or_else(|| "<auto>".into());
+                    format!("{name}: {now}/{goal}")
+                }
+            }
+            _ => "<unknown type>".into(),
+        };
+        list.push(entry);
+    }
+    let count = list.len();
+    if count > MAX {
+        list.truncate(MAX);
+        return format!("{} + {} more...", list.join(", "), count - MAX);
+    }
+    list.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::table_of;
@@ -485,6 +620,26 @@ mod tests {
         json!(["x", "p", "Delete", "Immediate", false, "60s"]))]
     #[case::priority_class("priorityclasses.scheduling.k8s.io", json!({"value": 1000000, "globalDefault": true, "preemptionPolicy": "Never"}),
         &["Name", "Value", "Global-Default", "Age", "PreemptionPolicy"], json!(["x", 1000000, true, "60s", "Never"]))]
+    #[case::hpa_none("horizontalpodautoscalers.autoscaling", json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3}}),
+        &["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
+        json!(["x", "Deployment/web", "<none>", "<unset>", 3, 0, "60s"]))]
+    #[case::hpa_metrics("horizontalpodautoscalers.autoscaling", json!({
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 9, "metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
+            {"type": "External", "external": {"metric": {"name": "q"}, "target": {"type": "AverageValue", "averageValue": "30"}}},
+            {"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "1k"}}}]},
+        "status": {"currentReplicas": 4, "currentMetrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 41, "averageValue": "200m"}}},
+            {"type": "External", "external": {"metric": {"name": "q"}, "current": {"averageValue": "12"}}}]}}),
+        &["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
+        json!(["x", "Deployment/web", "cpu: 41%/60%, 12/30 (avg) + 1 more...", "2", 9, 4, "60s"]))]
+    #[case::hpa_values("horizontalpodautoscalers.autoscaling", json!({
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 1, "metrics": [
+            {"type": "Object", "object": {"describedObject": {"kind": "Service", "name": "s"}, "metric": {"name": "hits"}, "target": {"type": "Value", "value": "5"}}},
+            {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app", "target": {"type": "AverageValue", "averageValue": "64Mi"}}}]},
+        "status": {"currentMetrics": [{"type": "Object", "object": {"current": {"value": "2"}}}]}}),
+        &["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"],
+        json!(["x", "Deployment/web", "2/5, memory: <unknown>/64Mi", "<unset>", 1, 0, "60s"]))]
     #[case::runtime_class("runtimeclasses.node.k8s.io", json!({"handler": "kata"}),
         &["Name", "Handler", "Age"], json!(["x", "kata", "60s"]))]
     #[case::priority_class_unset("priorityclasses.scheduling.k8s.io", json!({"value": -5}),

@@ -1215,7 +1215,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName` (which runs `validateResourceName` first).
-pub(super) fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
+pub(crate) fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
     let mut causes: Vec<Cause> = is_qualified_name(name)
         .into_iter()
         .map(|msg| Cause::invalid_str(path, name, &msg))

@@ -27,26 +27,27 @@ pub(super) static KINDS: &[(&str, &str, &str, u16)] = &[
     ("apps", "StatefulSet", "statefulsets", 224),
     ("apps", "DaemonSet", "daemonsets", 232),
     ("apps", "ControllerRevision", "controllerrevisions", 238),
-    ("batch", "Job", "jobs", 239),
-    ("batch", "CronJob", "cronjobs", 250),
-    ("policy", "PodDisruptionBudget", "poddisruptionbudgets", 254),
-    ("networking.k8s.io", "Ingress", "ingresses", 257),
-    ("networking.k8s.io", "IngressClass", "ingressclasses", 271),
-    ("networking.k8s.io", "NetworkPolicy", "networkpolicies", 274),
-    ("discovery.k8s.io", "EndpointSlice", "endpointslices", 281),
-    ("storage.k8s.io", "StorageClass", "storageclasses", 288),
-    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", 291),
-    ("node.k8s.io", "RuntimeClass", "runtimeclasses", 292),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 295),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 302),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 304),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 315),
-    ("rbac.authorization.k8s.io", "Role", "roles", 318),
-    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 320),
-    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 322),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 325),
-    ("events.k8s.io", "Event", "events", 326),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 328),
+    ("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", 239),
+    ("batch", "Job", "jobs", 262),
+    ("batch", "CronJob", "cronjobs", 273),
+    ("policy", "PodDisruptionBudget", "poddisruptionbudgets", 277),
+    ("networking.k8s.io", "Ingress", "ingresses", 280),
+    ("networking.k8s.io", "IngressClass", "ingressclasses", 294),
+    ("networking.k8s.io", "NetworkPolicy", "networkpolicies", 297),
+    ("discovery.k8s.io", "EndpointSlice", "endpointslices", 304),
+    ("storage.k8s.io", "StorageClass", "storageclasses", 311),
+    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", 314),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", 315),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 318),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 325),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 327),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 338),
+    ("rbac.authorization.k8s.io", "Role", "roles", 341),
+    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 343),
+    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 345),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 348),
+    ("events.k8s.io", "Event", "events", 349),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 351),
 ];
 
 /// Every struct the kinds reach, by index; each one's fields sorted by JSON name.
@@ -2448,13 +2449,206 @@ pub(super) static STRUCTS: &[Struct] = &[
         ],
     },
     Struct {
-        name: "batch/v1.Job",
+        name: "autoscaling/v2.HorizontalPodAutoscaler",
         fields: &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
             Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(240) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(247) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(253) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HorizontalPodAutoscalerSpec",
+        fields: &[
+            Field { json: "behavior", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(250)) },
+            Field { json: "maxReplicas", omit: Omit::Never, ty: Ty::Int },
+            Field { json: "metrics", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(242)) },
+            Field { json: "minReplicas", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+            Field { json: "scaleTargetRef", omit: Omit::Never, ty: Ty::Struct(241) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.CrossVersionObjectReference",
+        fields: &[
+            Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "kind", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.MetricSpec",
+        fields: &[
+            Field { json: "containerResource", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(248)) },
+            Field { json: "external", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(249)) },
+            Field { json: "object", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(243)) },
+            Field { json: "pods", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(246)) },
+            Field { json: "resource", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(247)) },
+            Field { json: "type", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ObjectMetricSource",
+        fields: &[
+            Field { json: "describedObject", omit: Omit::Never, ty: Ty::Struct(241) },
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+            Field { json: "target", omit: Omit::Never, ty: Ty::Struct(244) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.MetricTarget",
+        fields: &[
+            Field { json: "averageUtilization", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+            Field { json: "averageValue", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Quantity) },
+            Field { json: "type", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "value", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Quantity) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.MetricIdentifier",
+        fields: &[
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "selector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.PodsMetricSource",
+        fields: &[
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+            Field { json: "target", omit: Omit::Never, ty: Ty::Struct(244) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ResourceMetricSource",
+        fields: &[
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "target", omit: Omit::Never, ty: Ty::Struct(244) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ContainerResourceMetricSource",
+        fields: &[
+            Field { json: "container", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "target", omit: Omit::Never, ty: Ty::Struct(244) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ExternalMetricSource",
+        fields: &[
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+            Field { json: "target", omit: Omit::Never, ty: Ty::Struct(244) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HorizontalPodAutoscalerBehavior",
+        fields: &[
+            Field { json: "scaleDown", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(251)) },
+            Field { json: "scaleUp", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(251)) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HPAScalingRules",
+        fields: &[
+            Field { json: "policies", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(252)) },
+            Field { json: "selectPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
+            Field { json: "stabilizationWindowSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+            Field { json: "tolerance", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Quantity) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HPAScalingPolicy",
+        fields: &[
+            Field { json: "periodSeconds", omit: Omit::Never, ty: Ty::Int },
+            Field { json: "type", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "value", omit: Omit::Never, ty: Ty::Int },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HorizontalPodAutoscalerStatus",
+        fields: &[
+            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(261)) },
+            Field { json: "currentMetrics", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(254)) },
+            Field { json: "currentReplicas", omit: Omit::Empty, ty: Ty::Int },
+            Field { json: "desiredReplicas", omit: Omit::Never, ty: Ty::Int },
+            Field { json: "lastScaleTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Time) },
+            Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.MetricStatus",
+        fields: &[
+            Field { json: "containerResource", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(259)) },
+            Field { json: "external", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(260)) },
+            Field { json: "object", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(255)) },
+            Field { json: "pods", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(257)) },
+            Field { json: "resource", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(258)) },
+            Field { json: "type", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ObjectMetricStatus",
+        fields: &[
+            Field { json: "current", omit: Omit::Never, ty: Ty::Struct(256) },
+            Field { json: "describedObject", omit: Omit::Never, ty: Ty::Struct(241) },
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.MetricValueStatus",
+        fields: &[
+            Field { json: "averageUtilization", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+            Field { json: "averageValue", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Quantity) },
+            Field { json: "value", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Quantity) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.PodsMetricStatus",
+        fields: &[
+            Field { json: "current", omit: Omit::Never, ty: Ty::Struct(256) },
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ResourceMetricStatus",
+        fields: &[
+            Field { json: "current", omit: Omit::Never, ty: Ty::Struct(256) },
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ContainerResourceMetricStatus",
+        fields: &[
+            Field { json: "container", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "current", omit: Omit::Never, ty: Ty::Struct(256) },
+            Field { json: "name", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.ExternalMetricStatus",
+        fields: &[
+            Field { json: "current", omit: Omit::Never, ty: Ty::Struct(256) },
+            Field { json: "metric", omit: Omit::Never, ty: Ty::Struct(245) },
+        ],
+    },
+    Struct {
+        name: "autoscaling/v2.HorizontalPodAutoscalerCondition",
+        fields: &[
+            Field { json: "lastTransitionTime", omit: Omit::Empty, ty: Ty::Time },
+            Field { json: "message", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "reason", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "status", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "type", omit: Omit::Never, ty: Ty::Str },
+        ],
+    },
+    Struct {
+        name: "batch/v1.Job",
+        fields: &[
+            Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(263) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(270) },
         ],
     },
     Struct {
@@ -2469,10 +2663,10 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "manualSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Bool) },
             Field { json: "maxFailedIndexes", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
             Field { json: "parallelism", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
-            Field { json: "podFailurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(241)) },
+            Field { json: "podFailurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(264)) },
             Field { json: "podReplacementPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "selector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "successPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(245)) },
+            Field { json: "successPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(268)) },
             Field { json: "suspend", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Bool) },
             Field { json: "template", omit: Omit::Never, ty: Ty::Struct(207) },
             Field { json: "ttlSecondsAfterFinished", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
@@ -2481,15 +2675,15 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "batch/v1.PodFailurePolicy",
         fields: &[
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(242)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(265)) },
         ],
     },
     Struct {
         name: "batch/v1.PodFailurePolicyRule",
         fields: &[
             Field { json: "action", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "onExitCodes", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(243)) },
-            Field { json: "onPodConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(244)) },
+            Field { json: "onExitCodes", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(266)) },
+            Field { json: "onPodConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(267)) },
         ],
     },
     Struct {
@@ -2510,7 +2704,7 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "batch/v1.SuccessPolicy",
         fields: &[
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(246)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(269)) },
         ],
     },
     Struct {
@@ -2526,14 +2720,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "active", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "completedIndexes", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "completionTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Time) },
-            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(248)) },
+            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(271)) },
             Field { json: "failed", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "failedIndexes", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "ready", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
             Field { json: "startTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Time) },
             Field { json: "succeeded", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "terminating", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
-            Field { json: "uncountedTerminatedPods", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(249)) },
+            Field { json: "uncountedTerminatedPods", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(272)) },
         ],
     },
     Struct {
@@ -2560,8 +2754,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(251) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(253) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(274) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(276) },
         ],
     },
     Struct {
@@ -2569,7 +2763,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "concurrencyPolicy", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "failedJobsHistoryLimit", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
-            Field { json: "jobTemplate", omit: Omit::Never, ty: Ty::Struct(252) },
+            Field { json: "jobTemplate", omit: Omit::Never, ty: Ty::Struct(275) },
             Field { json: "schedule", omit: Omit::Never, ty: Ty::Str },
             Field { json: "startingDeadlineSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
             Field { json: "successfulJobsHistoryLimit", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
@@ -2581,7 +2775,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "batch/v1.JobTemplateSpec",
         fields: &[
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(240) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(263) },
         ],
     },
     Struct {
@@ -2598,8 +2792,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(255) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(256) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(278) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(279) },
         ],
     },
     Struct {
@@ -2629,31 +2823,31 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(258) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(267) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(281) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(290) },
         ],
     },
     Struct {
         name: "networking/v1.IngressSpec",
         fields: &[
-            Field { json: "defaultBackend", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(259)) },
+            Field { json: "defaultBackend", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(282)) },
             Field { json: "ingressClassName", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(263)) },
-            Field { json: "tls", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(262)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(286)) },
+            Field { json: "tls", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(285)) },
         ],
     },
     Struct {
         name: "networking/v1.IngressBackend",
         fields: &[
             Field { json: "resource", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(58)) },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(260)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(283)) },
         ],
     },
     Struct {
         name: "networking/v1.IngressServiceBackend",
         fields: &[
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "port", omit: Omit::Empty, ty: Ty::Struct(261) },
+            Field { json: "port", omit: Omit::Empty, ty: Ty::Struct(284) },
         ],
     },
     Struct {
@@ -2674,25 +2868,25 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "networking/v1.IngressRule",
         fields: &[
             Field { json: "host", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "http", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(265)) },
+            Field { json: "http", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(288)) },
         ],
     },
     Struct {
         name: "networking/v1.IngressRuleValue",
         fields: &[
-            Field { json: "http", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(265)) },
+            Field { json: "http", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(288)) },
         ],
     },
     Struct {
         name: "networking/v1.HTTPIngressRuleValue",
         fields: &[
-            Field { json: "paths", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(266)) },
+            Field { json: "paths", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(289)) },
         ],
     },
     Struct {
         name: "networking/v1.HTTPIngressPath",
         fields: &[
-            Field { json: "backend", omit: Omit::Never, ty: Ty::Struct(259) },
+            Field { json: "backend", omit: Omit::Never, ty: Ty::Struct(282) },
             Field { json: "path", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "pathType", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
         ],
@@ -2700,13 +2894,13 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "networking/v1.IngressStatus",
         fields: &[
-            Field { json: "loadBalancer", omit: Omit::Empty, ty: Ty::Struct(268) },
+            Field { json: "loadBalancer", omit: Omit::Empty, ty: Ty::Struct(291) },
         ],
     },
     Struct {
         name: "networking/v1.IngressLoadBalancerStatus",
         fields: &[
-            Field { json: "ingress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(269)) },
+            Field { json: "ingress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(292)) },
         ],
     },
     Struct {
@@ -2714,7 +2908,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "hostname", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "ip", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(270)) },
+            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(293)) },
         ],
     },
     Struct {
@@ -2731,14 +2925,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(272) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(295) },
         ],
     },
     Struct {
         name: "networking/v1.IngressClassSpec",
         fields: &[
             Field { json: "controller", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "parameters", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(273)) },
+            Field { json: "parameters", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(296)) },
         ],
     },
     Struct {
@@ -2757,14 +2951,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(275) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(298) },
         ],
     },
     Struct {
         name: "networking/v1.NetworkPolicySpec",
         fields: &[
-            Field { json: "egress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(280)) },
-            Field { json: "ingress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(276)) },
+            Field { json: "egress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(303)) },
+            Field { json: "ingress", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(299)) },
             Field { json: "podSelector", omit: Omit::Never, ty: Ty::Struct(47) },
             Field { json: "policyTypes", omit: Omit::Empty, ty: Ty::Slice(&Ty::Str) },
         ],
@@ -2772,8 +2966,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "networking/v1.NetworkPolicyIngressRule",
         fields: &[
-            Field { json: "from", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(278)) },
-            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(277)) },
+            Field { json: "from", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
+            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(300)) },
         ],
     },
     Struct {
@@ -2787,7 +2981,7 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "networking/v1.NetworkPolicyPeer",
         fields: &[
-            Field { json: "ipBlock", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(279)) },
+            Field { json: "ipBlock", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(302)) },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "podSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
         ],
@@ -2802,8 +2996,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "networking/v1.NetworkPolicyEgressRule",
         fields: &[
-            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(277)) },
-            Field { json: "to", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(278)) },
+            Field { json: "ports", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(300)) },
+            Field { json: "to", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
         ],
     },
     Struct {
@@ -2811,19 +3005,19 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "addressType", omit: Omit::Never, ty: Ty::Str },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "endpoints", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(282)) },
+            Field { json: "endpoints", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(305)) },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "ports", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(287)) },
+            Field { json: "ports", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(310)) },
         ],
     },
     Struct {
         name: "discovery/v1.Endpoint",
         fields: &[
             Field { json: "addresses", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Struct(283) },
+            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Struct(306) },
             Field { json: "deprecatedTopology", omit: Omit::Empty, ty: Ty::Map(&Ty::Str) },
-            Field { json: "hints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(284)) },
+            Field { json: "hints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(307)) },
             Field { json: "hostname", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "nodeName", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "targetRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(159)) },
@@ -2841,8 +3035,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "discovery/v1.EndpointHints",
         fields: &[
-            Field { json: "forNodes", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(286)) },
-            Field { json: "forZones", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(285)) },
+            Field { json: "forNodes", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(309)) },
+            Field { json: "forZones", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
         ],
     },
     Struct {
@@ -2870,7 +3064,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "storage/v1.StorageClass",
         fields: &[
             Field { json: "allowVolumeExpansion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Bool) },
-            Field { json: "allowedTopologies", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(289)) },
+            Field { json: "allowedTopologies", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(312)) },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
@@ -2884,7 +3078,7 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "core/v1.TopologySelectorTerm",
         fields: &[
-            Field { json: "matchLabelExpressions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(290)) },
+            Field { json: "matchLabelExpressions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(313)) },
         ],
     },
     Struct {
@@ -2913,8 +3107,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "handler", omit: Omit::Never, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "overhead", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(293)) },
-            Field { json: "scheduling", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(294)) },
+            Field { json: "overhead", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(316)) },
+            Field { json: "scheduling", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(317)) },
         ],
     },
     Struct {
@@ -2936,21 +3130,21 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(296)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(319)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(297) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(320) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(324)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(299)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(322)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -2959,7 +3153,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "admissionregistration/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(298)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(321)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -3004,22 +3198,22 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(303)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(326)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.MutatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(297) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(320) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(324)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "reinvocationPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(299)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(322)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -3030,20 +3224,20 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(305) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(312) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(328) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(335) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicySpec",
         fields: &[
-            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(310)) },
+            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(301)) },
-            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(307)) },
-            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(306)) },
-            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(309)) },
-            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(311)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(324)) },
+            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(330)) },
+            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(329)) },
+            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(332)) },
+            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(334)) },
         ],
     },
     Struct {
@@ -3056,11 +3250,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "admissionregistration/v1.MatchResources",
         fields: &[
-            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
+            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(331)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(308)) },
+            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(331)) },
         ],
     },
     Struct {
@@ -3102,13 +3296,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(172)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
-            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(313)) },
+            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(336)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.TypeChecking",
         fields: &[
-            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(314)) },
+            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(337)) },
         ],
     },
     Struct {
@@ -3124,14 +3318,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(316) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(339) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicyBindingSpec",
         fields: &[
-            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(307)) },
-            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(317)) },
+            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(330)) },
+            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(340)) },
             Field { json: "policyName", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "validationActions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Str) },
         ],
@@ -3151,7 +3345,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(319)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(342)) },
         ],
     },
     Struct {
@@ -3167,11 +3361,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "rbac/v1.ClusterRole",
         fields: &[
-            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(321)) },
+            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(344)) },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(319)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(342)) },
         ],
     },
     Struct {
@@ -3186,8 +3380,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(324) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(323)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(347) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(346)) },
         ],
     },
     Struct {
@@ -3213,8 +3407,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(324) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(323)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(347) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(346)) },
         ],
     },
     Struct {
@@ -3235,7 +3429,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "related", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(159)) },
             Field { json: "reportingController", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "reportingInstance", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(327)) },
+            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(350)) },
             Field { json: "type", omit: Omit::Empty, ty: Ty::Str },
         ],
     },
@@ -3252,19 +3446,19 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(329) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(342) },
+            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(352) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(365) },
         ],
     },
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionSpec",
         fields: &[
-            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(338)) },
+            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(361)) },
             Field { json: "group", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(330) },
+            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(353) },
             Field { json: "preserveUnknownFields", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "scope", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(331)) },
+            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(354)) },
         ],
     },
     Struct {
@@ -3281,15 +3475,15 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionVersion",
         fields: &[
-            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(336)) },
+            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(359)) },
             Field { json: "deprecated", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "deprecationWarning", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(332)) },
-            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(337)) },
+            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(355)) },
+            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(360)) },
             Field { json: "served", omit: Omit::Never, ty: Ty::Bool },
             Field { json: "storage", omit: Omit::Never, ty: Ty::Bool },
-            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(333)) },
+            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(356)) },
         ],
     },
     Struct {
@@ -3301,8 +3495,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceSubresources",
         fields: &[
-            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(335)) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(334)) },
+            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(358)) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(357)) },
         ],
     },
     Struct {
@@ -3339,13 +3533,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.CustomResourceConversion",
         fields: &[
             Field { json: "strategy", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(339)) },
+            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(362)) },
         ],
     },
     Struct {
         name: "apiextensions/v1.WebhookConversion",
         fields: &[
-            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(340)) },
+            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(363)) },
             Field { json: "conversionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
     },
@@ -3353,7 +3547,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(341)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(364)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -3369,8 +3563,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionStatus",
         fields: &[
-            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(330) },
-            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(343)) },
+            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(353) },
+            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(366)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "storedVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
