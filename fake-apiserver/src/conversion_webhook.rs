@@ -64,6 +64,13 @@ pub(crate) async fn scope<F: std::future::Future>(future: F) -> F::Output {
         .await
 }
 
+/// Whether a request with a conversion scope is being served (the server's own writes — the
+/// garbage collector's, the namespace controller's — have none: they act on objects as stored,
+/// as the real controllers' metadata-only writes are version-agnostic).
+pub(crate) fn in_request() -> bool {
+    SCOPE.try_with(|_| ()).is_ok()
+}
+
 /// The error an attempt fails with while its conversion is made (never sent).
 fn pending_error() -> ApiError {
     ApiError::plain_500("a conversion webhook is to be called")

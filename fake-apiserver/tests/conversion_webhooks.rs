@@ -298,3 +298,66 @@ async fn a_failing_or_unreachable_webhook_fails_the_request_with_the_real_messag
         )
     );
 }
+
+#[tokio::test]
+async fn the_servers_own_writes_leave_converted_objects_as_stored() {
+    // v2 listed first, objects stored at v1: the garbage collector orphans a dependent (a
+    // metadata write on the stored object) without calling the webhook.
+    let webhook = Webhook::start().await;
+    let server = FakeApiServer::new();
+    let mut definition = crd(json!({"url": webhook.url, "caBundle": webhook.ca_bundle}));
+    definition["spec"]["versions"]
+        .as_array_mut()
+        .unwrap()
+        .reverse();
+    let (code, body) = http_support::json(
+        &server,
+        Method::POST,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &definition,
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED, "{body}");
+    let (_, owner) = http_support::json(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/configmaps",
+        &json!({"metadata": {"name": "owner"}}),
+    )
+    .await;
+    let reference = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+        "uid": owner["metadata"]["uid"]}]);
+    let (code, _) = http_support::json(
+        &server,
+        Method::POST,
+        V1,
+        &json!({"apiVersion": "ex.com/v1", "kind": "Widget",
+            "metadata": {"name": "a", "ownerReferences": reference}, "spec": {"size": 1}}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::CREATED);
+    let (code, _) = http_support::json(
+        &server,
+        Method::DELETE,
+        "/api/v1/namespaces/default/configmaps/owner",
+        &json!({"propagationPolicy": "Orphan"}),
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    // Orphaned: the collector's update takes the reference off, the object stays at v1.
+    let mut orphaned = false;
+    for _ in 0..300 {
+        let widget = server.get_object("ex.com/v1", "widgets", Some("default"), "a");
+        if widget
+            .as_ref()
+            .is_some_and(|w| w["metadata"].get("ownerReferences").is_none())
+        {
+            assert_eq!(widget.unwrap()["apiVersion"], "ex.com/v1");
+            orphaned = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(orphaned, "the garbage collector orphaned the dependent");
+    assert!(webhook.reviews().is_empty(), "{:?}", webhook.reviews());
+}

@@ -79,7 +79,7 @@ pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
 /// missing one fails the attempt until it is there).
 pub fn to_served<'a>(info: &ResourceInfo, stored: &'a Value) -> Result<Cow<'a, Value>, ApiError> {
     let target = info.api_version();
-    if !needs_conversion(info, stored, &target) {
+    if !needs_conversion(info, stored, &target) || outside_requests(info) {
         return Ok(Cow::Borrowed(stored));
     }
     let mut object = stored.clone();
@@ -147,7 +147,7 @@ pub fn to_storage(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiErro
         return Ok(());
     }
     let target = versions.storage_api_version();
-    if !needs_conversion(info, object, &target) {
+    if !needs_conversion(info, object, &target) || outside_requests(info) {
         return Ok(());
     }
     match &versions.webhook {
@@ -165,6 +165,12 @@ pub fn to_storage(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiErro
         schema::prune_non_nullable_nulls(object, storage_schema);
     }
     Ok(())
+}
+
+/// Whether the server's own write (no request) is to leave a webhook-converted object as it
+/// is stored: no webhook is called for it.
+fn outside_requests(info: &ResourceInfo) -> bool {
+    webhook_of(info).is_some() && !crate::conversion_webhook::in_request()
 }
 
 /// The one object of a one-object conversion.
