@@ -120,7 +120,9 @@ fn crd(client_config: Value) -> Value {
             "versions": [
                 {"name": "v1", "served": true, "storage": true, "schema": schema(json!(
                     {"type": "object", "properties": {"size": {"type": "integer"}}}))},
-                {"name": "v2", "served": true, "storage": false, "schema": schema(json!(
+                {"name": "v2", "served": true, "storage": false,
+                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.dimensions.size"}],
+                 "schema": schema(json!(
                     {"type": "object", "properties": {"dimensions": {"type": "object",
                         "properties": {"size": {"type": "integer"}}}}}))}
             ]
@@ -205,6 +207,23 @@ async fn objects_are_converted_by_the_webhook_between_the_stored_and_the_served_
             .map(Vec::len),
         Some(2)
     );
+
+    // A table at v2: the printer column reads the converted objects.
+    let request = axum::http::Request::builder()
+        .uri(V2)
+        .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = server.router().oneshot(request).await.unwrap();
+    let table: Value =
+        serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    let sizes: Vec<&Value> = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["cells"][1])
+        .collect();
+    assert_eq!(sizes, [&json!(3), &json!(4)], "{table}");
 
     // A merge patch at v2 applies to the v2 object and is stored at v1.
     let (code, patched) = http_support::call(

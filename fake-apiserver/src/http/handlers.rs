@@ -424,6 +424,10 @@ impl Call<'_> {
         if crate::http::table::wants_table(self.headers) {
             let object: Value =
                 serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+            // The printer columns read the object at the request's version.
+            let object = conversion::to_served_all(self.info, vec![object])?
+                .pop()
+                .unwrap_or_default();
             return self.object_response(StatusCode::OK, object);
         }
         Ok(json_response(

@@ -289,6 +289,8 @@ pub fn serve(
             .iter()
             .filter_map(|(_, b)| serde_json::from_slice(&typed_bytes(info, b)).ok())
             .collect();
+        // The printer columns read the objects at the list's version.
+        let objects = crate::registry::conversion::to_served_all(info, objects)?;
         let now = crate::registry::semantics::format_time(server.shared.now());
         let mut table = crate::http::table::to_table(info, &objects, &now, true);
         table["metadata"] = metadata;

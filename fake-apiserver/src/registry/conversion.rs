@@ -98,6 +98,35 @@ pub fn to_served<'a>(info: &ResourceInfo, stored: &'a Value) -> Result<Cow<'a, V
     Ok(Cow::Owned(object))
 }
 
+/// Stored objects as served at `info`'s version, for a read that builds its answer from them
+/// (a Table): through a conversion webhook, all of them in one review answered in the
+/// request's scope (a missing answer fails the attempt until it is there, as for a write).
+pub fn to_served_all(info: &ResourceInfo, mut objects: Vec<Value>) -> Result<Vec<Value>, ApiError> {
+    let target = info.api_version();
+    let Some(webhook) = webhook_of(info).filter(|_| !outside_requests(info)) else {
+        for object in &mut objects {
+            to_served_in_place(info, object);
+        }
+        return Ok(objects);
+    };
+    let stale: Vec<usize> = (0..objects.len())
+        .filter(|&i| needs_conversion(info, &objects[i], &target))
+        .collect();
+    if stale.is_empty() {
+        return Ok(objects);
+    }
+    let mut sent: Vec<Value> = stale.iter().map(|&i| objects[i].clone()).collect();
+    for object in &mut sent {
+        before_conversion(info, object);
+    }
+    let converted = crate::conversion_webhook::convert(webhook, &sent, &target)?;
+    for (&i, mut object) in stale.iter().zip(converted) {
+        after_conversion(info, &mut object);
+        objects[i] = object;
+    }
+    Ok(objects)
+}
+
 /// Converts a stored object, in place, to the version `info` serves: defaults from the schema
 /// of the version it was stored at, the new `apiVersion`, then pruning by the served version's
 /// schema. (An object of a CRD with a conversion webhook is left as it is: see
