@@ -579,20 +579,6 @@ pub(crate) fn delete(info: &ResourceInfo, old: &Value) -> Result<(), ApiError> {
     }
 }
 
-/// Runs a write request through admission: `run` serves it (synchronously, as the handlers
-/// do) and is run again after each round of webhook calls. Returns its result and the warnings
-/// the webhooks gave, for `Warning` headers.
-///
-/// A run that needs a conversion webhook's answer (see [`crate::conversion_webhook`]) is run
-/// again once the webhook answered, keeping the admission outcomes it already has.
-pub(crate) async fn admit(
-    server: &FakeApiServer,
-    request: Option<Request>,
-    run: impl FnMut() -> Result<Response, ApiError>,
-) -> (Result<Response, ApiError>, Vec<String>) {
-    crate::conversion_webhook::scope(admit_in_scope(server, request, run)).await
-}
-
 /// Runs `run` until the conversions it needs are answered (at most [`MAX_RUNS`] times).
 async fn run_converting(
     server: &FakeApiServer,
@@ -608,7 +594,14 @@ async fn run_converting(
     result
 }
 
-async fn admit_in_scope(
+/// Runs a write request through admission: `run` serves it (synchronously, as the handlers
+/// do) and is run again after each round of webhook calls. Returns its result and the warnings
+/// the webhooks gave, for `Warning` headers.
+///
+/// Within a conversion scope (see [`crate::conversion_webhook::scope`]), a run that needs a
+/// conversion webhook's answer is run again once the webhook answered, keeping the admission
+/// outcomes it already has.
+pub(crate) async fn admit(
     server: &FakeApiServer,
     request: Option<Request>,
     mut run: impl FnMut() -> Result<Response, ApiError>,

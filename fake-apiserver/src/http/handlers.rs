@@ -184,7 +184,12 @@ async fn serve_resource(
             _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
         }
     };
-    let (result, warnings) = crate::admission::admit(&server, admission, serve).await;
+    let admitted = crate::admission::admit(&server, admission, serve);
+    // Conversions through a webhook are answered between runs of the request.
+    let (result, warnings) = match conversion::webhook_of(info) {
+        Some(_) => crate::conversion_webhook::scope(admitted).await,
+        None => admitted.await,
+    };
     let response = match result {
         Ok(response) => match conversion::webhook_of(info) {
             // What the answer carries is converted once the request has run.
