@@ -191,11 +191,21 @@ async fn serve_resource(
         None => admitted.await,
     };
     let response = match result {
-        Ok(response) => match conversion::webhook_of(info) {
-            // What the answer carries is converted once the request has run.
-            Some(webhook) => crate::http::converted::answer(&server, info, webhook, response).await,
-            None => response,
-        },
+        Ok(response) => {
+            let response = match conversion::webhook_of(info) {
+                // What the answer carries is converted once the request has run.
+                Some(webhook) => {
+                    crate::http::converted::answer(&server, info, webhook, response).await
+                }
+                None => response,
+            };
+            match crate::http::metadata_only::requested(&parts.headers) {
+                Some(requested) => {
+                    crate::http::metadata_only::answer(info, &requested, response).await
+                }
+                None => response,
+            }
+        }
         Err(e) => {
             tracing::debug!(path, code = e.code, reason = %e.reason, message = %e.message, "request failed");
             e.into_response()

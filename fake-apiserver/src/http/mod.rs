@@ -17,6 +17,7 @@ pub mod encoding;
 pub(crate) mod eviction;
 pub(crate) mod handlers;
 pub mod list;
+pub(crate) mod metadata_only;
 pub(crate) mod openapi_routes;
 pub mod options;
 pub(crate) mod pod_connect;

@@ -46,6 +46,8 @@ struct WatchSpec {
     bookmarks: bool,
     timeout: Duration,
     table: bool,
+    /// Events carry `PartialObjectMetadata` (see [`crate::http::metadata_only`]).
+    metadata_only: Option<crate::http::metadata_only::Requested>,
     /// Whether the next Table event is the first (which carries the column definitions).
     first_table: std::sync::atomic::AtomicBool,
     clock: crate::context::ClockFn,
@@ -129,7 +131,12 @@ fn start(
         .filter(|t| *t > 0)
         .map(|t| Duration::from_secs(t as u64))
         .unwrap_or(DEFAULT_TIMEOUT);
+    let metadata_only = crate::http::metadata_only::requested(headers);
+    if let Some(requested) = &metadata_only {
+        crate::http::metadata_only::check_watch(&info, requested)?;
+    }
     let spec = WatchSpec {
+        metadata_only,
         key: resource_key(&info.group, &info.plural),
         namespace: path.namespace.clone(),
         name: None,
@@ -334,10 +341,12 @@ fn spawn_stream(
         .filter(|_| !spec.table)
         .cloned()
         .map(|webhook| (server.clone(), webhook, spec.info.clone()));
+    let metadata_only = spec.metadata_only.clone().filter(|_| !spec.table);
     let out = tx.clone();
     let send = move |line: Bytes| {
         let tx = out.clone();
         let converter = converter.clone();
+        let metadata_only = metadata_only.clone();
         async move {
             let line = match &converter {
                 Some((server, webhook, info)) => {
@@ -349,6 +358,10 @@ fn spawn_stream(
                         }
                     }
                 }
+                None => line,
+            };
+            let line = match &metadata_only {
+                Some(requested) => crate::http::metadata_only::event_line(requested, line),
                 None => line,
             };
             tx.send(line).await.is_ok()
