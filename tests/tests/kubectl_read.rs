@@ -650,3 +650,30 @@ fn component_statuses_and_the_warnings_of_deprecated_resources() {
     let slices = cluster.kubectl(&["get", "endpointslices"]);
     assert!(!slices.ok().stderr.contains("deprecated"), "{slices}");
 }
+
+/// `kubectl get --sort-by` on a field outside the metadata asks the Table's rows to carry the
+/// whole object (`includeObject=Object`): sorted as asked, not an empty answer.
+#[test]
+fn get_sorts_by_fields_outside_the_metadata() {
+    let cluster = Cluster::start();
+    for (name, order) in [("b", "2"), ("a", "3"), ("c", "1")] {
+        let file = cluster.write_json(
+            &format!("{name}.json"),
+            &configmap(name, json!({"order": order})),
+        );
+        cluster.kubectl(&["create", "-f", &file]).ok();
+    }
+    let rows = cluster
+        .kubectl(&["get", "cm", "-l", "app=k", "--sort-by=.data.order"])
+        .ok()
+        .rows();
+    let names: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["c", "b", "a"]);
+    cluster
+        .kubectl(&[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps?includeObject=Everything",
+        ])
+        .ok();
+}

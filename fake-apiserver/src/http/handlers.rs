@@ -314,6 +314,7 @@ impl Call<'_> {
                 std::slice::from_ref(&object),
                 &crate::registry::semantics::format_time(self.server.shared.now()),
                 true,
+                crate::http::table::IncludeObject::parse(self.query.get("includeObject"))?,
             );
             return Ok(self.with_warnings(value_response(code, &table)));
         }
@@ -532,7 +533,9 @@ impl Call<'_> {
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             let now = crate::registry::semantics::format_time(self.server.shared.now());
-            let mut table = crate::http::table::to_table(self.info, items, &now, true);
+            let include =
+                crate::http::table::IncludeObject::parse(self.query.get("includeObject"))?;
+            let mut table = crate::http::table::to_table(self.info, items, &now, true, include);
             table["metadata"] = list["metadata"].clone();
             return Ok(self.with_warnings(value_response(StatusCode::OK, &table)));
         }

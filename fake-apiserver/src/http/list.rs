@@ -11,6 +11,7 @@ use crate::error::{ApiError, StatusCause};
 use crate::http::encoding::typed_bytes;
 use crate::http::request::Query;
 use crate::http::server::{json_response, value_response};
+use crate::http::table::IncludeObject;
 use crate::resource::ResourceInfo;
 use crate::rules::selectors::{FieldSelector, LabelSelector};
 use crate::store::{resource_key, Snapshot};
@@ -42,6 +43,8 @@ pub struct ListRequest {
     pub limit: Option<usize>,
     /// Which state to read.
     pub read_at: ReadAt,
+    /// What a Table's rows carry (read only when a Table is asked for).
+    pub include_object: Option<String>,
 }
 
 fn selector_error(e: crate::rules::selectors::SelectorError) -> ApiError {
@@ -64,6 +67,7 @@ fn list_options_invalid(field: &str, message: &str) -> ApiError {
 impl ListRequest {
     /// Parses the query of a LIST (or WATCH) request.
     pub fn parse(info: &ResourceInfo, query: &Query) -> Result<Self, ApiError> {
+        let include_object = query.get("includeObject").map(str::to_string);
         let labels = match query.get("labelSelector").filter(|s| !s.trim().is_empty()) {
             Some(s) => Some(LabelSelector::parse(s).map_err(selector_error)?),
             None => None,
@@ -114,6 +118,7 @@ impl ListRequest {
                 fields,
                 limit,
                 read_at: ReadAt::Continue { revision, after },
+                include_object,
             });
         }
         let read_at = match (rv, rv_match) {
@@ -147,6 +152,7 @@ impl ListRequest {
             fields,
             limit,
             read_at,
+            include_object,
         })
     }
 
@@ -292,7 +298,8 @@ pub fn serve(
         // The printer columns read the objects at the list's version.
         let objects = crate::registry::conversion::to_served_all(info, objects)?;
         let now = crate::registry::semantics::format_time(server.shared.now());
-        let mut table = crate::http::table::to_table(info, &objects, &now, true);
+        let include = IncludeObject::parse(request.include_object.as_deref())?;
+        let mut table = crate::http::table::to_table(info, &objects, &now, true, include);
         table["metadata"] = metadata;
         return Ok(value_response(StatusCode::OK, &table));
     }

@@ -46,6 +46,8 @@ struct WatchSpec {
     bookmarks: bool,
     timeout: Duration,
     table: bool,
+    /// What a Table event's row carries.
+    include_object: crate::http::table::IncludeObject,
     /// Events carry `PartialObjectMetadata` (see [`crate::http::metadata_only`]).
     metadata_only: Option<crate::http::metadata_only::Requested>,
     /// Whether the next Table event is the first (which carries the column definitions).
@@ -135,15 +137,21 @@ fn start(
     if let Some(requested) = &metadata_only {
         crate::http::metadata_only::check_watch(&info, requested)?;
     }
+    let table = crate::http::table::wants_table(headers);
+    let include_object = match table {
+        true => crate::http::table::IncludeObject::parse(query.get("includeObject"))?,
+        false => Default::default(),
+    };
     let spec = WatchSpec {
         metadata_only,
+        include_object,
         key: resource_key(&info.group, &info.plural),
         namespace: path.namespace.clone(),
         name: None,
         filter,
         bookmarks,
         timeout,
-        table: crate::http::table::wants_table(headers),
+        table,
         first_table: std::sync::atomic::AtomicBool::new(true),
         clock: server.shared.clock.clone(),
         matcher_view: crate::hooks::RequestInfo {
@@ -245,6 +253,7 @@ impl WatchSpec {
                 &crate::registry::semantics::format_time((self.clock)()),
                 self.first_table
                     .swap(false, std::sync::atomic::Ordering::Relaxed),
+                self.include_object,
             );
             return event_line(event_type, &serde_json::to_vec(&table).unwrap_or_default());
         }

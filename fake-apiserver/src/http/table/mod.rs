@@ -21,6 +21,7 @@ use axum::http::{header, HeaderMap};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
+use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 use crate::rules::selectors::{LabelSelector, Operator};
 
@@ -35,6 +36,33 @@ pub fn wants_table(headers: &HeaderMap) -> bool {
                 .next()
                 .is_some_and(|first| first.contains("as=Table"))
         })
+}
+
+/// What a Table row carries as its `object` (`TableOptions.includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeObject {
+    /// The object's metadata as `PartialObjectMetadata` (the default).
+    #[default]
+    Metadata,
+    /// The whole object (`kubectl get --sort-by` asks for it).
+    Object,
+    /// Nothing.
+    None,
+}
+
+impl IncludeObject {
+    /// The `includeObject` query parameter, read as `asTable` reads it: empty is `Metadata`,
+    /// an unknown value a `400`.
+    pub fn parse(value: Option<&str>) -> Result<Self, ApiError> {
+        match value.unwrap_or_default() {
+            "" | "Metadata" => Ok(Self::Metadata),
+            "Object" => Ok(Self::Object),
+            "None" => Ok(Self::None),
+            other => Err(ApiError::bad_request(format!(
+                "unrecognized includeObject value: {other:?}"
+            ))),
+        }
+    }
 }
 
 /// The server's time, parsed once per table; `None` when it does not parse (every age is then
@@ -486,7 +514,13 @@ fn cell(column: &Column, object: &Value, now: Now) -> Value {
 
 /// Renders objects as a Table. `now` is the server's time (for ages); column definitions are
 /// included when `include_columns` (watch events after the first leave them out).
-pub fn to_table(info: &ResourceInfo, objects: &[Value], now: &str, include_columns: bool) -> Value {
+pub fn to_table(
+    info: &ResourceInfo,
+    objects: &[Value],
+    now: &str,
+    include_columns: bool,
+    include: IncludeObject,
+) -> Value {
     let columns = columns_for(info);
     let now: Now = now.parse().ok();
     let rows: Vec<Value> = objects
@@ -502,14 +536,16 @@ pub fn to_table(info: &ResourceInfo, objects: &[Value], now: &str, include_colum
                 o
             };
             let cells: Vec<Value> = columns.iter().map(|c| cell(c, source, now)).collect();
-            let mut row = json!({
-                "cells": cells,
-                "object": {
+            let object = match include {
+                IncludeObject::Metadata => json!({
                     "kind": "PartialObjectMetadata",
                     "apiVersion": "meta.k8s.io/v1",
                     "metadata": o["metadata"].clone(),
-                }
-            });
+                }),
+                IncludeObject::Object => o.clone(),
+                IncludeObject::None => Value::Null,
+            };
+            let mut row = json!({"cells": cells, "object": object});
             if let Some(conditions) = row_conditions(info, o) {
                 row["conditions"] = conditions;
             }
@@ -539,6 +575,38 @@ pub fn to_table(info: &ResourceInfo, objects: &[Value], now: &str, include_colum
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[rstest::rstest]
+    #[case::default(None, Ok(IncludeObject::Metadata))]
+    #[case::metadata(Some("Metadata"), Ok(IncludeObject::Metadata))]
+    #[case::object(Some("Object"), Ok(IncludeObject::Object))]
+    #[case::none(Some("None"), Ok(IncludeObject::None))]
+    #[case::unknown(Some("All"), Err("unrecognized includeObject value: \"All\"".to_string()))]
+    fn include_object_is_read_as_as_table_reads_it(
+        #[case] value: Option<&str>,
+        #[case] expected: Result<IncludeObject, String>,
+    ) {
+        assert_eq!(IncludeObject::parse(value).map_err(|e| e.message), expected);
+    }
+
+    #[test]
+    fn rows_carry_what_include_object_asks_for() {
+        let info = crate::resource::builtin_resources()
+            .into_iter()
+            .find(|r| r.plural == "configmaps")
+            .unwrap();
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
+        let row = |include| {
+            to_table(&info, std::slice::from_ref(&object), "", true, include)["rows"][0]["object"]
+                .clone()
+        };
+        assert_eq!(row(IncludeObject::Object), object);
+        assert_eq!(row(IncludeObject::None), Value::Null);
+        assert_eq!(
+            row(IncludeObject::Metadata)["kind"],
+            "PartialObjectMetadata"
+        );
+    }
     use rstest::rstest;
 
     /// The table of one object of the built-in resource `resource` (`plural`, or
@@ -555,7 +623,13 @@ mod tests {
             object["metadata"]["name"] = json!("x");
         }
         object["metadata"]["creationTimestamp"] = json!("2024-01-01T00:00:00Z");
-        let t = to_table(&info, &[object], "2024-01-01T00:01:00Z", true);
+        let t = to_table(
+            &info,
+            &[object],
+            "2024-01-01T00:01:00Z",
+            true,
+            IncludeObject::Metadata,
+        );
         let names = t["columnDefinitions"]
             .as_array()
             .map(|cs| {
@@ -662,7 +736,13 @@ mod tests {
             ..ResourceInfo::default()
         };
         let o = json!({"metadata": {"name": "w"}, "status": {"seen": "2024-01-01T00:00:30Z"}});
-        let t = to_table(&info, &[o], "2024-01-01T00:01:00Z", true);
+        let t = to_table(
+            &info,
+            &[o],
+            "2024-01-01T00:01:00Z",
+            true,
+            IncludeObject::Metadata,
+        );
         assert_eq!(t["rows"][0]["cells"], json!(["w", null, "30s"]));
         assert_eq!(t["columnDefinitions"][2]["type"], "string");
         assert_eq!(t["columnDefinitions"][2]["priority"], 1);
@@ -674,7 +754,13 @@ mod tests {
             .into_iter()
             .find(|r| r.plural == "configmaps")
             .unwrap_or_default();
-        let t = to_table(&info, &[json!({"metadata": {"name": "c"}})], "", false);
+        let t = to_table(
+            &info,
+            &[json!({"metadata": {"name": "c"}})],
+            "",
+            false,
+            IncludeObject::Metadata,
+        );
         assert_eq!(t["columnDefinitions"], json!([]));
         assert_eq!(t["rows"][0]["cells"], json!(["c", 0, "<unknown>"]));
     }
@@ -695,7 +781,13 @@ mod tests {
             for shape in &shapes {
                 let mut o = shape.clone();
                 o["metadata"]["name"] = json!("x");
-                let t = to_table(&info, &[o], "2024-01-01T00:01:00Z", true);
+                let t = to_table(
+                    &info,
+                    &[o],
+                    "2024-01-01T00:01:00Z",
+                    true,
+                    IncludeObject::Metadata,
+                );
                 assert_eq!(
                     t["rows"][0]["cells"].as_array().map(Vec::len),
                     t["columnDefinitions"].as_array().map(Vec::len),
