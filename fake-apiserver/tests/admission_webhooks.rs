@@ -2,6 +2,8 @@
 //! TLS listener, a self-signed certificate given as the configuration's `caBundle`), registered
 //! and exercised through `kube::Api` as a user would.
 
+mod http_support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -1231,4 +1233,105 @@ async fn match_conditions_decide_whether_a_webhook_is_called() {
         "{message}"
     );
     assert!(hooks.requests("/broken").is_empty());
+}
+
+/// A webhook registered for one version of a resource served at several (`matchPolicy:
+/// Equivalent`) is sent the object converted to its version, and its patch, made against that
+/// version, is converted back: a v2-only webhook on HPAs created at `autoscaling/v1` (what
+/// `kubectl autoscale` sends), and a v1-only one on HPAs created at v2.
+#[tokio::test]
+async fn webhooks_get_objects_at_their_own_version_of_the_resource() {
+    let hooks = WebhookServer::start(
+        &[],
+        Arc::new(|path: &str, request: &Value| match path {
+            // Sees v2: raises maxReplicas through the v2 shape.
+            "/v2" => patch(json!([{"op": "replace", "path": "/spec/maxReplicas", "value": 7}])),
+            // Sees v1: sets the CPU target through the v1 field.
+            "/v1" if request["object"]["spec"].get("maxReplicas").is_some() => patch(json!([
+                {"op": "add", "path": "/spec/targetCPUUtilizationPercentage", "value": 55}
+            ])),
+            _ => allow(),
+        }),
+    )
+    .await;
+    let server = FakeApiServer::builder().seed(9).build();
+    let client = server.client();
+    let rule = |version: &str| {
+        json!([{"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": [version],
+                "resources": ["horizontalpodautoscalers"]}])
+    };
+    mutating(
+        &client,
+        "versions",
+        vec![
+            hook(
+                "v2.example.com",
+                hooks.client_config("/v2"),
+                &["CREATE"],
+                json!({"rules": rule("v2")}),
+            ),
+            hook(
+                "v1.example.com",
+                hooks.client_config("/v1"),
+                &["CREATE"],
+                json!({"rules": rule("v1")}),
+            ),
+        ],
+    )
+    .await;
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+    let (code, created) = http_support::json(
+        &server,
+        axum::http::Method::POST,
+        "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+        &json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "from-v1"},
+            "spec": {"scaleTargetRef": target, "maxReplicas": 3, "targetCPUUtilizationPercentage": 70}}),
+    )
+    .await;
+    assert_eq!(code, axum::http::StatusCode::CREATED, "{created}");
+    let v2_request = &hooks.requests("/v2")[0];
+    assert_eq!(v2_request["kind"]["version"], "v2");
+    assert_eq!(v2_request["requestKind"]["version"], "v1");
+    assert_eq!(v2_request["object"]["apiVersion"], "autoscaling/v2");
+    assert_eq!(
+        v2_request["object"]["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        70
+    );
+    let v1_request = &hooks.requests("/v1")[0];
+    assert_eq!(
+        v1_request["object"]["spec"]["targetCPUUtilizationPercentage"],
+        70
+    );
+    assert!(v1_request["object"]["spec"].get("metrics").is_none());
+    let stored = server
+        .get_object(
+            "autoscaling/v2",
+            "horizontalpodautoscalers",
+            Some("default"),
+            "from-v1",
+        )
+        .unwrap();
+    assert_eq!(stored["spec"]["maxReplicas"], 7);
+    assert_eq!(
+        stored["spec"]["metrics"],
+        json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 55}}}])
+    );
+
+    // Created at v2: the v1 webhook sees the v1 shape and its field lands in the v2 metrics.
+    let (code, created) = http_support::json(
+        &server,
+        axum::http::Method::POST,
+        "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers",
+        &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "from-v2"},
+            "spec": {"scaleTargetRef": target, "maxReplicas": 3}}),
+    )
+    .await;
+    assert_eq!(code, axum::http::StatusCode::CREATED, "{created}");
+    assert_eq!(created["spec"]["maxReplicas"], 7);
+    assert_eq!(
+        created["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        55
+    );
 }

@@ -218,21 +218,32 @@ async fn call_mutating(
             format!("unsupported patch type {:?}", answer.patch_type),
         ));
     }
-    let mut patched = crate::patch::json_patch(object.clone(), &patch)
-        .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
     let own_kind = a.kind.group == a.info.group && a.kind.kind == a.info.kind;
     if !own_kind {
         // A subresource's own object (an Eviction) keeps its kind.
+        let mut patched = crate::patch::json_patch(object.clone(), &patch)
+            .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
         patched = super::with_kind(&patched, &a.kind);
         let changed = !crate::store::value_eq::equal(object, &patched);
         *object = patched;
         return Ok(changed);
     }
-    // Decoded back into the kind (unknown fields dropped), compared, then defaulted, as the
-    // real dispatcher does with the patched JSON.
-    crate::http::encoding::add_type_meta(&a.info, &mut patched);
+    // The patch applies to what the webhook was sent (the invocation's version); the result
+    // comes back to the request's version and is decoded as a request body is (unknown fields
+    // dropped), compared, then defaulted, as the real dispatcher does with the patched JSON.
+    let view = review::versioned(&a.info, &Some(object.clone()), invocation);
+    let patched = crate::patch::json_patch(view, &patch)
+        .map_err(|e| HookError::Other(internal_error(&e.to_string())))?;
+    let patched = crate::registry::conversion::request_form_from_version(
+        &a.info,
+        patched,
+        &invocation.kind.version,
+    );
+    let mut patched = super::with_kind(&patched, &a.kind);
     crate::http::typed::decode(&a.info, &mut patched, FieldValidation::Ignore)
         .map_err(|e| HookError::Other(internal_error(&e.message)))?;
+    crate::registry::conversion::from_builtin_view(&a.info, &mut patched);
+    let mut patched = super::with_kind(&patched, &a.kind);
     let changed = !crate::store::value_eq::equal(object, &patched);
     crate::rules::defaults::on_decode(&a.info, &mut patched);
     *object = patched;

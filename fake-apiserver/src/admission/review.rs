@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use super::matching::Invocation;
 use super::Attributes;
 use crate::error::{ApiError, StatusCause};
+use crate::resource::ResourceInfo;
 
 /// The `AdmissionReview` versions the server can send, in the webhook's order of preference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,11 +47,25 @@ fn gvr(group: &str, version: &str, resource: &str) -> Value {
     json!({"group": group, "version": version, "resource": resource})
 }
 
-/// The object as the webhook gets it: in the invocation's version.
-fn versioned(object: &Option<Value>, invocation: &Invocation) -> Value {
+/// The object as the webhook gets it: in the invocation's version (converted from the form
+/// the write holds, see [`crate::registry::conversion::write_form_at_version`]).
+pub(crate) fn versioned(
+    info: &ResourceInfo,
+    object: &Option<Value>,
+    invocation: &Invocation,
+) -> Value {
     match object {
         Some(o) => {
-            let mut o = o.clone();
+            let mut o = if invocation.kind.group == info.group && invocation.kind.kind == info.kind
+            {
+                crate::registry::conversion::write_form_at_version(
+                    info,
+                    o,
+                    &invocation.kind.version,
+                )
+            } else {
+                o.clone()
+            };
             if let Some(map) = o.as_object_mut() {
                 map.insert("apiVersion".into(), json!(invocation.kind.api_version()));
                 map.insert("kind".into(), json!(invocation.kind.kind));
@@ -119,8 +134,11 @@ pub(crate) fn request(
     }
     request.insert("operation".into(), json!(a.operation));
     request.insert("userInfo".into(), Value::Object(user_info));
-    request.insert("object".into(), versioned(&a.object, invocation));
-    request.insert("oldObject".into(), versioned(&a.old_object, invocation));
+    request.insert("object".into(), versioned(&a.info, &a.object, invocation));
+    request.insert(
+        "oldObject".into(),
+        versioned(&a.info, &a.old_object, invocation),
+    );
     request.insert("dryRun".into(), json!(a.dry_run));
     request.insert("options".into(), a.options.clone());
     json!({

@@ -212,10 +212,7 @@ fn first(objects: Vec<Value>) -> Result<Value, ApiError> {
 
 /// Whether `info` is a built-in version that is a view of another, stored version.
 pub fn is_builtin_view(info: &ResourceInfo) -> bool {
-    !info.custom
-        && info.version == "v1"
-        && info.group == "autoscaling"
-        && info.kind == "HorizontalPodAutoscaler"
+    is_hpa(info) && info.version == "v1"
 }
 
 /// A stored built-in object as the view version `info` serves it (unchanged for any other
@@ -239,6 +236,48 @@ pub fn stored_of_builtin_view(info: &ResourceInfo, object: &Value) -> Value {
     let mut stored = object.clone();
     from_builtin_view(info, &mut stored);
     stored
+}
+
+/// An object as a write holds it for `info` (a custom resource at the request's version, a
+/// built-in view's object at its stored version) in the shape of `version` of the same
+/// resource: what an admission webhook registered for that version is sent (`matchPolicy:
+/// Equivalent`). `apiVersion` and `kind` are the caller's to set. Through a conversion webhook
+/// the shape is left as it is.
+pub fn write_form_at_version(info: &ResourceInfo, object: &Value, version: &str) -> Value {
+    if is_hpa(info) {
+        return match version {
+            "v1" => crate::rules::autoscaling::v1_conversion::to_v1(object),
+            _ => object.clone(),
+        };
+    }
+    let mut out = object.clone();
+    if info.custom && version != info.version && webhook_of(info).is_none() {
+        if let Some(schema) = info.versions.as_ref().and_then(|v| v.schemas.get(version)) {
+            schema::prune(schema, &mut out);
+        }
+    }
+    out
+}
+
+/// The other way: an object in the shape of `version` (a mutating webhook's patched object)
+/// in the shape of the request's version, ready to be decoded as a request body is.
+pub fn request_form_from_version(info: &ResourceInfo, object: Value, version: &str) -> Value {
+    if is_hpa(info) {
+        return match (version, info.version.as_str()) {
+            ("v1", "v2") => crate::rules::autoscaling::v1_conversion::from_v1(&object),
+            ("v2", "v1") => crate::rules::autoscaling::v1_conversion::to_v1(&object),
+            _ => object,
+        };
+    }
+    let mut out = object;
+    if info.custom && version != info.version && webhook_of(info).is_none() {
+        after_conversion(info, &mut out);
+    }
+    out
+}
+
+fn is_hpa(info: &ResourceInfo) -> bool {
+    !info.custom && info.group == "autoscaling" && info.kind == "HorizontalPodAutoscaler"
 }
 
 /// Whether an object of a custom resource is at another `apiVersion` than `target`.
