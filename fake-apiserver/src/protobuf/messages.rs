@@ -866,6 +866,153 @@ static CROSS_VERSION_OBJECT_REFERENCE_V1: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/autoscaling/v2 ----
+
+/// `autoscaling/v2.HorizontalPodAutoscaler` (spec only).
+pub static HORIZONTAL_POD_AUTOSCALER_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscaler",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &HORIZONTAL_POD_AUTOSCALER_V2_SPEC),
+    ],
+};
+
+/// `autoscaling/v2.HorizontalPodAutoscalerSpec`.
+static HORIZONTAL_POD_AUTOSCALER_V2_SPEC: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
+    fields: &[
+        message(1, "scaleTargetRef", &CROSS_VERSION_OBJECT_REFERENCE_V2),
+        optional(2, "minReplicas", INT32),
+        always(3, "maxReplicas", INT32),
+        repeated(4, "metrics", Type::Message(&METRIC_SPEC_V2)),
+        optional(5, "behavior", Type::Message(&HPA_BEHAVIOR_V2)),
+    ],
+};
+
+/// `autoscaling/v2.CrossVersionObjectReference`.
+static CROSS_VERSION_OBJECT_REFERENCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.CrossVersionObjectReference",
+    fields: &[
+        always(1, "kind", STRING),
+        always(2, "name", STRING),
+        value(3, "apiVersion", STRING),
+    ],
+};
+
+/// `autoscaling/v2.MetricSpec`.
+static METRIC_SPEC_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricSpec",
+    fields: &[
+        always(1, "type", STRING),
+        optional(2, "object", Type::Message(&OBJECT_METRIC_SOURCE_V2)),
+        optional(3, "pods", Type::Message(&PODS_METRIC_SOURCE_V2)),
+        optional(4, "resource", Type::Message(&RESOURCE_METRIC_SOURCE_V2)),
+        optional(5, "external", Type::Message(&EXTERNAL_METRIC_SOURCE_V2)),
+        optional(
+            7,
+            "containerResource",
+            Type::Message(&CONTAINER_RESOURCE_METRIC_SOURCE_V2),
+        ),
+    ],
+};
+
+/// `autoscaling/v2.ObjectMetricSource`.
+static OBJECT_METRIC_SOURCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ObjectMetricSource",
+    fields: &[
+        message(1, "describedObject", &CROSS_VERSION_OBJECT_REFERENCE_V2),
+        message(2, "target", &METRIC_TARGET_V2),
+        message(3, "metric", &METRIC_IDENTIFIER_V2),
+    ],
+};
+
+/// `autoscaling/v2.PodsMetricSource`.
+static PODS_METRIC_SOURCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.PodsMetricSource",
+    fields: &[
+        message(1, "metric", &METRIC_IDENTIFIER_V2),
+        message(2, "target", &METRIC_TARGET_V2),
+    ],
+};
+
+/// `autoscaling/v2.ResourceMetricSource`.
+static RESOURCE_METRIC_SOURCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ResourceMetricSource",
+    fields: &[
+        always(1, "name", STRING),
+        message(2, "target", &METRIC_TARGET_V2),
+    ],
+};
+
+/// `autoscaling/v2.ContainerResourceMetricSource`.
+static CONTAINER_RESOURCE_METRIC_SOURCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ContainerResourceMetricSource",
+    fields: &[
+        always(1, "name", STRING),
+        message(2, "target", &METRIC_TARGET_V2),
+        always(3, "container", STRING),
+    ],
+};
+
+/// `autoscaling/v2.ExternalMetricSource`.
+static EXTERNAL_METRIC_SOURCE_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.ExternalMetricSource",
+    fields: &[
+        message(1, "metric", &METRIC_IDENTIFIER_V2),
+        message(2, "target", &METRIC_TARGET_V2),
+    ],
+};
+
+/// `autoscaling/v2.MetricIdentifier`.
+static METRIC_IDENTIFIER_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricIdentifier",
+    fields: &[
+        always(1, "name", STRING),
+        optional(2, "selector", Type::Message(&LABEL_SELECTOR)),
+    ],
+};
+
+/// `autoscaling/v2.MetricTarget`.
+static METRIC_TARGET_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.MetricTarget",
+    fields: &[
+        always(1, "type", STRING),
+        optional(2, "value", Type::Quantity),
+        optional(3, "averageValue", Type::Quantity),
+        optional(4, "averageUtilization", INT32),
+    ],
+};
+
+/// `autoscaling/v2.HorizontalPodAutoscalerBehavior`.
+static HPA_BEHAVIOR_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HorizontalPodAutoscalerBehavior",
+    fields: &[
+        optional(1, "scaleUp", Type::Message(&HPA_SCALING_RULES_V2)),
+        optional(2, "scaleDown", Type::Message(&HPA_SCALING_RULES_V2)),
+    ],
+};
+
+/// `autoscaling/v2.HPAScalingRules`.
+static HPA_SCALING_RULES_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingRules",
+    fields: &[
+        optional(1, "selectPolicy", STRING),
+        repeated(2, "policies", Type::Message(&HPA_SCALING_POLICY_V2)),
+        optional(3, "stabilizationWindowSeconds", INT32),
+        optional(4, "tolerance", Type::Quantity),
+    ],
+};
+
+/// `autoscaling/v2.HPAScalingPolicy`.
+static HPA_SCALING_POLICY_V2: Message = Message {
+    name: "k8s.io.api.autoscaling.v2.HPAScalingPolicy",
+    fields: &[
+        always(1, "type", STRING),
+        always(2, "value", INT32),
+        always(3, "periodSeconds", INT32),
+    ],
+};
+
 // ---- k8s.io/api/node/v1 ----
 
 /// `node.k8s.io/v1.RuntimeClass`.
@@ -1206,6 +1353,11 @@ static KINDS: &[(&str, &str, &Message)] = &[
         "autoscaling/v1",
         "HorizontalPodAutoscaler",
         &HORIZONTAL_POD_AUTOSCALER_V1,
+    ),
+    (
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        &HORIZONTAL_POD_AUTOSCALER_V2,
     ),
     ("networking.k8s.io/v1", "Ingress", &INGRESS),
     ("rbac.authorization.k8s.io/v1", "Role", &ROLE),

@@ -1013,3 +1013,71 @@ fn random_and_mutated_bodies_never_panic() {
     // Both paths were exercised.
     assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
 }
+
+#[test]
+fn horizontal_pod_autoscalers_at_both_versions() {
+    let target = || {
+        Encoder::new()
+            .string(1, "Deployment")
+            .string(2, "web")
+            .string(3, "apps/v1")
+    };
+    // v1, as `kubectl autoscale` sends it.
+    let raw = Encoder::new()
+        .message(1, object_meta("web", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .message(1, target())
+                .int(2, 1)
+                .int(3, 5)
+                .int(4, 70),
+        )
+        .finish();
+    let decoded = decode(&envelope("autoscaling/v1", "HorizontalPodAutoscaler", &raw)).unwrap();
+    assert_eq!(
+        decoded["spec"],
+        json!({"scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 70})
+    );
+    // v2 with a metric and a behaviour.
+    let metric = Encoder::new().string(1, "Pods").message(
+        3,
+        Encoder::new()
+            .message(1, Encoder::new().string(1, "rps"))
+            .message(
+                2,
+                Encoder::new()
+                    .string(1, "AverageValue")
+                    .message(3, quantity("1k")),
+            ),
+    );
+    let rules = Encoder::new()
+        .string(1, "Max")
+        .message(2, Encoder::new().string(1, "Pods").int(2, 4).int(3, 15))
+        .int(3, 0)
+        .message(4, quantity("50m"));
+    let raw = Encoder::new()
+        .message(1, object_meta("web", "default", none()))
+        .message(
+            2,
+            Encoder::new()
+                .message(1, target())
+                .int(3, 9)
+                .message(4, metric)
+                .message(5, Encoder::new().message(1, rules)),
+        )
+        .finish();
+    let decoded = decode(&envelope("autoscaling/v2", "HorizontalPodAutoscaler", &raw)).unwrap();
+    assert_eq!(
+        decoded["spec"],
+        json!({
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "maxReplicas": 9,
+            "metrics": [{"type": "Pods", "pods": {"metric": {"name": "rps"},
+                "target": {"type": "AverageValue", "averageValue": "1k"}}}],
+            "behavior": {"scaleUp": {"selectPolicy": "Max", "stabilizationWindowSeconds": 0,
+                "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}], "tolerance": "50m"}}
+        })
+    );
+}
