@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::admission::client::{self, Target};
 use crate::error::ApiError;
@@ -124,14 +124,15 @@ fn answer_key(object: &Value, target: &str) -> (String, String) {
     (content.to_string(), target.to_string())
 }
 
-/// A kept answer for `original`: its metadata with the answer's labels and annotations.
+/// `restoreObjectMeta`: a converted object with the metadata of `original` but for the
+/// converted object's labels and annotations (absent or null ones dropped).
 fn with_metadata_of(original: &Value, mut converted: Value) -> Value {
     let mut metadata = original["metadata"]
         .as_object()
         .cloned()
         .unwrap_or_default();
     for field in ["labels", "annotations"] {
-        match converted["metadata"].get(field) {
+        match converted["metadata"].get(field).filter(|v| !v.is_null()) {
             Some(v) => {
                 metadata.insert(field.into(), v.clone());
             }
@@ -316,11 +317,11 @@ fn converted_objects(uid: &str, answer: &Value) -> Result<Vec<Value>, String> {
 }
 
 /// The checks of `webhookConverter.Convert` on one converted object, then
-/// `restoreObjectMeta`: the original's metadata with the answer's labels and annotations.
+/// `restoreObjectMeta` ([`with_metadata_of`]).
 fn checked(
     index: usize,
     original: &Value,
-    mut converted: Value,
+    converted: Value,
     target: &str,
 ) -> Result<Value, Failure> {
     let invalid = |detail: String| Failure::InvalidObject { index, detail };
@@ -354,7 +355,7 @@ fn checked(
                 "missing metadata in converted object".into(),
             ))
         }
-        Some(Value::Object(m)) => m.clone(),
+        Some(Value::Object(m)) => m,
         Some(other) => {
             return Err(metadata_error(format!(
                 "invalid metadata of type {} in converted object",
@@ -362,28 +363,18 @@ fn checked(
             )))
         }
     };
-    let mut metadata: Map<String, Value> = original["metadata"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
     for field in ["labels", "annotations"] {
-        match answered.get(field) {
-            None | Some(Value::Null) => {
-                metadata.remove(field);
-            }
-            Some(Value::Object(m)) => {
-                metadata.insert(field.into(), Value::Object(m.clone()));
-            }
-            Some(other) => {
-                return Err(metadata_error(format!(
-                    "invalid metadata.{field} of type {} in converted object",
-                    go_type(other)
-                )))
-            }
+        if let Some(other) = answered
+            .get(field)
+            .filter(|v| !v.is_null() && !v.is_object())
+        {
+            return Err(metadata_error(format!(
+                "invalid metadata.{field} of type {} in converted object",
+                go_type(other)
+            )));
         }
     }
-    converted["metadata"] = Value::Object(metadata);
-    Ok(converted)
+    Ok(with_metadata_of(original, converted))
 }
 
 /// The Go type `encoding/json` decodes a value into, for the messages that name it.

@@ -4,18 +4,13 @@
 //! defaults and the served version's pruning. A failed conversion replaces the answer with the
 //! `500` the real server sends (a write that succeeded stays written, as it does there).
 
-use axum::body::Body;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::Value;
 
 use crate::error::ApiError;
 use crate::registry::conversion;
 use crate::resource::{ConversionWebhook, ResourceInfo};
 use crate::FakeApiServer;
-
-/// Largest answer read back for conversion (a list of every object of a big CRD).
-const MAX_ANSWER_BYTES: usize = 1 << 30;
 
 /// `response` with the objects it carries converted to the version `info` serves.
 pub(crate) async fn answer(
@@ -24,44 +19,23 @@ pub(crate) async fn answer(
     webhook: &ConversionWebhook,
     response: Response,
 ) -> Response {
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !is_json || !response.status().is_success() {
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_ANSWER_BYTES).await {
-        Ok(b) => b,
-        Err(e) => return ApiError::internal(e.to_string()).into_response(),
-    };
-    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
-        return Response::from_parts(parts, Body::from(bytes));
-    };
-    let converted = if value["kind"] == info.list_kind().as_str() {
-        match value.get_mut("items").and_then(Value::as_array_mut) {
-            Some(items) => objects(server, info, webhook, items).await,
-            None => Ok(false),
-        }
-    } else if value["kind"] == info.kind.as_str() {
-        objects(server, info, webhook, std::slice::from_mut(&mut value)).await
-    } else {
-        Ok(false)
-    };
-    match converted {
-        Ok(false) => Response::from_parts(parts, Body::from(bytes)),
-        Ok(true) => {
-            let mut response = Response::from_parts(
-                parts,
-                Body::from(serde_json::to_vec(&value).unwrap_or_default()),
-            );
-            response.headers_mut().remove(header::CONTENT_LENGTH);
-            response
-        }
-        Err(e) => e.into_response(),
-    }
+    crate::http::server::rewrite_json_answer(response, async |bytes| {
+        let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
+            return Ok(None);
+        };
+        let converted = if value["kind"] == info.list_kind().as_str() {
+            match value.get_mut("items").and_then(Value::as_array_mut) {
+                Some(items) => objects(server, info, webhook, items).await?,
+                None => false,
+            }
+        } else if value["kind"] == info.kind.as_str() {
+            objects(server, info, webhook, std::slice::from_mut(&mut value)).await?
+        } else {
+            false
+        };
+        Ok(converted.then(|| serde_json::to_vec(&value).unwrap_or_default()))
+    })
+    .await
 }
 
 /// Converts the objects not at `info`'s version, in place; whether any was.
@@ -71,22 +45,13 @@ async fn objects(
     webhook: &ConversionWebhook,
     objects: &mut [Value],
 ) -> Result<bool, ApiError> {
-    let target = info.api_version();
-    let stale: Vec<usize> = (0..objects.len())
-        .filter(|&i| objects[i]["apiVersion"].as_str() != Some(target.as_str()))
-        .collect();
+    let (stale, sent) = conversion::stale_for_conversion(info, objects);
     if stale.is_empty() {
         return Ok(false);
     }
-    let mut sent: Vec<Value> = stale.iter().map(|&i| objects[i].clone()).collect();
-    for object in &mut sent {
-        conversion::before_conversion(info, object);
-    }
-    let converted = crate::conversion_webhook::convert_now(server, webhook, &sent, &target).await?;
-    for (&i, mut object) in stale.iter().zip(converted) {
-        conversion::after_conversion(info, &mut object);
-        objects[i] = object;
-    }
+    let converted =
+        crate::conversion_webhook::convert_now(server, webhook, &sent, &info.api_version()).await?;
+    conversion::put_converted(info, objects, &stale, converted);
     Ok(true)
 }
 

@@ -9,9 +9,8 @@
 //! `remainingItemCount`; asking for the one shape and answering the other is a `406`, as is a
 //! group version other than `meta.k8s.io/v1` and `v1beta1`. Status answers pass unchanged.
 
-use axum::body::Body;
 use axum::http::{header, HeaderMap};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
@@ -20,9 +19,6 @@ use crate::resource::ResourceInfo;
 
 /// The group of the metadata-only kinds.
 const META_GROUP: &str = "meta.k8s.io";
-
-/// Largest answer read back to be transformed.
-const MAX_ANSWER_BYTES: usize = 1 << 30;
 
 /// What the client asked the answer to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,28 +61,10 @@ pub(crate) async fn answer(
     requested: &Requested,
     response: Response,
 ) -> Response {
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if !is_json || !response.status().is_success() {
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_ANSWER_BYTES).await {
-        Ok(b) => b,
-        Err(e) => return ApiError::internal(e.to_string()).into_response(),
-    };
-    match transform(info, requested, &bytes) {
-        Ok(Some(out)) => {
-            let mut response = Response::from_parts(parts, Body::from(out));
-            response.headers_mut().remove(header::CONTENT_LENGTH);
-            response
-        }
-        Ok(None) => Response::from_parts(parts, Body::from(bytes)),
-        Err(e) => e.into_response(),
-    }
+    crate::http::server::rewrite_json_answer(response, async |bytes| {
+        transform(info, requested, bytes)
+    })
+    .await
 }
 
 /// The answer's JSON transformed; `None` when it is left as it is (a Status, not JSON).

@@ -551,6 +551,40 @@ pub(crate) fn json_response(code: StatusCode, body: impl Into<Body>) -> Response
     response
 }
 
+/// Largest answer read back to be rewritten (a list of every object of a big resource).
+const MAX_REWRITTEN_BYTES: usize = 1 << 30;
+
+/// A successful JSON answer rewritten after the request ran (converted by a CRD's conversion
+/// webhook, shaped as `PartialObjectMetadata`): `rewrite` gets the body and gives the new one,
+/// `None` to keep it, or the error to answer instead. Other answers pass unchanged.
+pub(crate) async fn rewrite_json_answer(
+    response: Response,
+    rewrite: impl AsyncFnOnce(&bytes::Bytes) -> Result<Option<Vec<u8>>, ApiError>,
+) -> Response {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json || !response.status().is_success() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_REWRITTEN_BYTES).await {
+        Ok(b) => b,
+        Err(e) => return ApiError::internal(e.to_string()).into_response(),
+    };
+    match rewrite(&bytes).await {
+        Ok(Some(out)) => {
+            let mut response = Response::from_parts(parts, Body::from(out));
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+            response
+        }
+        Ok(None) => Response::from_parts(parts, Body::from(bytes)),
+        Err(e) => e.into_response(),
+    }
+}
+
 /// A JSON response from a value.
 pub(crate) fn value_response(code: StatusCode, value: &Value) -> Response {
     json_response(code, serde_json::to_vec(value).unwrap_or_default())

@@ -109,22 +109,45 @@ pub fn to_served_all(info: &ResourceInfo, mut objects: Vec<Value>) -> Result<Vec
         }
         return Ok(objects);
     };
-    let stale: Vec<usize> = (0..objects.len())
-        .filter(|&i| needs_conversion(info, &objects[i], &target))
-        .collect();
+    let (stale, sent) = stale_for_conversion(info, &objects);
     if stale.is_empty() {
         return Ok(objects);
     }
-    let mut sent: Vec<Value> = stale.iter().map(|&i| objects[i].clone()).collect();
-    for object in &mut sent {
-        before_conversion(info, object);
-    }
     let converted = crate::conversion_webhook::convert(webhook, &sent, &target)?;
+    put_converted(info, &mut objects, &stale, converted);
+    Ok(objects)
+}
+
+/// The objects not at the version `info` serves, to be converted: their indices, and copies
+/// with the defaults of the version each was stored at ([`before_conversion`]).
+pub fn stale_for_conversion(info: &ResourceInfo, objects: &[Value]) -> (Vec<usize>, Vec<Value>) {
+    let target = info.api_version();
+    let stale: Vec<usize> = (0..objects.len())
+        .filter(|&i| needs_conversion(info, &objects[i], &target))
+        .collect();
+    let sent = stale
+        .iter()
+        .map(|&i| {
+            let mut object = objects[i].clone();
+            before_conversion(info, &mut object);
+            object
+        })
+        .collect();
+    (stale, sent)
+}
+
+/// Puts the converted objects back at the indices [`stale_for_conversion`] gave, pruned by
+/// the served version's schema ([`after_conversion`]).
+pub fn put_converted(
+    info: &ResourceInfo,
+    objects: &mut [Value],
+    stale: &[usize],
+    converted: Vec<Value>,
+) {
     for (&i, mut object) in stale.iter().zip(converted) {
         after_conversion(info, &mut object);
         objects[i] = object;
     }
-    Ok(objects)
 }
 
 /// Converts a stored object, in place, to the version `info` serves: defaults from the schema
