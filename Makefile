@@ -1,7 +1,7 @@
 # The few verbs people type. See README.md.
 MIRROR ?= /work/.mirror
 
-.PHONY: run test lint bench bench-scale fmt crds schemas go-shapes conformance race fuzz
+.PHONY: run test lint bench bench-scale fmt crds schemas bootstrap-image go-shapes conformance race fuzz
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -34,6 +34,9 @@ crds: ## Print every CRD as YAML
 
 schemas: ## Regenerate the built-in kinds' stored apply schemas (after a k8s-openapi upgrade)
 	FAKE_APISERVER_UPDATE_SCHEMAS=1 cargo test -p fake-apiserver --lib the_stored_schemas_are_the_generated_ones
+
+bootstrap-image: ## Record again the start-up writes a new server replays (after a change to the bootstrap policy or to how those kinds are written)
+	FAKE_APISERVER_UPDATE_BOOTSTRAP=1 cargo test -p fake-apiserver --lib the_recorded_image_is_up_to_date
 
 go-shapes: ## Regenerate the built-in kinds' Go encoding tables from k8s.io/api (needs git checkouts: MIRROR=/work/.mirror)
 	python3 fake-apiserver/tools/go_shapes.py --api $(MIRROR)/kubernetes+api/repo \

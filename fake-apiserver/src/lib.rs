@@ -45,6 +45,7 @@
 pub mod admission;
 pub mod apply;
 pub mod auth;
+mod bootstrap;
 pub mod cel;
 pub mod chaos;
 pub mod context;

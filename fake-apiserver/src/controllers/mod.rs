@@ -105,7 +105,8 @@ impl ControllerConfig {
         self
     }
 
-    fn any(&self) -> bool {
+    /// Whether any controller runs (and so looks at writes).
+    pub(crate) fn any(&self) -> bool {
         self.garbage_collector || self.namespaces || self.service_accounts
     }
 }

@@ -136,8 +136,29 @@ impl FakeApiServerBuilder {
         self
     }
 
-    /// Builds the server with the `default` and `kube-system` namespaces.
+    /// Builds the server with what a real one writes at start (see [`crate::bootstrap`]): the
+    /// `default`, `kube-system`, `kube-public` and `kube-node-lease` namespaces, the bootstrap
+    /// RBAC policy and the system priority classes.
     pub fn build(self) -> FakeApiServer {
+        let server = self.assemble();
+        crate::bootstrap::write(&server);
+        // Watches from before start-up expire, as on a long-running, compacted server.
+        server.shared.store.compact();
+        server
+    }
+
+    /// [`Self::build`] through the full write path of every start-up object instead of the
+    /// recorded image (to check the image against).
+    #[cfg(test)]
+    pub(crate) fn build_in_full(self) -> FakeApiServer {
+        let server = self.assemble();
+        crate::bootstrap::write_in_full(&server);
+        server.shared.store.compact();
+        server
+    }
+
+    /// The server with nothing stored yet.
+    pub(crate) fn assemble(self) -> FakeApiServer {
         let rng = match self.seed {
             Some(seed) => ChaCha8Rng::seed_from_u64(seed),
             None => ChaCha8Rng::from_os_rng(),
@@ -160,27 +181,7 @@ impl FakeApiServerBuilder {
             pod_logs: Default::default(),
             admission: self.admission,
         });
-        let server = FakeApiServer { shared };
-        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            if let Err(e) = crate::http::handlers::apply_own(
-                &server,
-                json!({
-                    "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}
-                }),
-            ) {
-                tracing::error!(namespace = ns, error = %e, "cannot create a start-up namespace");
-            }
-        }
-        server.bootstrap_rbac();
-        for class in crate::admission::priority::system_priority_classes() {
-            let name = class["metadata"]["name"].clone();
-            if let Err(e) = crate::http::handlers::apply_own(&server, class) {
-                tracing::error!(%name, error = %e, "cannot create a system priority class");
-            }
-        }
-        // Watches from before start-up expire, as on a long-running, compacted server.
-        server.shared.store.compact();
-        server
+        FakeApiServer { shared }
     }
 }
 
@@ -295,24 +296,6 @@ impl FakeApiServer {
     /// oldest first: `pods is forbidden: User "..." cannot list resource "pods" ...`.
     pub fn forbidden_requests(&self) -> Vec<String> {
         self.shared.auth.denials()
-    }
-
-    /// Creates the bootstrap RBAC policy (roles and bindings a real server creates at start)
-    /// and aggregates the aggregated roles.
-    fn bootstrap_rbac(&self) {
-        let policy = crate::auth::bootstrap::cluster_roles()
-            .into_iter()
-            .chain(crate::auth::bootstrap::cluster_role_bindings());
-        {
-            let _deferred = crate::auth::aggregation::Deferred::enter();
-            for object in policy {
-                let name = object["metadata"]["name"].clone();
-                if let Err(e) = crate::http::handlers::apply_own(self, object) {
-                    tracing::error!(%name, error = %e, "cannot create a bootstrap RBAC object");
-                }
-            }
-        }
-        crate::auth::aggregation::reconcile(self);
     }
 
     /// Serves plain HTTP on `listener` until `shutdown` resolves.
@@ -768,7 +751,10 @@ mod tests {
     fn bootstrap_store(decode_all: bool) -> (u64, Vec<(String, String)>) {
         crate::http::handlers::DECODE_ALL.with(|all| all.set(decode_all));
         let at: jiff::Timestamp = "2026-01-02T03:04:05Z".parse().expect("a valid timestamp");
-        let server = FakeApiServer::builder().seed(7).clock(move || at).build();
+        let server = FakeApiServer::builder()
+            .seed(7)
+            .clock(move || at)
+            .build_in_full();
         crate::http::handlers::DECODE_ALL.with(|all| all.set(false));
         let (revision, objects) = server.shared.store.dump();
         let objects = objects

@@ -163,6 +163,13 @@ struct Inner {
 /// An object in the owner index: resource key, namespace, name.
 type OwnedKey = (String, (String, String));
 
+/// Whether encoded bytes may name owners (hold an `ownerReferences` key), so that the owner
+/// index needs their parse.
+fn names_owners(bytes: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"ownerReferences\"";
+    bytes.windows(KEY.len()).any(|w| w == KEY)
+}
+
 /// The uids named by an object's `metadata.ownerReferences`.
 fn owner_uids(object: &Value) -> Vec<&str> {
     object
@@ -544,6 +551,63 @@ impl Store {
                 })
             }
         }
+    }
+
+    /// Writes bytes that are already encoded as stored (the server's recorded start-up writes,
+    /// see `crate::bootstrap`): `make` is given the new resourceVersion and returns the object's
+    /// bytes carrying it. Indexes, history and watchers see an ordinary write (an `ADDED` or
+    /// `MODIFIED` event); the bytes are parsed only when an index needs them (owner references,
+    /// an indexed label key), and not kept parsed.
+    pub fn put_encoded(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+        make: impl FnOnce(&str) -> Bytes,
+    ) -> (EventType, Bytes) {
+        let mut inner = self.lock();
+        let key = (namespace.to_string(), name.to_string());
+        let revision = inner.revision + 1;
+        let bytes = make(&revision.to_string());
+        let previous = inner
+            .objects
+            .get(resource)
+            .and_then(|objects| objects.get(&key))
+            .cloned();
+        let indexed = inner.labelled.contains_key(resource)
+            || names_owners(&bytes)
+            || previous.as_deref().is_some_and(names_owners);
+        if indexed {
+            let parse = |b: &Bytes| serde_json::from_slice::<Value>(b).ok();
+            let old = previous.as_ref().and_then(parse);
+            let new = parse(&bytes);
+            inner.reindex(resource, &key, old.as_ref(), new.as_ref());
+        }
+        inner.revision = revision;
+        inner.parsed.remove(resource, &key);
+        inner
+            .objects
+            .entry(resource.to_string())
+            .or_default()
+            .insert(key, bytes.clone());
+        let event_type = if previous.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.record(
+            &mut inner,
+            StoreEvent {
+                revision,
+                event_type,
+                resource: Arc::from(resource),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                object: bytes.clone(),
+                previous,
+            },
+        );
+        (event_type, bytes)
     }
 
     /// Runs `decide` as [`Store::mutate`] would, without writing anything (server-side dry run).
