@@ -33,6 +33,7 @@
 //! real codes and reasons) and [`resource`] (what a served kind is) are used by all. [`auth`]
 //! (authentication, authorization, admission) wraps the router; [`controllers`] (the garbage
 //! collector, namespaces, service accounts) write through the same write path as requests;
+//! `bootstrap` holds what a new server writes before it serves, recorded once and replayed;
 //! [`apply`], [`patch`] and [`protobuf`] are the server-side apply, patch and protobuf codecs;
 //! [`openapi`] builds the OpenAPI documents. Tests and the race harness get hooks ([`hooks`],
 //! [`chaos`]): a request gate, fault rules, a subscription to the event log and a switch that
