@@ -226,7 +226,12 @@ fn paths_and_definitions(served: &[&ResourceInfo], dialect: Dialect) -> (Value, 
         .collect();
     for info in served {
         let kind_name = definition_name(info);
-        let list_name = format!("{kind_name}List");
+        // A CRD's list definition is named after its `listKind` (`gvkToModelName` of it).
+        let list_name = if info.custom {
+            custom_model_name(info, &info.list_kind())
+        } else {
+            format!("{kind_name}List")
+        };
         let gvk = json!([{"group": info.group, "kind": info.kind, "version": info.version}]);
         let list_gvk =
             json!([{"group": info.group, "kind": info.list_kind(), "version": info.version}]);
@@ -285,8 +290,14 @@ fn definition_name(info: &ResourceInfo) -> String {
         };
         return format!("io.k8s.api.{short_group}.{}.{}", info.version, info.kind);
     }
+    custom_model_name(info, &info.kind)
+}
+
+/// The definition name of a custom resource's `kind` (its own or its list's) at the info's
+/// group and version: the group reversed, as `gvkToModelName` writes it.
+fn custom_model_name(info: &ResourceInfo, kind: &str) -> String {
     let reversed: Vec<&str> = info.group.split('.').rev().collect();
-    format!("{}.{}.{}", reversed.join("."), info.version, info.kind)
+    format!("{}.{}.{kind}", reversed.join("."), info.version)
 }
 
 /// The schema of a custom (or otherwise untyped) kind: the CRD's schema, or an object keeping

@@ -73,6 +73,9 @@ pub struct CustomVersions {
     pub schemas: std::collections::BTreeMap<String, Value>,
     /// The conversion webhook, when `spec.conversion.strategy` is `Webhook`.
     pub webhook: Option<ConversionWebhook>,
+    /// The kind of list answers: `spec.names.listKind` (defaulted to `<kind>List`), shared by
+    /// every version of the CRD.
+    pub list_kind: String,
 }
 
 /// A CRD's `spec.conversion.webhook`: where `ConversionReview`s go.
@@ -124,9 +127,13 @@ impl ResourceInfo {
         }
     }
 
-    /// The kind of the list type, e.g. `PodList`.
+    /// The kind of the list type, e.g. `PodList`; a custom resource's is its CRD's
+    /// `names.listKind` (the real server builds list answers from `acceptedNames.listKind`).
     pub fn list_kind(&self) -> String {
-        format!("{}List", self.kind)
+        match &self.versions {
+            Some(custom) if !custom.list_kind.is_empty() => custom.list_kind.clone(),
+            _ => format!("{}List", self.kind),
+        }
     }
 
     /// The verbs the resource supports, as discovery lists them.

@@ -149,8 +149,14 @@ fn custom_versions(group: &str, spec: &Value) -> crate::resource::CustomVersions
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
+    let names = &spec["names"];
+    let list_kind = match names["listKind"].as_str().filter(|k| !k.is_empty()) {
+        Some(list_kind) => list_kind.to_string(),
+        None => format!("{}List", names["kind"].as_str().unwrap_or_default()),
+    };
     crate::resource::CustomVersions {
         group: group.to_string(),
+        list_kind,
         storage: all
             .iter()
             .find(|v| v["storage"].as_bool() == Some(true))
