@@ -1,6 +1,8 @@
 //! What a new server writes before it serves, as a real kube-apiserver's post-start hooks do:
 //! the `default`, `kube-system`, `kube-public` and `kube-node-lease` namespaces, the bootstrap
-//! RBAC policy (aggregated) and the system priority classes.
+//! RBAC policy (aggregated), the `default/kubernetes` Service (the bootstrap controller's:
+//! the first address of the service range, port 443 to the secure port) and the system
+//! priority classes.
 //!
 //! Through the create path these writes were most of a server's start (each object decoded,
 //! defaulted, validated, its managedFields computed, encoded), and they are the same every time
@@ -55,6 +57,20 @@ pub(crate) fn write_in_full(server: &FakeApiServer) {
         }
     }
     bootstrap_rbac(server);
+    // `kubernetesservice.Controller`'s Service (`createPortAndServiceSpec`): no selector, its
+    // endpoints are the API server's own.
+    if let Err(e) = crate::http::handlers::apply_own(
+        server,
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "sessionAffinity": "None",
+                "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}
+        }),
+    ) {
+        tracing::error!(error = %e, "cannot create the kubernetes service");
+    }
     for class in crate::admission::priority::system_priority_classes() {
         let name = class["metadata"]["name"].clone();
         if let Err(e) = crate::http::handlers::apply_own(server, class) {
