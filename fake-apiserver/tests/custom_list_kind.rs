@@ -4,14 +4,11 @@
 
 mod http_support;
 
-use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{Method, StatusCode};
 use fake_apiserver::FakeApiServer;
-use http_body_util::BodyExt;
 use http_support::json as call;
 use rstest::rstest;
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -34,23 +31,10 @@ fn crd(list_kind: Option<&str>) -> Value {
 
 /// A GET asking for a metadata-only answer.
 async fn metadata_only(server: &FakeApiServer, uri: &str) -> Value {
-    let request = Request::builder()
-        .uri(uri)
-        .header(
-            "accept",
-            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-        )
-        .body(Body::empty())
-        .expect("a valid request");
-    let response = server.router().oneshot(request).await.expect("an answer");
-    assert_eq!(response.status(), StatusCode::OK);
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes();
-    serde_json::from_slice(&bytes).expect("JSON")
+    let accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let (status, answer) = http_support::get_accepting(server, uri, accept).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    answer
 }
 
 #[rstest]

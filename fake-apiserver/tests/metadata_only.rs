@@ -7,15 +7,12 @@ mod http_support;
 
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use fake_apiserver::FakeApiServer;
 use futures::{StreamExt, TryStreamExt};
-use http_body_util::BodyExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::{json, Value};
-use tower::ServiceExt;
 
 fn configmap(name: &str) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name, "labels": {"app": "x"}},
@@ -110,18 +107,7 @@ async fn kube_rs_metadata_calls_get_partial_objects() {
 }
 
 async fn get(server: &FakeApiServer, uri: &str, accept: &str) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .uri(uri)
-        .header("accept", accept)
-        .body(Body::empty())
-        .unwrap();
-    let response = server.router().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    http_support::get_accepting(server, uri, accept).await
 }
 
 #[tokio::test]

@@ -486,38 +486,17 @@ impl Store {
                         });
                     }
                 }
-                inner.revision = revision;
-                inner
-                    .objects
-                    .entry(resource.to_string())
-                    .or_default()
-                    .insert(key.clone(), bytes.clone());
                 inner.reindex(resource, &key, current.as_deref(), Some(&object));
                 let object = Arc::new(object);
                 inner.parsed.insert(
                     resource,
-                    key,
+                    key.clone(),
                     bytes.clone(),
                     object.clone(),
                     written_derived,
                 );
-                let event_type = if current.is_some() {
-                    EventType::Modified
-                } else {
-                    EventType::Added
-                };
-                self.record(
-                    &mut inner,
-                    StoreEvent {
-                        revision,
-                        event_type,
-                        resource: Arc::from(resource),
-                        namespace: namespace.to_string(),
-                        name: name.to_string(),
-                        object: bytes.clone(),
-                        previous: current_bytes,
-                    },
-                );
+                let event_type =
+                    self.store_version(&mut inner, resource, key, revision, &bytes, current_bytes);
                 Ok(Outcome {
                     object,
                     stored: Some(bytes),
@@ -583,8 +562,25 @@ impl Store {
             let new = parse(&bytes);
             inner.reindex(resource, &key, old.as_ref(), new.as_ref());
         }
-        inner.revision = revision;
         inner.parsed.remove(resource, &key);
+        let event_type = self.store_version(&mut inner, resource, key, revision, &bytes, previous);
+        (event_type, bytes)
+    }
+
+    /// Makes `bytes` the stored version of `key` at `revision` (the next one) and records the
+    /// write's event: `MODIFIED` when there was a `previous` version, else `ADDED`. Indexes and
+    /// the parse cache are the caller's.
+    fn store_version(
+        &self,
+        inner: &mut Inner,
+        resource: &str,
+        key: (String, String),
+        revision: u64,
+        bytes: &Bytes,
+        previous: Option<Bytes>,
+    ) -> EventType {
+        inner.revision = revision;
+        let (namespace, name) = key.clone();
         inner
             .objects
             .entry(resource.to_string())
@@ -596,18 +592,18 @@ impl Store {
             EventType::Added
         };
         self.record(
-            &mut inner,
+            inner,
             StoreEvent {
                 revision,
                 event_type,
                 resource: Arc::from(resource),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
+                namespace,
+                name,
                 object: bytes.clone(),
                 previous,
             },
         );
-        (event_type, bytes)
+        event_type
     }
 
     /// Runs `decide` as [`Store::mutate`] would, without writing anything (server-side dry run).

@@ -23,6 +23,23 @@ pub async fn call(
         .header("content-type", content_type)
         .body(Body::from(body))
         .expect("a valid request");
+    send(server, request).await
+}
+
+/// A GET with this `Accept` header; the status and the body decoded as JSON (`Null` when it is
+/// not JSON).
+#[allow(dead_code)]
+pub async fn get_accepting(server: &FakeApiServer, uri: &str, accept: &str) -> (StatusCode, Value) {
+    let request = Request::builder()
+        .uri(uri)
+        .header("accept", accept)
+        .body(Body::empty())
+        .expect("a valid request");
+    send(server, request).await
+}
+
+/// Sends a built request to the server's router.
+async fn send(server: &FakeApiServer, request: Request<Body>) -> (StatusCode, Value) {
     let response = server
         .router()
         .oneshot(request)
