@@ -1205,9 +1205,9 @@ fn finish_builtin_object(
     Ok(())
 }
 
-/// Writes through the store, or with a server-side dry run only computes the result. The
-/// decoded `managedFields` of the stored version go to the rules through `ctx`, and those of the
-/// written object back to the store (see [`semantics::ManagedSets`]). A custom resource is
+/// Writes through the store, or with a server-side dry run only computes the result. What the
+/// store kept with the stored version goes to the rules through `ctx`, and what they derived for
+/// the written object back to the store (see [`semantics::VersionMemos`]). A custom resource is
 /// decided at the version the request names and stored at its CRD's storage version (see
 /// [`crate::registry::conversion`]).
 fn commit<F>(
@@ -1245,17 +1245,17 @@ where
         Ok(mutation)
     };
     if dry_run {
-        ctx.managed_sets.set_stored(None);
+        ctx.memos.set_stored(None);
         return server.shared.store.preview(key, namespace, name, decide);
     }
     server
         .shared
         .store
         .mutate_derived(key, namespace, name, |current, derived| {
-            ctx.managed_sets.set_stored(derived);
+            ctx.memos.set_stored(derived);
             let mutation = decide(current);
-            ctx.managed_sets.set_stored(None);
-            Ok((mutation?, ctx.managed_sets.take_written()))
+            ctx.memos.set_stored(None);
+            Ok((mutation?, ctx.memos.take_written()))
         })
 }
 
@@ -1437,6 +1437,9 @@ pub(crate) fn create_object(
                 .collect()
         })?;
         crate::rules::validate_create(info, &candidate)?;
+        ctx.memos
+            .written_pod_spec_valid
+            .set(semantics::is_pod(info));
         ctx.warnings
             .borrow_mut()
             .extend(crate::rules::warnings::on_create(info, &candidate));
@@ -1444,7 +1447,7 @@ pub(crate) fn create_object(
         if !ctx.applied {
             let written =
                 crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
-            ctx.managed_sets.set_written(written);
+            ctx.memos.set_written(written);
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
         if crd::is_crd(info) {

@@ -29,37 +29,69 @@ pub struct WriteContext<'a> {
     pub warnings: std::cell::RefCell<Vec<String>>,
     /// A server-side apply: the written object already carries its `managedFields`.
     pub applied: bool,
-    /// The decoded `managedFields` of the stored object and of the object written (see
-    /// [`ManagedSets`]).
-    pub managed_sets: ManagedSets,
+    /// What the store kept with the stored version and what this write derives for the next
+    /// (see [`VersionMemos`]).
+    pub memos: VersionMemos,
 }
 
-/// The decoded field sets of `managedFields` a write hands between the store and the field
-/// manager ([`crate::apply::managed::Decoded`], kept by the store beside each stored version's
-/// parse): those of the stored object, set before the write's rules run, and those of the object
-/// written, set by the field manager.
+/// What the store keeps beside a stored version's parse for the next write to that object
+/// (a [`crate::store::Derived`]): work derived from exactly those bytes that the next write
+/// would otherwise do again.
+#[derive(Debug, Default)]
+pub struct VersionMemo {
+    /// The decoded field sets of its `managedFields` ([`crate::apply::managed::Decoded`]).
+    pub managed: Option<Arc<crate::apply::managed::Decoded>>,
+    /// For a pod: its spec passed `ValidatePodSpec` and the pod-only spec checks for its name
+    /// (set when a create or spec write passed validation, carried over by writes that leave the
+    /// spec as it was). Validation is a function of the spec and the name alone, so an update
+    /// that leaves both unchanged would only find the same nothing again.
+    pub pod_spec_valid: bool,
+}
+
+/// The [`VersionMemo`]s a write hands between the store and the rules: the stored version's,
+/// set before the write's rules run, and what the rules derived for the version they write.
 #[derive(Debug, Clone, Default)]
-pub struct ManagedSets {
-    /// The stored object's, when the store kept them.
-    pub stored: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
-    /// The written object's, when tracked.
+pub struct VersionMemos {
+    /// The stored version's, when the store kept one.
+    pub stored: std::cell::RefCell<Option<Arc<VersionMemo>>>,
+    /// The written object's managed field sets, when tracked.
     pub written: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
+    /// Whether the written pod's spec is known valid (see [`VersionMemo::pod_spec_valid`]).
+    pub written_pod_spec_valid: std::cell::Cell<bool>,
 }
 
-impl ManagedSets {
-    /// Takes what the store kept with the current version (only the field manager's sets).
+impl VersionMemos {
+    /// Takes what the store kept with the current version.
     pub fn set_stored(&self, derived: Option<&crate::store::Derived>) {
         *self.stored.borrow_mut() = derived
             .cloned()
-            .and_then(|d| d.downcast::<crate::apply::managed::Decoded>().ok());
+            .and_then(|d| d.downcast::<VersionMemo>().ok());
     }
 
-    /// What the store is to keep with the written version.
+    /// The stored version's decoded managed field sets, when kept.
+    pub fn stored_managed(&self) -> Option<Arc<crate::apply::managed::Decoded>> {
+        self.stored
+            .borrow()
+            .as_ref()
+            .and_then(|m| m.managed.clone())
+    }
+
+    /// Whether the stored version's pod spec is known valid.
+    pub fn stored_pod_spec_valid(&self) -> bool {
+        self.stored
+            .borrow()
+            .as_ref()
+            .is_some_and(|m| m.pod_spec_valid)
+    }
+
+    /// What the store is to keep with the written version (nothing when nothing was derived).
     pub fn take_written(&self) -> Option<crate::store::Derived> {
-        self.written
-            .borrow_mut()
-            .take()
-            .map(|d| d as crate::store::Derived)
+        let memo = VersionMemo {
+            managed: self.written.borrow_mut().take(),
+            pod_spec_valid: self.written_pod_spec_valid.replace(false),
+        };
+        (memo.managed.is_some() || memo.pod_spec_valid)
+            .then(|| Arc::new(memo) as crate::store::Derived)
     }
 
     /// Records the sets of the object about to be written (none: nothing to keep).
@@ -77,7 +109,7 @@ impl<'a> WriteContext<'a> {
             manager,
             warnings: Default::default(),
             applied: false,
-            managed_sets: ManagedSets::default(),
+            memos: VersionMemos::default(),
         }
     }
 
@@ -552,11 +584,23 @@ pub fn prepare_update(
         UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
         UpdateTarget::Resize => crate::rules::Target::Resize,
     };
-    if target == UpdateTarget::Main && !info.custom && info.group.is_empty() && info.kind == "Pod" {
+    if target == UpdateTarget::Main && is_pod(info) {
         crate::admission::priority::restore_on_update(current, &mut next);
     }
     crate::rules::prepare_update(info, current, &mut next, rules_target);
-    crate::rules::validate_update(info, current, &next, rules_target)?;
+    // Whether the write changes the spec (everything outside metadata and status): decides the
+    // generation below, and whether what is known of the stored pod's spec holds for this one.
+    // Nothing after this point changes more than the metadata.
+    let pod = is_pod(info);
+    let spec_unchanged =
+        (info.tracks_generation || pod).then(|| !spec_changed(info, current, &next));
+    let pod_spec_valid = pod && spec_unchanged == Some(true) && ctx.memos.stored_pod_spec_valid();
+    crate::rules::validate_update(info, current, &next, rules_target, pod_spec_valid)?;
+    // What a later write may take as known of this version's spec: it passed the checks of a
+    // spec write just now, or it is the stored spec that was known valid.
+    ctx.memos
+        .written_pod_spec_valid
+        .set(pod_spec_valid || (pod && rules_target == crate::rules::Target::Main));
     if rules_target == crate::rules::Target::Main {
         ctx.warnings
             .borrow_mut()
@@ -565,7 +609,7 @@ pub fn prepare_update(
     normalize_metadata(meta_mut(&mut next));
     dedup_owner_references(&mut next, ctx, true);
 
-    if info.tracks_generation && spec_changed(info, current, &next) {
+    if info.tracks_generation && spec_unchanged == Some(false) {
         let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }
@@ -585,14 +629,14 @@ pub fn prepare_update(
             meta_mut(&mut next).remove("managedFields");
         }
         None => {
-            let stored = ctx.managed_sets.stored.borrow().clone();
+            let stored = ctx.memos.stored_managed();
             let written = crate::apply::track_update_known(
                 &ctx.writer(subresource),
                 Some(current),
                 stored.as_deref(),
                 &mut next,
             );
-            ctx.managed_sets.set_written(written);
+            ctx.memos.set_written(written);
         }
     }
     if content_equal(current, &next) {
@@ -700,6 +744,11 @@ pub struct DeleteDecision {
 }
 
 /// Whether `info` is the CustomResourceDefinition resource.
+/// Whether `info` is the core `Pod` resource.
+pub(crate) fn is_pod(info: &ResourceInfo) -> bool {
+    !info.custom && info.group.is_empty() && info.kind == "Pod"
+}
+
 fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.kind == "CustomResourceDefinition"
 }

@@ -38,8 +38,15 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
     }
 }
 
-/// The causes of updating a core object of `kind` (beyond metadata).
-pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Vec<Cause> {
+/// The causes of updating a core object of `kind` (beyond metadata); `unchanged_valid_spec` as
+/// in [`super::update_causes`].
+pub fn update_causes(
+    kind: &str,
+    old: &Value,
+    new: &Value,
+    target: Target,
+    unchanged_valid_spec: bool,
+) -> Vec<Cause> {
     match (kind, target) {
         ("ConfigMap", _) => config_map(new),
         ("Secret", _) => {
@@ -53,6 +60,9 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
             }
             causes
         }
+        // `ValidatePodUpdate` beyond the metadata reads the spec and the name only, and with
+        // the spec unchanged every update rule holds.
+        ("Pod", Target::Main) if unchanged_valid_spec => Vec::new(),
         ("Pod", Target::Main) => pod_update(old, new),
         ("Pod", Target::Status) => pod_status_update(old, new),
         ("Pod", Target::EphemeralContainers) => pod_ephemeral_containers_update(old, new),

@@ -73,9 +73,26 @@ pub fn create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
 
 /// The causes of updating `old` into `new`: the generic metadata checks of `BeforeUpdate`
 /// (`validateCommonFields`), then the kind strategy's `ValidateUpdate`.
-pub fn update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Target) -> Vec<Cause> {
+///
+/// `unchanged_valid_spec`: `new`'s spec is `old`'s, which is known to have passed the kind's
+/// spec validation under the same name (today only pods keep that knowledge, see
+/// [`crate::registry::semantics::VersionMemo`]); the kind's checks of the spec, which could
+/// only find nothing again, are skipped.
+pub fn update_causes(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &Value,
+    target: Target,
+    unchanged_valid_spec: bool,
+) -> Vec<Cause> {
     let mut causes = meta::update_causes(info, old, new, target);
-    causes.extend(kind_update_causes(info, old, new, target));
+    causes.extend(kind_update_causes(
+        info,
+        old,
+        new,
+        target,
+        unchanged_valid_spec,
+    ));
     causes
 }
 
@@ -90,8 +107,13 @@ pub fn validate_update(
     old: &Value,
     new: &Value,
     target: Target,
+    unchanged_valid_spec: bool,
 ) -> Result<(), ApiError> {
-    invalid(info, new, update_causes(info, old, new, target))
+    invalid(
+        info,
+        new,
+        update_causes(info, old, new, target, unchanged_valid_spec),
+    )
 }
 
 /// What a kind's registry allocates on create before validating (today: a Service's cluster IP
@@ -191,9 +213,15 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
     }
 }
 
-fn kind_update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Target) -> Vec<Cause> {
+fn kind_update_causes(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &Value,
+    target: Target,
+    unchanged_valid_spec: bool,
+) -> Vec<Cause> {
     match info.group.as_str() {
-        "" => core::update_causes(&info.kind, old, new, target),
+        "" => core::update_causes(&info.kind, old, new, target, unchanged_valid_spec),
         "apps" => apps::update_causes(&info.kind, old, new, target),
         "autoscaling" => autoscaling::update_causes(&info.kind, old, new, target == Target::Status),
         "batch" => batch::update_causes(&info.kind, old, new, target),

@@ -57,7 +57,7 @@ fn secret_type_is_immutable() {
     let old = json!({"type": "Opaque"});
     let new = json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}});
     assert_eq!(
-        texts(update_causes("Secret", &old, &new, Target::Main)),
+        texts(update_causes("Secret", &old, &new, Target::Main, false)),
         vec!["type: Invalid value: \"kubernetes.io/tls\": field is immutable"]
     );
 }
@@ -104,7 +104,7 @@ fn pod_updates(#[case] pointer: &str, #[case] value: Value, #[case] errors: Vec<
     let mut new = old.clone();
     *new.pointer_mut(pointer).unwrap() = value;
     assert_eq!(
-        texts(update_causes("Pod", &old, &new, Target::Main)),
+        texts(update_causes("Pod", &old, &new, Target::Main, false)),
         errors
     );
 }
@@ -117,14 +117,14 @@ fn pod_update_rules_for_lists_and_removed_deadline() {
         .as_array_mut()
         .unwrap()
         .push(json!({"key": "x", "operator": "Exists"}));
-    assert!(update_causes("Pod", &old, &added, Target::Main).is_empty());
+    assert!(update_causes("Pod", &old, &added, Target::Main, false).is_empty());
     let mut removed = old.clone();
     removed["spec"]
         .as_object_mut()
         .unwrap()
         .remove("activeDeadlineSeconds");
     assert_eq!(
-        texts(update_causes("Pod", &old, &removed, Target::Main)),
+        texts(update_causes("Pod", &old, &removed, Target::Main, false)),
         vec!["spec.activeDeadlineSeconds: Invalid value: \"null\": must not update from a positive integer to nil value"]
     );
     let mut more = old.clone();
@@ -133,7 +133,7 @@ fn pod_update_rules_for_lists_and_removed_deadline() {
         .unwrap()
         .push(json!({"name": "b", "image": "x"}));
     assert_eq!(
-        texts(update_causes("Pod", &old, &more, Target::Main)),
+        texts(update_causes("Pod", &old, &more, Target::Main, false)),
         vec!["spec.containers: Forbidden: pod updates may not add or remove containers"]
     );
 }
@@ -156,7 +156,7 @@ fn node_provider_id_is_set_once(#[case] old: &str, #[case] new: &str, #[case] er
     let old = json!({"spec": {"providerID": old}});
     let new = json!({"spec": {"providerID": new}});
     assert_eq!(
-        texts(update_causes("Node", &old, &new, Target::Main)),
+        texts(update_causes("Node", &old, &new, Target::Main, false)),
         errors
     );
 }
@@ -166,10 +166,10 @@ fn node_pod_cidrs_are_set_once() {
     let old = json!({"spec": {"podCIDRs": ["10.0.0.0/24"]}});
     let new = json!({"spec": {"podCIDRs": ["10.0.1.0/24"]}});
     assert_eq!(
-        texts(update_causes("Node", &old, &new, Target::Status)),
+        texts(update_causes("Node", &old, &new, Target::Status, false)),
         vec!["spec.podCIDRs: Forbidden: node updates may not change podCIDR except from \"\" to valid"]
     );
-    assert!(update_causes("Node", &json!({"spec": {}}), &new, Target::Main).is_empty());
+    assert!(update_causes("Node", &json!({"spec": {}}), &new, Target::Main, false).is_empty());
 }
 
 #[rstest]
@@ -215,7 +215,7 @@ fn pod_status_updates(#[case] status: Value, #[case] errors: Vec<&str>) {
     let old = json!({"spec": {"restartPolicy": "Always"}, "status": {"phase": "Pending", "qosClass": "BestEffort"}});
     let new = json!({"spec": {"restartPolicy": "Always"}, "status": status});
     assert_eq!(
-        texts(update_causes("Pod", &old, &new, Target::Status)),
+        texts(update_causes("Pod", &old, &new, Target::Status, false)),
         errors
     );
 }
@@ -227,7 +227,7 @@ fn a_finished_container_of_a_never_restarting_pod_stays_finished() {
     let new = json!({"spec": {"restartPolicy": "Never"}, "status": {"qosClass": "BestEffort",
         "containerStatuses": [{"name": "c", "state": {"running": {}}}]}});
     assert_eq!(
-        texts(update_causes("Pod", &old, &new, Target::Status)),
+        texts(update_causes("Pod", &old, &new, Target::Status, false)),
         vec!["status.containerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state"]
     );
 }
