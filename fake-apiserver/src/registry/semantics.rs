@@ -639,7 +639,7 @@ pub fn prepare_update(
             ctx.memos.set_written(written);
         }
     }
-    if content_equal(current, &next) {
+    if content_equal(info, current, &next, spec_unchanged) {
         return Ok(Mutation::Unchanged(current.clone()));
     }
 
@@ -667,8 +667,12 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
     true
 }
 
-/// Whether two versions of an object differ outside `resourceVersion`.
-fn content_equal(a: &Value, b: &Value) -> bool {
+/// Whether two versions of an object differ outside `resourceVersion`. `spec_unchanged` is what
+/// [`spec_changed`] found for them, when it was asked: those keys need no second comparison.
+fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_unchanged: Option<bool>) -> bool {
+    if spec_unchanged == Some(false) {
+        return false;
+    }
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
         return equal(a, b);
     };
@@ -676,23 +680,27 @@ fn content_equal(a: &Value, b: &Value) -> bool {
         (Some(x), Some(y)) => maps_equal_where(x, y, |k| k != "resourceVersion"),
         _ => equal(x, y),
     };
-    maps_equal_where(a, b, |k| k != "metadata")
+    let compared = |k: &str| k != "metadata" && !(spec_unchanged.is_some() && is_spec_key(info, k));
+    maps_equal_where(a, b, compared)
         && match (a.get("metadata"), b.get("metadata")) {
             (Some(x), Some(y)) => same_meta(x, y),
             (x, y) => x == y,
         }
 }
 
+/// Whether a top-level key is part of the spec for the generation rule: anything but `metadata`,
+/// the type and `status` (which a status subresource owns).
+fn is_spec_key(info: &ResourceInfo, key: &str) -> bool {
+    let owned_elsewhere =
+        matches!(key, "metadata" | "apiVersion" | "kind") || (info.has_status && key == "status");
+    !owned_elsewhere
+}
+
 /// The generation rule: any change outside `metadata` (and `status`, which a status subresource
 /// owns) is a spec change.
 fn spec_changed(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
-    let spec_key = |k: &str| {
-        let owned_elsewhere =
-            matches!(k, "metadata" | "apiVersion" | "kind") || (info.has_status && k == "status");
-        !owned_elsewhere
-    };
     match (old.as_object(), new.as_object()) {
-        (Some(old), Some(new)) => !maps_equal_where(old, new, spec_key),
+        (Some(old), Some(new)) => !maps_equal_where(old, new, |k| is_spec_key(info, k)),
         _ => !equal(old, new),
     }
 }
