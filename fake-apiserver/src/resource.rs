@@ -331,7 +331,7 @@ const BUILTINS: &[BuiltinRow] = &[
         "podtemplates",
         true,
         false,
-        false,
+        true,
         &[],
         &[],
     ),

@@ -298,3 +298,28 @@ async fn a_pod_status_write_keeps_labels_but_not_owner_references() {
         "{answer}"
     );
 }
+
+/// `podTemplateStrategy`: a PodTemplate is created at generation 1 and its generation moves
+/// when its `template` changes, not when only its metadata does.
+#[tokio::test]
+async fn a_pod_template_tracks_its_generation() {
+    let server = FakeApiServer::new();
+    let uri = "/api/v1/namespaces/default/podtemplates";
+    let template = json!({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"},
+        "template": {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}});
+    let (status, created) = call(&server, Method::POST, uri, &template).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["metadata"]["generation"], 1);
+
+    let mut relabelled = created.clone();
+    relabelled["metadata"]["labels"] = json!({"a": "b"});
+    let (status, relabelled) = call(&server, Method::PUT, &format!("{uri}/t"), &relabelled).await;
+    assert_eq!(status, StatusCode::OK, "{relabelled}");
+    assert_eq!(relabelled["metadata"]["generation"], 1);
+
+    let mut changed = relabelled.clone();
+    changed["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
+    let (status, changed) = call(&server, Method::PUT, &format!("{uri}/t"), &changed).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed["metadata"]["generation"], 2);
+}

@@ -67,19 +67,22 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     warnings
 }
 
-/// The warnings of updating `old` into `new`: a pod's always, a template's when the object's
-/// spec changed (its generation moves).
+/// The warnings of updating `old` into `new` (`WarningsOnUpdate`): a template's when the object's
+/// generation moves, that is when its spec (a PodTemplate's `template`) changed. A pod's update
+/// has none: its strategy skips them, as humans seldom write pods and the path is a hot one.
 pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
-    let Some(template) = template_path(info) else {
+    let Some(Some(template)) = template_path(info) else {
         return Vec::new();
     };
-    if template.is_some()
-        && super::same(old.get("spec"), new.get("spec"))
-        && info.kind != "PodTemplate"
-    {
+    let spec_key = if info.kind == "PodTemplate" {
+        "template"
+    } else {
+        "spec"
+    };
+    if super::same(old.get(spec_key), new.get(spec_key)) {
         return Vec::new();
     }
-    pod_warnings(new, template)
+    pod_warnings(new, Some(template))
 }
 
 fn pod_warnings(obj: &Value, template: Option<&str>) -> Vec<String> {
@@ -446,5 +449,63 @@ mod tests {
         );
         // An update that leaves the spec alone warns about nothing.
         assert!(on_update(&info("apps", "Deployment"), &d, &d).is_empty());
+    }
+
+    /// `WarningsOnUpdate`: the pod strategy's returns nothing; a template holder's warns when its
+    /// generation moves (the pod template, or a PodTemplate's `template`, changed).
+    #[rstest]
+    #[case::pod_spec_changed("", "Pod", "spec", true, None)]
+    #[case::pod_spec_kept("", "Pod", "spec", false, None)]
+    #[case::pod_template_changed(
+        "",
+        "PodTemplate",
+        "template",
+        true,
+        Some("template.spec.nodeSelector[beta.kubernetes.io/os]")
+    )]
+    #[case::pod_template_kept("", "PodTemplate", "template", false, None)]
+    #[case::deployment_changed(
+        "apps",
+        "Deployment",
+        "spec.template",
+        true,
+        Some("spec.template.spec.nodeSelector[beta.kubernetes.io/os]")
+    )]
+    #[case::deployment_kept("apps", "Deployment", "spec.template", false, None)]
+    fn updates_warn_as_the_kinds_strategy_does(
+        #[case] group: &str,
+        #[case] kind: &str,
+        #[case] holder: &str,
+        #[case] changed: bool,
+        #[case] expected: Option<&str>,
+    ) {
+        let spec = |image: &str| {
+            json!({"nodeSelector": {"beta.kubernetes.io/os": "linux"},
+                "containers": [{"name": "c", "image": image}]})
+        };
+        let object = |image: &str| {
+            let mut object = json!({"metadata": {"name": "x"}});
+            let path: Vec<&str> = holder.split('.').collect();
+            let mut at = &mut object;
+            for key in &path {
+                at = &mut at[*key];
+            }
+            if kind == "Pod" {
+                *at = spec(image);
+            } else {
+                *at = json!({"spec": spec(image)});
+            }
+            object
+        };
+        let old = object("nginx:1");
+        let new = object(if changed { "nginx:2" } else { "nginx:1" });
+        let warnings = on_update(&info(group, kind), &old, &new);
+        let expected: Vec<String> = expected
+            .map(|field| {
+                format!("{field}: deprecated since v1.14; use \"kubernetes.io/os\" instead")
+            })
+            .into_iter()
+            .collect();
+        assert_eq!(warnings, expected);
     }
 }
