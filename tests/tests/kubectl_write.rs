@@ -587,3 +587,42 @@ fn pods_are_resized_in_place_through_the_resize_subresource() {
         .clone();
     assert_eq!(unchanged, "300m 2");
 }
+
+/// Warnings as the strategies give them, printed by kubectl: a Service's on create and on every
+/// update (`GetWarningsForService`); a pod's on create only (the pod strategy gives none on
+/// update).
+#[test]
+fn writes_warn_as_the_kinds_strategy_does() {
+    let cluster = Cluster::start();
+    let service = json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"ports": [{"port": 80}], "externalIPs": ["192.0.2.4"],
+            "trafficDistribution": "PreferClose"}});
+    let file = cluster.write_json("service.json", &service);
+    let deprecated =
+        "Warning: spec.externalIPs is deprecated and may no longer be implemented in some clusters";
+    let prefer_close =
+        "Warning: spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\"";
+    cluster
+        .kubectl(&["apply", "-f", &file])
+        .ok()
+        .stderr_has(deprecated)
+        .stderr_has(prefer_close);
+    cluster
+        .kubectl(&["label", "service", "web", "tier=front"])
+        .ok()
+        .stderr_has(deprecated);
+
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"nodeSelector": {"beta.kubernetes.io/os": "linux"},
+            "containers": [{"name": "c", "image": "nginx"}]}});
+    let file = cluster.write_json("pod.json", &pod);
+    let node_label = "Warning: spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14";
+    cluster
+        .kubectl(&["create", "-f", &file])
+        .ok()
+        .stderr_has(node_label);
+    let relabelled = cluster.kubectl(&["label", "pod", "p", "tier=front"]);
+    assert!(!relabelled.ok().stderr.contains("Warning"), "{relabelled}");
+}

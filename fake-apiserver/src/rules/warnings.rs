@@ -14,6 +14,8 @@ use super::{str_of, Quantity};
 use crate::resource::ResourceInfo;
 use crate::rules::validation::{go_quote, is_dns1123_label};
 
+mod service;
+
 fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)
         .and_then(Value::as_array)
@@ -41,8 +43,17 @@ fn at<'a>(obj: &'a Value, dotted: &str) -> &'a Value {
     dotted.split('.').fold(obj, |v, k| &v[k])
 }
 
+/// Whether `info` is the core `Service` resource, whose strategy gives
+/// [`service::warnings`] on create and on every update.
+fn is_service(info: &ResourceInfo) -> bool {
+    !info.custom && info.group.is_empty() && info.kind == "Service"
+}
+
 /// The warnings of creating `obj`.
 pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
+    if is_service(info) {
+        return service::warnings(obj);
+    }
     let Some(template) = template_path(info) else {
         return Vec::new();
     };
@@ -67,10 +78,14 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     warnings
 }
 
-/// The warnings of updating `old` into `new` (`WarningsOnUpdate`): a template's when the object's
-/// generation moves, that is when its spec (a PodTemplate's `template`) changed. A pod's update
-/// has none: its strategy skips them, as humans seldom write pods and the path is a hot one.
+/// The warnings of updating `old` into `new` (`WarningsOnUpdate`): a Service's always; a
+/// template's when the object's generation moves, that is when its spec (a PodTemplate's
+/// `template`) changed. A pod's update has none: its strategy skips them, as humans seldom
+/// write pods and the path is a hot one.
 pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
+    if is_service(info) {
+        return service::warnings(new);
+    }
     let Some(Some(template)) = template_path(info) else {
         return Vec::new();
     };
