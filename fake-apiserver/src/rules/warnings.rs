@@ -54,6 +54,9 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     if is_service(info) {
         return service::warnings(obj);
     }
+    if !info.custom && info.group == "networking.k8s.io" && info.kind == "Ingress" {
+        return ingress_class_annotation(obj).into_iter().collect();
+    }
     let Some(template) = template_path(info) else {
         return Vec::new();
     };
@@ -75,6 +78,52 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
         }
     }
     warnings.extend(pod_warnings(obj, template));
+    if is_stateful_set(info) {
+        warnings.extend(stateful_set_warnings(obj, ""));
+    }
+    warnings
+}
+
+/// The Ingress strategy's create warning: the class annotation without `spec.ingressClassName`.
+fn ingress_class_annotation(ingress: &Value) -> Option<String> {
+    const ANNOTATION: &str = "kubernetes.io/ingress.class";
+    let annotated = ingress["metadata"]["annotations"].get(ANNOTATION).is_some();
+    let class = ingress["spec"]
+        .get("ingressClassName")
+        .is_some_and(|v| !v.is_null());
+    (annotated && !class).then(|| {
+        format!(
+            "annotation \"{ANNOTATION}\" is deprecated, please use 'spec.ingressClassName' instead"
+        )
+    })
+}
+
+fn is_stateful_set(info: &ResourceInfo) -> bool {
+    !info.custom && info.group == "apps" && info.kind == "StatefulSet"
+}
+
+/// What a StatefulSet warns about beyond its pod template, on create and on every update: its
+/// claim templates' specs (at `spec.volumeClaimTemplates[i]`, then `claim_child`: the update
+/// path names a `Spec` child, the create path none, as upstream writes them) and a negative
+/// revision history limit.
+fn stateful_set_warnings(set: &Value, claim_child: &str) -> Vec<String> {
+    let spec = &set["spec"];
+    let mut warnings: Vec<String> = arr(spec, "volumeClaimTemplates")
+        .iter()
+        .enumerate()
+        .flat_map(|(i, claim)| {
+            pvc_spec_warnings(
+                &format!("spec.volumeClaimTemplates[{i}]{claim_child}"),
+                &claim["spec"],
+            )
+        })
+        .collect();
+    if spec["revisionHistoryLimit"].as_i64().is_some_and(|n| n < 0) {
+        warnings.push(
+            "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended"
+                .into(),
+        );
+    }
     warnings
 }
 
@@ -94,10 +143,52 @@ pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
     } else {
         "spec"
     };
-    if super::same(old.get(spec_key), new.get(spec_key)) {
-        return Vec::new();
+    let mut warnings = if super::same(old.get(spec_key), new.get(spec_key)) {
+        Vec::new()
+    } else {
+        pod_warnings(new, Some(template))
+    };
+    if is_stateful_set(info) {
+        warnings.extend(stateful_set_warnings(new, ".Spec"));
     }
-    pod_warnings(new, Some(template))
+    warnings
+}
+
+/// `api.SeccompPodAnnotationKey`, `api.SeccompContainerAnnotationKeyPrefix`,
+/// `api.DeprecatedAppArmorAnnotationKeyPrefix`, and what is said of the first two.
+const SECCOMP_POD_ANNOTATION: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER_ANNOTATION_PREFIX: &str = "container.seccomp.security.alpha.kubernetes.io/";
+const APP_ARMOR_ANNOTATION_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
+const SECCOMP_MESSAGE: &str = "non-functional in v1.27+; use the \"seccompProfile\" field instead";
+
+/// The `fractional byte value` warning of a memory or storage quantity that is not a whole
+/// number of bytes (`MilliValue() % 1000 != 0`), shown in its canonical form.
+fn fractional_bytes(path: &str, value: Option<&Value>) -> Option<String> {
+    let quantity = value.and_then(|v| match v {
+        Value::String(s) => Quantity::parse(s),
+        Value::Number(n) => Quantity::parse(&n.to_string()),
+        _ => None,
+    })?;
+    (!quantity.is_integer()).then(|| {
+        format!(
+            "{path}: fractional byte value {} is invalid, must be an integer",
+            go_quote(&quantity.canonical())
+        )
+    })
+}
+
+/// `GetWarningsForPersistentVolumeClaimSpec`: fractional storage requests and limits of a claim
+/// spec at `path`.
+fn pvc_spec_warnings(path: &str, spec: &Value) -> Vec<String> {
+    ["requests", "limits"]
+        .into_iter()
+        .filter_map(|kind| {
+            fractional_bytes(
+                &format!("{path}.resources.{kind}[storage]"),
+                spec["resources"][kind].get("storage"),
+            )
+        })
+        .collect()
 }
 
 fn pod_warnings(obj: &Value, template: Option<&str>) -> Vec<String> {
@@ -268,6 +359,13 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
                 w.push(format!("{p}spec.volumes[{i}].{shown}: {message}"));
             }
         }
+        let claim = &v["ephemeral"]["volumeClaimTemplate"];
+        if claim.is_object() {
+            w.extend(pvc_spec_warnings(
+                &format!("{p}spec.volumes[{i}].ephemeral.volumeClaimTemplate.spec"),
+                &claim["spec"],
+            ));
+        }
     }
     let aliases = arr(spec, "hostAliases");
     if aliases.len() > 1 {
@@ -302,6 +400,27 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
             ));
         }
     }
+    for res in ["memory", "ephemeral-storage"] {
+        w.extend(fractional_bytes(
+            &format!("{p}spec.overhead[{res}]"),
+            spec["overhead"].get(res),
+        ));
+    }
+    // Seccomp and AppArmor annotations without the fields that replaced them.
+    let annotation = |key: &str| meta["annotations"].get(key).is_some();
+    let pod_security = &spec["securityContext"];
+    if pod_security
+        .get("seccompProfile")
+        .is_none_or(Value::is_null)
+        && annotation(SECCOMP_POD_ANNOTATION)
+    {
+        w.push(format!(
+            "{p}metadata.annotations[{SECCOMP_POD_ANNOTATION}]: {SECCOMP_MESSAGE}"
+        ));
+    }
+    let pod_app_armor = pod_security
+        .get("appArmorProfile")
+        .is_some_and(|v| !v.is_null());
     let containers: Vec<(String, &Value)> = ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .flat_map(|list| {
@@ -312,19 +431,32 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
         })
         .collect();
     for (cp, c) in &containers {
+        let name = str_of(c, "name");
+        let security = &c["securityContext"];
+        let seccomp_key = format!("{SECCOMP_CONTAINER_ANNOTATION_PREFIX}{name}");
+        if security.get("seccompProfile").is_none_or(Value::is_null) && annotation(&seccomp_key) {
+            w.push(format!(
+                "{p}metadata.annotations[{seccomp_key}]: {SECCOMP_MESSAGE}"
+            ));
+        }
+        // Only templates: a pod's own annotations are reconciled with its fields on create
+        // (`applyAppArmorVersionSkew`).
+        let app_armor = pod_app_armor
+            || security
+                .get("appArmorProfile")
+                .is_some_and(|v| !v.is_null());
+        let app_armor_key = format!("{APP_ARMOR_ANNOTATION_PREFIX}{name}");
+        if !p.is_empty() && !app_armor && annotation(&app_armor_key) {
+            w.push(format!(
+                "{p}metadata.annotations[{app_armor_key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+            ));
+        }
         for kind in ["limits", "requests"] {
             for res in ["memory", "ephemeral-storage"] {
-                let q = c["resources"][kind].get(res).and_then(|v| match v {
-                    Value::String(s) => Quantity::parse(s),
-                    Value::Number(n) => Quantity::parse(&n.to_string()),
-                    _ => None,
-                });
-                if let Some(q) = q.filter(|q| !q.is_integer()) {
-                    w.push(format!(
-                        "{cp}.resources.{kind}[{res}]: fractional byte value {} is invalid, must be an integer",
-                        go_quote(&q.canonical())
-                    ));
-                }
+                w.extend(fractional_bytes(
+                    &format!("{cp}.resources.{kind}[{res}]"),
+                    c["resources"][kind].get(res),
+                ));
             }
         }
         let env = arr(c, "env");
@@ -447,6 +579,24 @@ mod tests {
         vec!["spec.containers[0].resources.limits[memory]: fractional byte value \"500m\" is invalid, must be an integer"])]
     #[case::grace(pod(json!({"terminationGracePeriodSeconds": -1, "containers": []})),
         vec!["spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"])]
+    #[case::overhead(pod(json!({"overhead": {"memory": "0.5"}, "containers": []})),
+        vec!["spec.overhead[memory]: fractional byte value \"500m\" is invalid, must be an integer"])]
+    #[case::ephemeral_claim(pod(json!({"containers": [], "volumes": [{"name": "v", "ephemeral": {
+            "volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "1.5"}}}}}}]})),
+        vec!["spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: fractional byte value \"1500m\" is invalid, must be an integer"])]
+    #[case::seccomp_annotations(json!({"metadata": {"name": "p", "annotations": {
+            "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+            "container.seccomp.security.alpha.kubernetes.io/c": "runtime/default",
+            "container.seccomp.security.alpha.kubernetes.io/d": "runtime/default"}},
+            "spec": {"containers": [{"name": "c"}, {"name": "d", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}]}}),
+        vec!["metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the \"seccompProfile\" field instead",
+            "metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c]: non-functional in v1.27+; use the \"seccompProfile\" field instead"])]
+    #[case::seccomp_field(json!({"metadata": {"name": "p", "annotations": {
+            "seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}},
+            "spec": {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}, "containers": []}}), vec![])]
+    #[case::pod_app_armor_annotation(json!({"metadata": {"name": "p", "annotations": {
+            "container.apparmor.security.beta.kubernetes.io/c": "runtime/default"}},
+            "spec": {"containers": [{"name": "c"}]}}), vec![])]
     fn pods(#[case] obj: Value, #[case] expected: Vec<&str>) {
         assert_eq!(on_create(&info("", "Pod"), &obj), expected);
     }
@@ -464,6 +614,60 @@ mod tests {
         );
         // An update that leaves the spec alone warns about nothing.
         assert!(on_update(&info("apps", "Deployment"), &d, &d).is_empty());
+    }
+
+    #[test]
+    fn templates_warn_about_app_armor_annotations_without_the_field() {
+        let deployment = |security: Value| {
+            json!({"metadata": {"name": "web"}, "spec": {"template": {
+                "metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/c": "runtime/default"}},
+                "spec": {"containers": [{"name": "c", "securityContext": security}]}}}})
+        };
+        assert_eq!(
+            on_create(&info("apps", "Deployment"), &deployment(json!({}))),
+            vec!["spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/c]: deprecated since v1.30; use the \"appArmorProfile\" field instead"]
+        );
+        let with_field = deployment(json!({"appArmorProfile": {"type": "RuntimeDefault"}}));
+        assert!(on_create(&info("apps", "Deployment"), &with_field).is_empty());
+    }
+
+    #[test]
+    fn stateful_sets_warn_about_claim_templates_and_history_on_every_write() {
+        let set = json!({"metadata": {"name": "db"}, "spec": {"revisionHistoryLimit": -1,
+            "template": {"spec": {"containers": []}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                "spec": {"resources": {"requests": {"storage": "0.5Gi"}, "limits": {"storage": "1.5"}}}}]}});
+        let history = "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended";
+        let info = info("apps", "StatefulSet");
+        assert_eq!(
+            on_create(&info, &set),
+            vec![
+                "spec.volumeClaimTemplates[0].resources.limits[storage]: fractional byte value \"1500m\" is invalid, must be an integer",
+                history,
+            ]
+        );
+        // An update that changes nothing still warns, and names the claim's `Spec` as upstream does.
+        assert_eq!(
+            on_update(&info, &set, &set),
+            vec![
+                "spec.volumeClaimTemplates[0].Spec.resources.limits[storage]: fractional byte value \"1500m\" is invalid, must be an integer",
+                history,
+            ]
+        );
+    }
+
+    #[test]
+    fn an_ingress_class_annotation_warns_on_create_only() {
+        let info = info("networking.k8s.io", "Ingress");
+        let annotated = json!({"metadata": {"name": "i", "annotations": {"kubernetes.io/ingress.class": "nginx"}}, "spec": {}});
+        assert_eq!(
+            on_create(&info, &annotated),
+            vec!["annotation \"kubernetes.io/ingress.class\" is deprecated, please use 'spec.ingressClassName' instead"]
+        );
+        assert!(on_update(&info, &annotated, &annotated).is_empty());
+        let mut with_class = annotated.clone();
+        with_class["spec"]["ingressClassName"] = json!("nginx");
+        assert!(on_create(&info, &with_class).is_empty());
     }
 
     /// `WarningsOnUpdate`: the pod strategy's returns nothing; a template holder's warns when its
