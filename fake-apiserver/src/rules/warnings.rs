@@ -4,7 +4,8 @@
 //! duplicated pull secrets, host aliases, env vars and ports, fractional byte quantities,
 //! negative grace periods, null label selectors) for pods and every kind that embeds a pod
 //! template, and the workloads' name warning (`metadata.name: this is used in Pod names and
-//! hostnames ...`).
+//! hostnames ...`); the job spec's (`pkg/api/job/warnings.go`), a StatefulSet's, a CronJob's and
+//! an Ingress's own strategy warnings; a Service's in [`service`].
 
 use std::collections::BTreeSet;
 
@@ -65,7 +66,7 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
         (info.group.as_str(), info.kind.as_str()),
         ("", "ReplicationController")
             | ("apps", "Deployment" | "ReplicaSet" | "DaemonSet")
-            | ("batch", "Job")
+            | ("batch", "Job" | "CronJob")
     );
     if workload {
         let name = str_of(&obj["metadata"], "name");
@@ -77,11 +78,35 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
             ));
         }
     }
+    warnings.extend(job_spec_warnings(info, obj));
     warnings.extend(pod_warnings(obj, template));
     if is_stateful_set(info) {
         warnings.extend(stateful_set_warnings(obj, ""));
     }
     warnings
+}
+
+/// Where a Job or CronJob keeps its job spec.
+fn job_spec_path(info: &ResourceInfo) -> Option<&'static str> {
+    match (info.custom, info.group.as_str(), info.kind.as_str()) {
+        (false, "batch", "Job") => Some("spec"),
+        (false, "batch", "CronJob") => Some("spec.jobTemplate.spec"),
+        _ => None,
+    }
+}
+
+/// `WarningsForJobSpec` beyond the pod template: an Indexed Job with more than 10^5
+/// completions and a parallelism above 10^4.
+fn job_spec_warnings(info: &ResourceInfo, obj: &Value) -> Option<String> {
+    let path = job_spec_path(info)?;
+    let spec = at(obj, path);
+    let count = |key: &str| spec[key].as_i64().unwrap_or(0);
+    (str_of(spec, "completionMode") == "Indexed"
+        && count("completions") > 100_000
+        && count("parallelism") > 10_000)
+        .then(|| {
+            format!("{path}: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail")
+        })
 }
 
 /// The Ingress strategy's create warning: the class annotation without `spec.ingressClassName`.
@@ -128,9 +153,10 @@ fn stateful_set_warnings(set: &Value, claim_child: &str) -> Vec<String> {
 }
 
 /// The warnings of updating `old` into `new` (`WarningsOnUpdate`): a Service's always; a
-/// template's when the object's generation moves, that is when its spec (a PodTemplate's
-/// `template`) changed. A pod's update has none: its strategy skips them, as humans seldom
-/// write pods and the path is a hot one.
+/// template's (and a job spec's) when the object's generation moves, that is when its spec (a
+/// PodTemplate's `template`) changed; a StatefulSet's claim templates and history limit and a
+/// CronJob's time zone in the schedule always. A pod's update has none: its strategy skips
+/// them, as humans seldom write pods and the path is a hot one.
 pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
     if is_service(info) {
         return service::warnings(new);
@@ -143,11 +169,17 @@ pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
     } else {
         "spec"
     };
-    let mut warnings = if super::same(old.get(spec_key), new.get(spec_key)) {
-        Vec::new()
-    } else {
-        pod_warnings(new, Some(template))
-    };
+    let mut warnings = Vec::new();
+    if !super::same(old.get(spec_key), new.get(spec_key)) {
+        warnings.extend(job_spec_warnings(info, new));
+        warnings.extend(pod_warnings(new, Some(template)));
+    }
+    if job_spec_path(info) == Some("spec.jobTemplate.spec")
+        && str_of(&new["spec"], "schedule").contains("TZ")
+    {
+        // Upstream names the field `spec.spec.schedule`.
+        warnings.push("cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details".into());
+    }
     if is_stateful_set(info) {
         warnings.extend(stateful_set_warnings(new, ".Spec"));
     }
@@ -654,6 +686,34 @@ mod tests {
                 history,
             ]
         );
+    }
+
+    #[test]
+    fn jobs_warn_about_big_indexed_jobs_and_cron_jobs_about_their_name_and_time_zone() {
+        let job_spec = json!({"completionMode": "Indexed", "completions": 200000, "parallelism": 20000,
+            "template": {"spec": {"containers": []}}});
+        let indexed = "In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail";
+        let job = json!({"metadata": {"name": "j"}, "spec": job_spec});
+        assert_eq!(
+            on_create(&info("batch", "Job"), &job),
+            vec![format!("spec: {indexed}")]
+        );
+        let cron = json!({"metadata": {"name": "nightly.run"}, "spec": {"schedule": "0 1 * * *",
+            "jobTemplate": {"spec": job_spec}}});
+        assert_eq!(
+            on_create(&info("batch", "CronJob"), &cron),
+            vec![
+                "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]".to_string(),
+                format!("spec.jobTemplate.spec: {indexed}"),
+            ]
+        );
+        // An update keeping the spec warns only about a time zone in the schedule.
+        let mut zoned = cron.clone();
+        zoned["spec"]["schedule"] = json!("CRON_TZ=UTC 0 1 * * *");
+        assert!(on_update(&info("batch", "CronJob"), &cron, &cron).is_empty());
+        let warnings = on_update(&info("batch", "CronJob"), &zoned, &zoned);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("cannot use TZ or CRON_TZ in spec.spec.schedule"));
     }
 
     #[test]
