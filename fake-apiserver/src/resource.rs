@@ -118,6 +118,12 @@ impl ScalePaths {
 }
 
 impl ResourceInfo {
+    /// Whether this is the built-in resource of `kind` in `group` (`""` for the core group), not
+    /// a custom resource that happens to share the names.
+    pub fn is_builtin(&self, group: &str, kind: &str) -> bool {
+        !self.custom && self.group == group && self.kind == kind
+    }
+
     /// `group/version`, or just `version` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

@@ -65,6 +65,14 @@ async fn relabelled(server: &FakeApiServer, value: &str) -> Value {
     current
 }
 
+/// Writes the pod's status through the status subresource (which does not check the spec).
+async fn write_status(server: &FakeApiServer) {
+    let (_, mut current) = call(server, Method::GET, POD, &Value::Null).await;
+    current["status"] = json!({"phase": "Running"});
+    let (status, answer) = call(server, Method::PUT, &format!("{POD}/status"), &current).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+}
+
 #[rstest]
 #[case::created_valid("web", true, StatusCode::OK)]
 #[case::loaded_valid("web", false, StatusCode::OK)]
@@ -103,10 +111,7 @@ async fn a_status_write_carries_no_knowledge_it_did_not_have() {
     // Loaded invalid, then its status written (a status write does not check the spec): the
     // next spec-keeping update is still checked.
     let server = server_with("Bad_Name", false).await;
-    let (_, mut current) = call(&server, Method::GET, POD, &Value::Null).await;
-    current["status"] = json!({"phase": "Running"});
-    let (status, answer) = call(&server, Method::PUT, &format!("{POD}/status"), &current).await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    write_status(&server).await;
     let body = relabelled(&server, "after-status").await;
     let (status, answer) = call(&server, Method::PUT, POD, &body).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
@@ -116,10 +121,7 @@ async fn a_status_write_carries_no_knowledge_it_did_not_have() {
 #[tokio::test]
 async fn a_spec_change_after_known_valid_writes_is_checked() {
     let server = server_with("web", true).await;
-    let (_, mut current) = call(&server, Method::GET, POD, &Value::Null).await;
-    current["status"] = json!({"phase": "Running"});
-    let (status, answer) = call(&server, Method::PUT, &format!("{POD}/status"), &current).await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    write_status(&server).await;
     let body = relabelled(&server, "1").await;
     let (status, answer) = call(&server, Method::PUT, POD, &body).await;
     assert_eq!(status, StatusCode::OK, "{answer}");

@@ -1438,8 +1438,7 @@ pub(crate) fn create_object(
         })?;
         crate::rules::validate_create(info, &candidate)?;
         ctx.memos
-            .written_pod_spec_valid
-            .set(semantics::is_pod(info));
+            .set_written_pod_spec_valid(info.is_builtin("", "Pod"));
         ctx.warnings
             .borrow_mut()
             .extend(crate::rules::warnings::on_create(info, &candidate));

@@ -300,7 +300,7 @@ pub fn request_form_from_version(info: &ResourceInfo, object: Value, version: &s
 }
 
 fn is_hpa(info: &ResourceInfo) -> bool {
-    !info.custom && info.group == "autoscaling" && info.kind == "HorizontalPodAutoscaler"
+    info.is_builtin("autoscaling", "HorizontalPodAutoscaler")
 }
 
 /// Whether an object of a custom resource is at another `apiVersion` than `target`.

@@ -148,7 +148,7 @@ pub fn finalizers_after_delete(
 /// The warning a DELETE gets when it leaves the policy to a kind that orphans by default and
 /// warns about it (Jobs).
 pub fn default_policy_warning(info: &ResourceInfo, opts: &DeleteOptions) -> Option<&'static str> {
-    let is_job = !info.custom && info.group == "batch" && info.kind == "Job";
+    let is_job = info.is_builtin("batch", "Job");
     (is_job
         && opts.propagation_policy.is_none()
         && opts.orphan_dependents.is_none()

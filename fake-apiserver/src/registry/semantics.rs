@@ -57,7 +57,7 @@ pub struct VersionMemos {
     /// The written object's managed field sets, when tracked.
     pub written: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
     /// Whether the written pod's spec is known valid (see [`VersionMemo::pod_spec_valid`]).
-    pub written_pod_spec_valid: std::cell::Cell<bool>,
+    written_pod_spec_valid: std::cell::Cell<bool>,
 }
 
 impl VersionMemos {
@@ -92,6 +92,12 @@ impl VersionMemos {
         };
         (memo.managed.is_some() || memo.pod_spec_valid)
             .then(|| Arc::new(memo) as crate::store::Derived)
+    }
+
+    /// Records whether the pod about to be written has a spec known valid (see
+    /// [`VersionMemo::pod_spec_valid`]).
+    pub fn set_written_pod_spec_valid(&self, valid: bool) {
+        self.written_pod_spec_valid.set(valid);
     }
 
     /// Records the sets of the object about to be written (none: nothing to keep).
@@ -584,23 +590,24 @@ pub fn prepare_update(
         UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
         UpdateTarget::Resize => crate::rules::Target::Resize,
     };
-    if target == UpdateTarget::Main && is_pod(info) {
+    if target == UpdateTarget::Main && info.is_builtin("", "Pod") {
         crate::admission::priority::restore_on_update(current, &mut next);
     }
     crate::rules::prepare_update(info, current, &mut next, rules_target);
     // Whether the write changes the spec (everything outside metadata and status): decides the
     // generation below, and whether what is known of the stored pod's spec holds for this one.
     // Nothing after this point changes more than the metadata.
-    let pod = is_pod(info);
-    let spec_unchanged =
-        (info.tracks_generation || pod).then(|| !spec_changed(info, current, &next));
+    let pod = info.is_builtin("", "Pod");
+    let spec_unchanged = info
+        .tracks_generation
+        .then(|| !spec_changed(info, current, &next));
     let pod_spec_valid = pod && spec_unchanged == Some(true) && ctx.memos.stored_pod_spec_valid();
     crate::rules::validate_update(info, current, &next, rules_target, pod_spec_valid)?;
     // What a later write may take as known of this version's spec: it passed the checks of a
     // spec write just now, or it is the stored spec that was known valid.
-    ctx.memos
-        .written_pod_spec_valid
-        .set(pod_spec_valid || (pod && rules_target == crate::rules::Target::Main));
+    ctx.memos.set_written_pod_spec_valid(
+        pod_spec_valid || (pod && rules_target == crate::rules::Target::Main),
+    );
     if rules_target == crate::rules::Target::Main {
         ctx.warnings
             .borrow_mut()
@@ -752,11 +759,6 @@ pub struct DeleteDecision {
 }
 
 /// Whether `info` is the CustomResourceDefinition resource.
-/// Whether `info` is the core `Pod` resource.
-pub(crate) fn is_pod(info: &ResourceInfo) -> bool {
-    !info.custom && info.group.is_empty() && info.kind == "Pod"
-}
-
 fn is_crd(info: &ResourceInfo) -> bool {
     info.group == "apiextensions.k8s.io" && info.kind == "CustomResourceDefinition"
 }

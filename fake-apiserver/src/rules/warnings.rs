@@ -44,18 +44,12 @@ fn at<'a>(obj: &'a Value, dotted: &str) -> &'a Value {
     dotted.split('.').fold(obj, |v, k| &v[k])
 }
 
-/// Whether `info` is the core `Service` resource, whose strategy gives
-/// [`service::warnings`] on create and on every update.
-fn is_service(info: &ResourceInfo) -> bool {
-    !info.custom && info.group.is_empty() && info.kind == "Service"
-}
-
 /// The warnings of creating `obj`.
 pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
-    if is_service(info) {
+    if info.is_builtin("", "Service") {
         return service::warnings(obj);
     }
-    if !info.custom && info.group == "networking.k8s.io" && info.kind == "Ingress" {
+    if info.is_builtin("networking.k8s.io", "Ingress") {
         return ingress_class_annotation(obj).into_iter().collect();
     }
     let Some(template) = template_path(info) else {
@@ -80,7 +74,7 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     }
     warnings.extend(job_spec_warnings(info, obj));
     warnings.extend(pod_warnings(obj, template));
-    if is_stateful_set(info) {
+    if info.is_builtin("apps", "StatefulSet") {
         warnings.extend(stateful_set_warnings(obj, ""));
     }
     warnings
@@ -88,10 +82,12 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
 
 /// Where a Job or CronJob keeps its job spec.
 fn job_spec_path(info: &ResourceInfo) -> Option<&'static str> {
-    match (info.custom, info.group.as_str(), info.kind.as_str()) {
-        (false, "batch", "Job") => Some("spec"),
-        (false, "batch", "CronJob") => Some("spec.jobTemplate.spec"),
-        _ => None,
+    if info.is_builtin("batch", "Job") {
+        Some("spec")
+    } else if info.is_builtin("batch", "CronJob") {
+        Some("spec.jobTemplate.spec")
+    } else {
+        None
     }
 }
 
@@ -121,10 +117,6 @@ fn ingress_class_annotation(ingress: &Value) -> Option<String> {
             "annotation \"{ANNOTATION}\" is deprecated, please use 'spec.ingressClassName' instead"
         )
     })
-}
-
-fn is_stateful_set(info: &ResourceInfo) -> bool {
-    !info.custom && info.group == "apps" && info.kind == "StatefulSet"
 }
 
 /// What a StatefulSet warns about beyond its pod template, on create and on every update: its
@@ -158,7 +150,7 @@ fn stateful_set_warnings(set: &Value, claim_child: &str) -> Vec<String> {
 /// CronJob's time zone in the schedule always. A pod's update has none: its strategy skips
 /// them, as humans seldom write pods and the path is a hot one.
 pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
-    if is_service(info) {
+    if info.is_builtin("", "Service") {
         return service::warnings(new);
     }
     let Some(Some(template)) = template_path(info) else {
@@ -174,13 +166,11 @@ pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
         warnings.extend(job_spec_warnings(info, new));
         warnings.extend(pod_warnings(new, Some(template)));
     }
-    if job_spec_path(info) == Some("spec.jobTemplate.spec")
-        && str_of(&new["spec"], "schedule").contains("TZ")
-    {
+    if info.is_builtin("batch", "CronJob") && str_of(&new["spec"], "schedule").contains("TZ") {
         // Upstream names the field `spec.spec.schedule`.
         warnings.push("cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details".into());
     }
-    if is_stateful_set(info) {
+    if info.is_builtin("apps", "StatefulSet") {
         warnings.extend(stateful_set_warnings(new, ".Spec"));
     }
     warnings
