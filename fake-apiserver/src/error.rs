@@ -27,6 +27,9 @@ pub struct ApiError {
     pub causes: Vec<StatusCause>,
     /// `details.retryAfterSeconds`.
     pub retry_after_seconds: Option<u32>,
+    /// `details` is written even when it holds nothing (`"details":{}`), as Go writes a `Status`
+    /// whose `Details` pointer is set but empty (`NewGenericServerResponse`).
+    pub details_set: bool,
 }
 
 impl ApiError {
@@ -41,6 +44,7 @@ impl ApiError {
             kind: None,
             causes: Vec::new(),
             retry_after_seconds: None,
+            details_set: false,
         }
     }
 
@@ -67,6 +71,15 @@ impl ApiError {
             format!("{} \"{name}\" not found", qualified(group, plural)),
         )
         .with_details(group, plural, name)
+    }
+
+    /// `404 NotFound` for a path inside one of the built-in API's routes (`/api/...`,
+    /// `/apis/{built-in group}/...`) that no route of it matches: the real server's router answers
+    /// it through `NewGenericServerResponse`, whose `Status` carries an empty `details`.
+    pub fn no_route() -> Self {
+        let mut error = Self::no_such_resource();
+        error.details_set = true;
+        error
     }
 
     /// `404 NotFound` for a path the server does not serve.
@@ -116,13 +129,16 @@ impl ApiError {
         Self::new(400, "BadRequest", message)
     }
 
-    /// `405 MethodNotAllowed`.
-    pub fn method_not_allowed(method: &str) -> Self {
-        Self::new(
+    /// `405 MethodNotAllowed` for a method no route of the path takes, as the real server's
+    /// router answers it (`NewGenericServerResponse`: a fixed message and an empty `details`).
+    pub fn method_not_allowed() -> Self {
+        let mut error = Self::new(
             405,
             "MethodNotAllowed",
-            format!("the server does not allow this method on the requested resource ({method})"),
-        )
+            "the server does not allow this method on the requested resource",
+        );
+        error.details_set = true;
+        error
     }
 
     /// `410 Expired` (`too old resource version`), as sent for stale watches and continue tokens.
@@ -212,7 +228,7 @@ impl ApiError {
         if let Some(secs) = self.retry_after_seconds {
             details.insert("retryAfterSeconds".into(), json!(secs));
         }
-        if !details.is_empty() {
+        if !details.is_empty() || self.details_set {
             status["details"] = Value::Object(details);
         }
         status

@@ -15,7 +15,6 @@ use rstest::rstest;
 #[case(Method::POST, "/api/v1/namespaces/default/configmaps/x", "application/json", b"{}".to_vec(), 405, "MethodNotAllowed")]
 #[case(Method::PUT, "/api/v1/namespaces/default/configmaps", "application/json", b"{}".to_vec(), 405, "MethodNotAllowed")]
 #[case(Method::GET, "/api/v1/namespaces/default/widgets", "application/json", vec![], 404, "NotFound")]
-#[case(Method::GET, "/apis/nope.example.com/v1/things", "application/json", vec![], 404, "NotFound")]
 #[case(Method::POST, "/api/v1/namespaces/default/configmaps", "application/json", br#"{"metadata":{"name":"Bad_Name"}}"#.to_vec(), 422, "Invalid")]
 #[case(Method::POST, "/api/v1/namespaces/default/configmaps", "application/json", vec![b' '; 4 * 1024 * 1024], 413, "RequestEntityTooLarge")]
 #[case(Method::PATCH, "/api/v1/namespaces/default/configmaps/x", "application/apply-patch+yaml", b"{}".to_vec(), 422, "Invalid")]
@@ -149,64 +148,6 @@ async fn garbage_never_panics() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-}
-
-/// A namespaced path for a cluster-scoped kind is not a route: 404 with a `NotFound` Status, for
-/// custom resources too (where a real server's catch-all sends plain text; clients here always
-/// get a Status they can parse).
-#[tokio::test]
-async fn a_path_in_the_wrong_scope_is_not_found() {
-    let server = FakeApiServer::new();
-    let crd = serde_json::json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.example.com"},
-        "spec": {"group": "example.com", "scope": "Cluster",
-            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    });
-    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let (status, _) = call(
-        &server,
-        Method::POST,
-        crds,
-        "application/json",
-        serde_json::to_vec(&crd).unwrap(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let gadget = br#"{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"}}"#;
-    let (status, body) = call(
-        &server,
-        Method::POST,
-        "/apis/example.com/v1/namespaces/default/gadgets",
-        "application/json",
-        gadget.to_vec(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(body["kind"], "Status");
-    assert_eq!(body["reason"], "NotFound");
-    // The cluster-scoped path serves it.
-    let (status, _) = call(
-        &server,
-        Method::POST,
-        "/apis/example.com/v1/gadgets",
-        "application/json",
-        gadget.to_vec(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let (status, body) = call(
-        &server,
-        Method::GET,
-        "/api/v1/namespaces/default/nodes",
-        "application/json",
-        vec![],
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(body["reason"], "NotFound");
 }
 
 /// A `dryRun` other than `All` (say `dryRun=true`, a common slip) or an unknown

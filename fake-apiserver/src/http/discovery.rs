@@ -55,6 +55,13 @@ const GROUP_PRIORITY: &[&str] = &[
     "resource.k8s.io",
 ];
 
+/// Whether `group` is one of the groups a real server serves itself (not through a CRD): its
+/// paths are routes of the built-in API, whose misses are `Status` answers rather than the
+/// plain-text `404 page not found` of the handler chain's end.
+pub fn is_builtin_group(group: &str) -> bool {
+    GROUP_PRIORITY.contains(&group)
+}
+
 /// Whether an `Accept` header asks for aggregated discovery (`apidiscovery.k8s.io/v2`
 /// `APIGroupDiscoveryList`), as client-go and kubectl do first.
 ///

@@ -51,26 +51,79 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
     if let Some(found) = server::discovery_for_path(&server, &path) {
         return match found {
             Ok(v) => value_response(StatusCode::OK, &v),
-            Err(e) => e.into_response(),
+            Err(_) => not_found(&path),
         };
     }
     let Some(rp) = ResourcePath::parse(&path) else {
-        return ApiError::no_such_resource().into_response();
+        return not_found(&path);
     };
     let Some(info) = server
         .shared
         .registry
         .lookup(&rp.group, &rp.version, &rp.plural)
     else {
-        return ApiError::no_such_resource().into_response();
+        return not_found(&path);
     };
-    if rp.namespace.is_some() && !info.namespaced {
-        // A real server's catch-all answers a custom resource in the wrong scope with Go's
-        // plain-text `404 page not found`; clients here always get a Status they can parse.
-        return ApiError::no_such_resource().into_response();
+    if let Some(miss) = scope_miss(&rp, &info, &parts.method) {
+        return miss;
     }
     let response = serve_resource(server, parts, body, path, rp, &info).await;
     with_deprecation_warning(response, &info)
+}
+
+/// The answer to a path nothing serves. Inside the built-in API's routes (`/api/...`,
+/// `/apis/{built-in group}/...`) the real server's router answers a `Status` 404; everywhere
+/// else (unknown groups, custom resources of no CRD, paths outside the API) the request falls
+/// through the CRD handler to the end of the handler chain, Go's `http.NotFound`.
+fn not_found(path: &str) -> Response {
+    let mut segments = path.trim_start_matches('/').split('/');
+    let builtin = match (segments.next(), segments.next()) {
+        (Some("api"), _) => true,
+        (Some("apis"), Some(group)) => crate::http::discovery::is_builtin_group(group),
+        _ => false,
+    };
+    if builtin {
+        ApiError::no_route().into_response()
+    } else {
+        page_not_found()
+    }
+}
+
+/// Go's `http.NotFound`: a plain-text `404 page not found`.
+pub(crate) fn page_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        "404 page not found\n",
+    )
+        .into_response()
+}
+
+/// The answer when a path names a resource in a scope it does not have, as a real server gives
+/// it; `None` when the scope is right.
+///
+/// Built-in resources are routes: a namespaced path of a cluster-scoped resource, or an object
+/// path of a namespaced one without its namespace, matches none (404 `Status`); the namespaced
+/// resource's cluster-wide collection path only lists and watches (any other method is a 405).
+/// A custom resource's request in the wrong scope is passed on by the CRD handler (its
+/// `namespacedCRD, namespacedReq` check) and ends in the plain-text 404; a namespaced one may
+/// be listed and watched across namespaces.
+fn scope_miss(rp: &ResourcePath, info: &ResourceInfo, method: &Method) -> Option<Response> {
+    let namespaced_request = rp.namespace.is_some();
+    if namespaced_request == info.namespaced {
+        return None;
+    }
+    let across_namespaces = info.namespaced && rp.name.is_none();
+    if info.custom {
+        return (!(across_namespaces && *method == Method::GET)).then(page_not_found);
+    }
+    if !across_namespaces {
+        return Some(ApiError::no_route().into_response());
+    }
+    (*method != Method::GET).then(|| ApiError::method_not_allowed().into_response())
 }
 
 /// Every answer of a deprecated resource (a built-in such as `v1 Endpoints`, or a CRD version
@@ -102,13 +155,18 @@ async fn serve_resource(
     let subresource = match &rp.subresource {
         Some(name) => match crate::registry::subresource::find(info, name) {
             Some(found) => Some(found),
-            None => return ApiError::no_such_resource().into_response(),
+            // The CRD handler answers a subresource its CRD does not have as a missing object.
+            None if info.custom => {
+                let name = rp.name.as_deref().unwrap_or_default();
+                return ApiError::not_found(&info.group, &info.plural, name).into_response();
+            }
+            None => return ApiError::no_route().into_response(),
         },
         None => None,
     };
     if rp.subresource.as_deref() == Some("finalize") && parts.method != Method::PUT {
         // The finalize subresource only serves updates.
-        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
+        return ApiError::method_not_allowed().into_response();
     }
     let query = Query::parse(parts.uri.query());
     let verb = match verb_of(&parts.method, &rp, &query) {
@@ -119,7 +177,7 @@ async fn serve_resource(
         .as_ref()
         .is_some_and(|s| !s.verbs.contains(&verb))
     {
-        return ApiError::method_not_allowed(parts.method.as_str()).into_response();
+        return ApiError::method_not_allowed().into_response();
     }
     let request_info = RequestInfo {
         method: parts.method.to_string(),
@@ -164,10 +222,10 @@ async fn serve_resource(
         match verb {
             "create" if info.review => call.review(body),
             "create" if rp.subresource.as_deref() == Some("token") => call.token_request(body),
-            _ if info.review => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            _ if info.review => Err(ApiError::method_not_allowed()),
             "get" if info.computed => call.component_status(),
             "list" if info.computed => call.component_statuses(),
-            _ if info.computed => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            _ if info.computed => Err(ApiError::method_not_allowed()),
             _ if rp.subresource.as_deref().is_some_and(|s| {
                 !matches!(s, "status" | "finalize" | "ephemeralcontainers" | "resize")
             }) =>
@@ -181,7 +239,7 @@ async fn serve_resource(
             "patch" => call.patch(body),
             "delete" => call.delete(body),
             "deletecollection" => call.delete_collection(body),
-            _ => Err(ApiError::method_not_allowed(parts.method.as_str())),
+            _ => Err(ApiError::method_not_allowed()),
         }
     };
     let admitted = crate::admission::admit(&server, admission, serve);
@@ -255,7 +313,7 @@ fn verb_of(method: &Method, rp: &ResourcePath, query: &Query) -> Result<&'static
         ("PATCH", true) => "patch",
         ("DELETE", true) if rp.subresource.as_deref() != Some("status") => "delete",
         ("DELETE", false) => "deletecollection",
-        (m, _) => return Err(ApiError::method_not_allowed(m)),
+        _ => return Err(ApiError::method_not_allowed()),
     };
     Ok(verb)
 }

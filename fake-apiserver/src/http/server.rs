@@ -587,8 +587,8 @@ impl IntoResponse for ApiError {
 }
 
 /// `405 MethodNotAllowed` as a `metav1.Status`.
-async fn wrong_method(method: Method) -> Response {
-    ApiError::method_not_allowed(method.as_str()).into_response()
+async fn wrong_method() -> Response {
+    ApiError::method_not_allowed().into_response()
 }
 
 async fn version(State(server): State<FakeApiServer>, request: Request) -> Response {
@@ -686,7 +686,7 @@ async fn group_list(
 /// checks and the closing line a real server prints.
 pub(crate) async fn health(method: Method, uri: axum::http::Uri) -> Response {
     if method != Method::GET && method != Method::HEAD {
-        return ApiError::method_not_allowed(method.as_str()).into_response();
+        return ApiError::method_not_allowed().into_response();
     }
     let endpoint = uri
         .path()

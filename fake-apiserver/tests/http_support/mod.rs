@@ -71,3 +71,42 @@ pub async fn json(
     };
     call(server, method, uri, "application/json", bytes).await
 }
+
+/// Sends a request without a body and returns the status, the `Content-Type` and the body as
+/// text, for answers that need not be JSON.
+#[allow(dead_code)]
+pub async fn raw(
+    server: &FakeApiServer,
+    method: Method,
+    uri: &str,
+) -> (StatusCode, String, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(Body::from("{}"))
+        .expect("a valid request");
+    let response = server
+        .router()
+        .oneshot(request)
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .expect("a body")
+        .to_bytes();
+    (
+        status,
+        content_type,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
