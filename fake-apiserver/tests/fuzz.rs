@@ -777,10 +777,9 @@ async fn random_requests_get_a_status_never_a_panic_and_leave_the_store_alone_wh
 #[case(Method::POST, "/version")]
 #[case(Method::PUT, "/api")]
 #[case(Method::PATCH, "/apis")]
-#[case(Method::DELETE, "/healthz")]
-#[case(Method::POST, "/readyz")]
-#[case(Method::PUT, "/livez")]
 #[case(Method::POST, "/apis/")]
+#[case(Method::POST, "/apis/apps")]
+#[case(Method::DELETE, "/api/v1")]
 #[tokio::test]
 async fn a_wrong_method_on_a_fixed_path_gets_a_status(#[case] method: Method, #[case] path: &str) {
     let server = FakeApiServer::new();

@@ -193,3 +193,32 @@ async fn a_custom_resources_missing_subresource_is_a_missing_object() {
         json!({"name": "g1", "group": "ex.com", "kind": "gizmos"})
     );
 }
+
+/// A CRD group's discovery documents are served by the CRD handler, which does not look at the
+/// method; the health checks do not either.
+#[rstest]
+#[case::crd_group(Method::POST, "/apis/ex.com", "APIGroup")]
+#[case::crd_group_version(Method::DELETE, "/apis/ex.com/v1", "APIResourceList")]
+#[tokio::test]
+async fn crd_discovery_answers_any_method(
+    #[case] method: Method,
+    #[case] path: &str,
+    #[case] kind: &str,
+) {
+    let server = server().await;
+    let (status, answer) = call(&server, method, path, &Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["kind"], kind);
+}
+
+#[rstest]
+#[case::healthz(Method::POST, "/healthz")]
+#[case::livez(Method::DELETE, "/livez")]
+#[case::readyz_check(Method::PUT, "/readyz/ping")]
+#[tokio::test]
+async fn health_checks_answer_any_method(#[case] method: Method, #[case] path: &str) {
+    let server = FakeApiServer::new();
+    let (status, _, body) = http_support::raw(&server, method, path).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, "ok");
+}

@@ -43,12 +43,17 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
         .iter()
         .any(|p| path.starts_with(p))
     {
-        return server::health(parts.method.clone(), parts.uri.clone()).await;
+        return server::health(parts.uri.clone()).await;
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
         return crate::http::openapi_routes::serve(&server, &path, &parts.headers);
     }
     if let Some(found) = server::discovery_for_path(&server, &path) {
+        // The built-in API's discovery documents are routes that only GET; a CRD group's are
+        // served by the CRD handler whatever the method.
+        if parts.method != Method::GET && in_builtin_routes(&path) {
+            return ApiError::method_not_allowed().into_response();
+        }
         return match found {
             Ok(v) => value_response(StatusCode::OK, &v),
             Err(_) => not_found(&path),
@@ -76,16 +81,21 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
 /// else (unknown groups, custom resources of no CRD, paths outside the API) the request falls
 /// through the CRD handler to the end of the handler chain, Go's `http.NotFound`.
 fn not_found(path: &str) -> Response {
-    let mut segments = path.trim_start_matches('/').split('/');
-    let builtin = match (segments.next(), segments.next()) {
-        (Some("api"), _) => true,
-        (Some("apis"), Some(group)) => crate::http::discovery::is_builtin_group(group),
-        _ => false,
-    };
-    if builtin {
+    if in_builtin_routes(path) {
         ApiError::no_route().into_response()
     } else {
         page_not_found()
+    }
+}
+
+/// Whether `path` is inside the built-in API's routes (`/api/...`, `/apis/{built-in group}/...`),
+/// which the real server's router answers, misses included.
+fn in_builtin_routes(path: &str) -> bool {
+    let mut segments = path.trim_start_matches('/').split('/');
+    match (segments.next(), segments.next()) {
+        (Some("api"), _) => true,
+        (Some("apis"), Some(group)) => crate::http::discovery::is_builtin_group(group),
+        _ => false,
     }
 }
 

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::Router;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -220,9 +220,10 @@ impl FakeApiServer {
             .route("/api/", get(core_versions).fallback(wrong_method))
             .route("/apis", get(group_list).fallback(wrong_method))
             .route("/apis/", get(group_list).fallback(wrong_method))
-            .route("/healthz", get(health).fallback(wrong_method))
-            .route("/livez", get(health).fallback(wrong_method))
-            .route("/readyz", get(health).fallback(wrong_method))
+            // The health checks answer any method, as the real server's handlers do.
+            .route("/healthz", any(health))
+            .route("/livez", any(health))
+            .route("/readyz", any(health))
             .fallback(crate::http::handlers::dispatch)
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
@@ -683,11 +684,9 @@ async fn group_list(
 }
 
 /// `/healthz`, `/livez`, `/readyz` (and their sub-paths): `ok`, or with `?verbose` the list of
-/// checks and the closing line a real server prints.
-pub(crate) async fn health(method: Method, uri: axum::http::Uri) -> Response {
-    if method != Method::GET && method != Method::HEAD {
-        return ApiError::method_not_allowed().into_response();
-    }
+/// checks and the closing line a real server prints; to any method, as the real handlers
+/// (`healthz.handleRootHealth`) never look at it.
+pub(crate) async fn health(uri: axum::http::Uri) -> Response {
     let endpoint = uri
         .path()
         .trim_start_matches('/')
