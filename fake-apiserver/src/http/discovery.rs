@@ -91,23 +91,46 @@ pub fn wants_aggregated(accept: &str) -> bool {
     })
 }
 
-/// The body of `/version`: a `version.Info` shaped like a v1.36 server's.
+/// The fields of `/version`'s `version.Info`, shaped like a v1.36 server's, in Go's field order.
+fn version_fields() -> [(&'static str, String); 13] {
+    [
+        ("major", KUBERNETES_MAJOR.into()),
+        ("minor", KUBERNETES_MINOR.into()),
+        ("emulationMajor", KUBERNETES_MAJOR.into()),
+        ("emulationMinor", KUBERNETES_MINOR.into()),
+        ("minCompatibilityMajor", KUBERNETES_MAJOR.into()),
+        ("minCompatibilityMinor", "35".into()),
+        ("gitVersion", GIT_VERSION.into()),
+        (
+            "gitCommit",
+            "0000000000000000000000000000000000000000".into(),
+        ),
+        ("gitTreeState", "clean".into()),
+        ("buildDate", "2026-01-01T00:00:00Z".into()),
+        ("goVersion", "none (rust)".into()),
+        ("compiler", "rustc".into()),
+        ("platform", platform()),
+    ]
+}
+
+/// The body of `/version` as a value.
 pub fn version_info() -> Value {
-    json!({
-        "major": KUBERNETES_MAJOR,
-        "minor": KUBERNETES_MINOR,
-        "emulationMajor": KUBERNETES_MAJOR,
-        "emulationMinor": KUBERNETES_MINOR,
-        "minCompatibilityMajor": KUBERNETES_MAJOR,
-        "minCompatibilityMinor": "35",
-        "gitVersion": GIT_VERSION,
-        "gitCommit": "0000000000000000000000000000000000000000",
-        "gitTreeState": "clean",
-        "buildDate": "2026-01-01T00:00:00Z",
-        "goVersion": "none (rust)",
-        "compiler": "rustc",
-        "platform": platform(),
-    })
+    Value::Object(
+        version_fields()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v)))
+            .collect(),
+    )
+}
+
+/// The bytes of `/version` as the real server writes them (`WriteRawJSON`: always indented,
+/// in Go's field order, whoever asks).
+pub fn version_document() -> Vec<u8> {
+    let members: Vec<String> = version_fields()
+        .iter()
+        .map(|(k, v)| format!("{}:{}", Value::from(*k), Value::from(v.as_str())))
+        .collect();
+    crate::http::pretty::indent_json(format!("{{{}}}", members.join(",")).as_bytes())
 }
 
 /// `os/arch` in Go's spelling, as `version.Info.platform` has it.

@@ -21,6 +21,7 @@ pub(crate) mod metadata_only;
 pub(crate) mod openapi_routes;
 pub mod options;
 pub(crate) mod pod_connect;
+pub mod pretty;
 pub mod request;
 pub(crate) mod server;
 pub mod table;

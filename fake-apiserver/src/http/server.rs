@@ -229,6 +229,7 @@ impl FakeApiServer {
                 self.clone(),
                 crate::auth::filter,
             ))
+            .layer(axum::middleware::from_fn(crate::http::pretty::layer))
             .with_state(self.clone())
     }
 
@@ -596,7 +597,7 @@ async fn version(State(server): State<FakeApiServer>, request: Request) -> Respo
     if let Err(e) = server.admit(&nonresource(&request)).await {
         return e.into_response();
     }
-    value_response(StatusCode::OK, &discovery::version_info())
+    json_response(StatusCode::OK, discovery::version_document())
 }
 
 fn nonresource(request: &Request) -> RequestInfo {
