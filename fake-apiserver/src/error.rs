@@ -235,6 +235,58 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The `Status` as the real server writes it: [`ApiError::to_status`]'s fields in Go's
+    /// field order (`kind`, `apiVersion`, `metadata`, `status`, `message`, `reason`, `details`
+    /// with `name`, `group`, `kind`, `causes` (`reason`, `message`, `field`) and
+    /// `retryAfterSeconds`, then `code`), strings escaped as Go escapes them.
+    pub fn to_status_json(&self) -> String {
+        let string = |s: &str| crate::rules::validation::go_json(&Value::String(s.to_string()));
+        let mut out =
+            String::from(r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#);
+        out.push_str(&format!(r#""message":{}"#, string(&self.message)));
+        if !self.reason.is_empty() {
+            out.push_str(&format!(r#","reason":{}"#, string(&self.reason)));
+        }
+        let mut details = Vec::new();
+        if let Some(name) = &self.name {
+            details.push(format!(r#""name":{}"#, string(name)));
+        }
+        if let Some(group) = self.group.as_ref().filter(|g| !g.is_empty()) {
+            details.push(format!(r#""group":{}"#, string(group)));
+        }
+        if let Some(kind) = &self.kind {
+            details.push(format!(r#""kind":{}"#, string(kind)));
+        }
+        if !self.causes.is_empty() {
+            let causes: Vec<String> = self
+                .causes
+                .iter()
+                .map(|c| {
+                    let mut cause = Vec::new();
+                    if !c.reason.is_empty() {
+                        cause.push(format!(r#""reason":{}"#, string(&c.reason)));
+                    }
+                    cause.push(format!(r#""message":{}"#, string(&c.message)));
+                    if !c.field.is_empty() {
+                        cause.push(format!(r#""field":{}"#, string(&c.field)));
+                    }
+                    format!("{{{}}}", cause.join(","))
+                })
+                .collect();
+            details.push(format!(r#""causes":[{}]"#, causes.join(",")));
+        }
+        if let Some(secs) = self.retry_after_seconds {
+            details.push(format!(r#""retryAfterSeconds":{secs}"#));
+        }
+        if !details.is_empty() || self.details_set {
+            out.push_str(&format!(r#","details":{{{}}}"#, details.join(",")));
+        }
+        out.push_str(&format!(r#","code":{}}}"#, self.code));
+        out
+    }
+}
+
 /// `plural` or `plural.group`, as resources are named in messages.
 pub fn qualified(group: &str, plural: &str) -> String {
     if group.is_empty() {
@@ -300,5 +352,34 @@ mod tests {
             "ConfigMap \"c\" is invalid: [a: Forbidden: x, b: Forbidden: x]"
         );
         assert_eq!(two.to_status()["details"]["causes"][1]["field"], "b");
+    }
+
+    #[rstest::rstest]
+    #[case::not_found(ApiError::not_found("apps", "deployments", "web"))]
+    #[case::no_route(ApiError::no_route())]
+    #[case::reasonless(ApiError::new(500, "", "boom <x> & \"y\""))]
+    #[case::invalid(ApiError::invalid("", "ConfigMap", "c", vec![
+        StatusCause { reason: "FieldValueInvalid".into(), message: "Invalid value: \"<nil>\"".into(), field: "data".into() },
+        StatusCause { reason: String::new(), message: "m".into(), field: String::new() },
+    ]))]
+    #[case::retry(ApiError { retry_after_seconds: Some(3), ..ApiError::new(429, "TooManyRequests", "later") })]
+    fn the_written_status_is_the_status_in_go_order(#[case] error: ApiError) {
+        let written = error.to_status_json();
+        let parsed: Value = serde_json::from_str(&written).expect("JSON");
+        assert_eq!(parsed, error.to_status());
+        assert!(
+            written.starts_with(
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"#
+            ),
+            "{written}"
+        );
+        assert!(
+            written.ends_with(&format!(r#""code":{}}}"#, error.code)),
+            "{written}"
+        );
+        assert!(
+            !written.contains('<') && !written.contains('&'),
+            "{written}"
+        );
     }
 }

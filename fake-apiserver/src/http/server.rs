@@ -578,7 +578,7 @@ pub(crate) fn value_response(code: StatusCode, value: &Value) -> Response {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut response = value_response(code, &self.to_status());
+        let mut response = json_response(code, self.to_status_json());
         if let Some(secs) = self.retry_after_seconds {
             if let Ok(v) = header::HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, v);

@@ -197,10 +197,7 @@ fn start(
             }
             Err(e) => {
                 // As a real server does: 200, then one ERROR event, then the end of the stream.
-                let line = event_line(
-                    "ERROR",
-                    &serde_json::to_vec(&e.to_status()).unwrap_or_default(),
-                );
+                let line = event_line("ERROR", e.to_status_json().as_bytes());
                 let _ = tx.try_send(line);
             }
         },
