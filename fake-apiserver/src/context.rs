@@ -41,6 +41,9 @@ pub(crate) struct Shared {
     pub(crate) pod_logs: crate::store::pod_logs::PodLogs,
     /// Admission webhook settings.
     pub(crate) admission: crate::admission::AdmissionConfig,
+    /// Requests answered so far, numbering the `Audit-Id` of those that bring none (see
+    /// [`crate::http::chain`]).
+    pub(crate) audit_ids: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {

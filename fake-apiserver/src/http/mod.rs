@@ -9,6 +9,7 @@
 //! and `pods/eviction` (`eviction`) are served here too, and `componentstatuses`
 //! (`component_status`), which nothing stores.
 
+pub(crate) mod chain;
 pub(crate) mod component_status;
 pub(crate) mod converted;
 pub(crate) mod crd_cleanup;

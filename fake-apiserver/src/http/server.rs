@@ -180,6 +180,7 @@ impl FakeApiServerBuilder {
             auth,
             pod_logs: Default::default(),
             admission: self.admission,
+            audit_ids: Default::default(),
         });
         FakeApiServer { shared }
     }
@@ -230,6 +231,10 @@ impl FakeApiServer {
                 crate::auth::filter,
             ))
             .layer(axum::middleware::from_fn(crate::http::pretty::layer))
+            .layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                crate::http::chain::layer,
+            ))
             .with_state(self.clone())
     }
 

@@ -1,0 +1,53 @@
+//! Headers the real server's handler chain puts on every answer, whatever answers it:
+//! `Audit-Id` (`WithAuditInit`: the request's own `Audit-ID`, echoed as sent, else a new id)
+//! and `Cache-Control: no-cache, private` (`WithCacheControl`, unless the handler set one).
+//!
+//! A new audit id is a UUID numbering the server's requests (`...-000000000001` for the first),
+//! not a random one, so that a seeded run answers the same bytes every time.
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::context::FakeApiServer;
+
+/// The header carrying a request's audit id, both ways.
+pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
+
+/// The middleware.
+pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: Next) -> Response {
+    let audit_id = match request.headers().get(&AUDIT_ID).filter(|v| !v.is_empty()) {
+        Some(sent) => sent.clone(),
+        None => {
+            let n = server.shared.audit_ids.fetch_add(1, Ordering::Relaxed) + 1;
+            HeaderValue::from_str(&numbered_uuid(n)).unwrap_or(HeaderValue::from_static(""))
+        }
+    };
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(AUDIT_ID, audit_id);
+    headers
+        .entry(axum::http::header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-cache, private"));
+    response
+}
+
+/// The `n`th audit id: a version-4-shaped UUID whose last group is `n`.
+fn numbered_uuid(n: u64) -> String {
+    format!("00000000-0000-4000-8000-{:012x}", n & 0xffff_ffff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_ids_are_uuids() {
+        let id = numbered_uuid(26);
+        assert_eq!(id, "00000000-0000-4000-8000-00000000001a");
+        assert!(uuid::Uuid::parse_str(&id).is_ok());
+    }
+}
