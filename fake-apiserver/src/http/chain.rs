@@ -1,6 +1,8 @@
-//! Headers the real server's handler chain puts on every answer, whatever answers it:
-//! `Audit-Id` (`WithAuditInit`: the request's own `Audit-ID`, echoed as sent, else a new id)
-//! and `Cache-Control: no-cache, private` (`WithCacheControl`, unless the handler set one).
+//! The filters in front of every handler, as the real server's handler chain has them, in one
+//! middleware: authentication and authorization ([`crate::auth::filter`]), indented JSON for
+//! people ([`crate::http::pretty`]), and the headers every answer carries, whatever answers
+//! it: `Audit-Id` (`WithAuditInit`: the request's own `Audit-ID`, echoed as sent, else a new
+//! id) and `Cache-Control: no-cache, private` (`WithCacheControl`, unless the handler set one).
 //!
 //! A new audit id is a UUID numbering the server's requests (`...-000000000001` for the first),
 //! not a random one, so that a seeded run answers the same bytes every time.
@@ -17,7 +19,7 @@ use crate::context::FakeApiServer;
 /// The header carrying a request's audit id, both ways.
 pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
 
-/// The middleware.
+/// The middleware (one, so that a request pays for one hop).
 pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: Next) -> Response {
     let audit_id = match request.headers().get(&AUDIT_ID).filter(|v| !v.is_empty()) {
         Some(sent) => sent.clone(),
@@ -26,7 +28,11 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
             HeaderValue::from_str(&numbered_uuid(n)).unwrap_or(HeaderValue::from_static(""))
         }
     };
-    let mut response = next.run(request).await;
+    let indent = crate::http::pretty::indents(&request);
+    let mut response = crate::auth::filter(State(server), request, next).await;
+    if indent {
+        response = crate::http::pretty::indent(response).await;
+    }
     let headers = response.headers_mut();
     headers.insert(AUDIT_ID, audit_id);
     headers

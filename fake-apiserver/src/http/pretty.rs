@@ -1,4 +1,4 @@
-//! Indented JSON for people: a real server answers with indented JSON when the request asks
+//! Indented JSON for people (applied by [`crate::http::chain`]): a real server answers with indented JSON when the request asks
 //! `?pretty=true`, or, without a `pretty` parameter, when its `User-Agent` is a browser's or a
 //! command-line HTTP tool's (`curl`, `Wget`, `Mozilla/5.0`): the negotiation's `isPrettyPrint`,
 //! which picks the JSON serializer's pretty form (`json.MarshalIndent` with two spaces). Watch
@@ -8,7 +8,6 @@
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::Next;
 use axum::response::Response;
 use http_body_util::BodyExt;
 
@@ -44,13 +43,13 @@ fn is_watch(request: &Request) -> bool {
     query.flag("watch") || request.uri().path().split('/').any(|s| s == "watch")
 }
 
-/// The middleware: indents the JSON answers of requests that ask for it.
-pub async fn layer(request: Request, next: Next) -> Response {
-    let indent = wanted(&request) && !is_watch(&request);
-    let response = next.run(request).await;
-    if !indent {
-        return response;
-    }
+/// Whether the answer to `request` is to be indented: asked for ([`wanted`]) and not a watch.
+pub fn indents(request: &Request) -> bool {
+    wanted(request) && !is_watch(request)
+}
+
+/// Indents a JSON answer (any other answer is returned as it is).
+pub async fn indent(response: Response) -> Response {
     let json = response
         .headers()
         .get(header::CONTENT_TYPE)

@@ -228,11 +228,6 @@ impl FakeApiServer {
             .fallback(crate::http::handlers::dispatch)
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
-                crate::auth::filter,
-            ))
-            .layer(axum::middleware::from_fn(crate::http::pretty::layer))
-            .layer(axum::middleware::from_fn_with_state(
-                self.clone(),
                 crate::http::chain::layer,
             ))
             .with_state(self.clone())
