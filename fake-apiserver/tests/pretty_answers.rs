@@ -60,6 +60,18 @@ async fn json_is_indented_when_asked_or_for_people(
 }
 
 #[tokio::test]
+async fn openapi_documents_are_never_indented() {
+    let server = FakeApiServer::new();
+    let (status, body) = get(&server, "/openapi/v3", "curl/8.5.0").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.starts_with("{\"paths\":"),
+        "{}",
+        &body[..body.len().min(80)]
+    );
+}
+
+#[tokio::test]
 async fn watch_streams_are_never_indented() {
     let server = FakeApiServer::new();
     let (status, body) = get(

@@ -2,8 +2,8 @@
 //! `?pretty=true`, or, without a `pretty` parameter, when its `User-Agent` is a browser's or a
 //! command-line HTTP tool's (`curl`, `Wget`, `Mozilla/5.0`): the negotiation's `isPrettyPrint`,
 //! which picks the JSON serializer's pretty form (`json.MarshalIndent` with two spaces). Watch
-//! streams are never indented (their serializer has no pretty form); clients such as kubectl,
-//! client-go and kube-rs get compact JSON.
+//! streams (their serializer has no pretty form) and the OpenAPI documents (not negotiated) are
+//! never indented; clients such as kubectl, client-go and kube-rs get compact JSON.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -43,9 +43,10 @@ fn is_watch(request: &Request) -> bool {
     query.flag("watch") || request.uri().path().split('/').any(|s| s == "watch")
 }
 
-/// Whether the answer to `request` is to be indented: asked for ([`wanted`]) and not a watch.
+/// Whether the answer to `request` is to be indented: asked for ([`wanted`]), and not a watch
+/// or an OpenAPI document (served as stored by its own handler, outside the negotiation).
 pub fn indents(request: &Request) -> bool {
-    wanted(request) && !is_watch(request)
+    wanted(request) && !is_watch(request) && !request.uri().path().starts_with("/openapi/")
 }
 
 /// Indents a JSON answer (any other answer is returned as it is).
