@@ -3,7 +3,7 @@
 //! Every failure the server reports leaves as a `Status` object with the code, reason and message a
 //! real kube-apiserver gives for the same request, so kube-rs and kubectl report it the same way.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use crate::rules::validation::Cause as StatusCause;
 
@@ -184,60 +184,15 @@ impl ApiError {
         Self::new(500, "", message)
     }
 
-    /// The `metav1.Status` body.
+    /// The `metav1.Status` body, as a value: [`ApiError::to_status_json`] read back, so that
+    /// the written and the built forms cannot drift apart.
     pub fn to_status(&self) -> Value {
-        let mut status = json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "code": self.code,
-        });
-        if !self.reason.is_empty() {
-            status["reason"] = json!(self.reason);
-        }
-        let mut details = serde_json::Map::new();
-        if let Some(name) = &self.name {
-            details.insert("name".into(), json!(name));
-        }
-        if let Some(group) = self.group.as_ref().filter(|g| !g.is_empty()) {
-            details.insert("group".into(), json!(group));
-        }
-        if let Some(kind) = &self.kind {
-            details.insert("kind".into(), json!(kind));
-        }
-        if !self.causes.is_empty() {
-            let causes: Vec<Value> = self
-                .causes
-                .iter()
-                .map(|c| {
-                    // `reason` and `field` are `omitempty` in `metav1.StatusCause`.
-                    let mut cause = json!({"message": c.message});
-                    if !c.reason.is_empty() {
-                        cause["reason"] = json!(c.reason);
-                    }
-                    if !c.field.is_empty() {
-                        cause["field"] = json!(c.field);
-                    }
-                    cause
-                })
-                .collect();
-            details.insert("causes".into(), Value::Array(causes));
-        }
-        if let Some(secs) = self.retry_after_seconds {
-            details.insert("retryAfterSeconds".into(), json!(secs));
-        }
-        if !details.is_empty() || self.details_set {
-            status["details"] = Value::Object(details);
-        }
-        status
+        serde_json::from_str(&self.to_status_json()).unwrap_or(Value::Null)
     }
 }
 
 impl ApiError {
-    /// The `Status` as the real server writes it: [`ApiError::to_status`]'s fields in Go's
-    /// field order (`kind`, `apiVersion`, `metadata`, `status`, `message`, `reason`, `details`
+    /// The `Status` as the real server writes it: its fields in Go's field order (`kind`, `apiVersion`, `metadata`, `status`, `message`, `reason`, `details`
     /// with `name`, `group`, `kind`, `causes` (`reason`, `message`, `field`) and
     /// `retryAfterSeconds`, then `code`), strings escaped as Go escapes them.
     pub fn to_status_json(&self) -> String {
@@ -316,6 +271,7 @@ impl From<crate::patch::PatchError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn not_found_renders_like_the_real_server() {

@@ -1,11 +1,12 @@
 //! Every answer carries the headers the real server's handler chain adds: `Audit-Id` (the
 //! request's own, echoed, else a new one) and `Cache-Control: no-cache, private`.
 
+mod http_support;
+
 use axum::body::Body;
 use axum::http::{HeaderMap, Request};
 use fake_apiserver::FakeApiServer;
 use rstest::rstest;
-use tower::ServiceExt;
 
 async fn headers(server: &FakeApiServer, uri: &str, audit_id: Option<&str>) -> HeaderMap {
     let mut request = Request::builder().uri(uri);
@@ -13,8 +14,7 @@ async fn headers(server: &FakeApiServer, uri: &str, audit_id: Option<&str>) -> H
         request = request.header("Audit-ID", id);
     }
     let request = request.body(Body::empty()).expect("a valid request");
-    let response = server.router().oneshot(request).await.expect("an answer");
-    response.headers().clone()
+    http_support::send_raw(server, request).await.1
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {

@@ -2,12 +2,12 @@
 //! `?pretty=` says so, else when the `User-Agent` is `curl`, `Wget` or a browser; never for
 //! watch streams; `/version` always (the real server writes it with `WriteRawJSON`).
 
+mod http_support;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use fake_apiserver::FakeApiServer;
-use http_body_util::BodyExt;
 use rstest::rstest;
-use tower::ServiceExt;
 
 /// GETs `uri` as `user_agent`; the status and the body.
 async fn get(server: &FakeApiServer, uri: &str, user_agent: &str) -> (StatusCode, String) {
@@ -16,14 +16,7 @@ async fn get(server: &FakeApiServer, uri: &str, user_agent: &str) -> (StatusCode
         .header("user-agent", user_agent)
         .body(Body::empty())
         .expect("a valid request");
-    let response = server.router().oneshot(request).await.expect("an answer");
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes();
+    let (status, _, body) = http_support::send_raw(server, request).await;
     (status, String::from_utf8(body.to_vec()).expect("UTF-8"))
 }
 

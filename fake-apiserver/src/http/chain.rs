@@ -25,7 +25,9 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
         Some(sent) => sent.clone(),
         None => {
             let n = server.shared.audit_ids.fetch_add(1, Ordering::Relaxed) + 1;
-            HeaderValue::from_str(&numbered_uuid(n)).unwrap_or(HeaderValue::from_static(""))
+            // The id is ASCII hex and dashes, so the bytes are taken without a copy.
+            HeaderValue::from_maybe_shared(bytes::Bytes::from(numbered_uuid(n)))
+                .unwrap_or(HeaderValue::from_static(""))
         }
     };
     let indent = crate::http::pretty::indents(&request);

@@ -536,9 +536,6 @@ impl Call<'_> {
     }
 
     fn create(&self, body: Bytes) -> Result<Response, ApiError> {
-        if self.info.namespaced && self.path.namespace.is_none() {
-            return Err(ApiError::no_such_resource());
-        }
         check_write_options(self.query, "CreateOptions", false)?;
         crate::http::crd_cleanup::refuse_create_while_terminating(self.server, self.info)?;
         let mut object = parse_body(self.headers, &body)?;

@@ -2,7 +2,7 @@
 //! bodies exactly as a client sees them.
 
 use axum::body::Body;
-use axum::http::{Method, Request, StatusCode};
+use axum::http::{HeaderMap, Method, Request, StatusCode};
 use fake_apiserver::FakeApiServer;
 use http_body_util::BodyExt;
 use serde_json::Value;
@@ -38,22 +38,34 @@ pub async fn get_accepting(server: &FakeApiServer, uri: &str, accept: &str) -> (
     send(server, request).await
 }
 
-/// Sends a built request to the server's router.
+/// Sends a built request to the server's router; the status and the body decoded as JSON
+/// (`Null` when it is not JSON).
 async fn send(server: &FakeApiServer, request: Request<Body>) -> (StatusCode, Value) {
+    let (status, _, bytes) = send_raw(server, request).await;
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, value)
+}
+
+/// Sends a built request to the server's router; the status, the headers and the body as sent.
+#[allow(dead_code)]
+pub async fn send_raw(
+    server: &FakeApiServer,
+    request: Request<Body>,
+) -> (StatusCode, HeaderMap, bytes::Bytes) {
     let response = server
         .router()
         .oneshot(request)
         .await
         .expect("the router answers");
     let status = response.status();
+    let headers = response.headers().clone();
     let bytes = response
         .into_body()
         .collect()
         .await
         .expect("a body")
         .to_bytes();
-    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (status, value)
+    (status, headers, bytes)
 }
 
 /// Sends a JSON body (none for `Null`).
@@ -86,24 +98,12 @@ pub async fn raw(
         .header("content-type", "application/json")
         .body(Body::from("{}"))
         .expect("a valid request");
-    let response = server
-        .router()
-        .oneshot(request)
-        .await
-        .expect("the router answers");
-    let status = response.status();
-    let content_type = response
-        .headers()
+    let (status, headers, bytes) = send_raw(server, request).await;
+    let content_type = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("a body")
-        .to_bytes();
     (
         status,
         content_type,
