@@ -639,6 +639,17 @@ const BUILTINS: &[BuiltinRow] = &[
         &[],
     ),
     (
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        false,
+        true,
+        false,
+        &["csr"],
+        &[],
+    ),
+    (
         "events.k8s.io",
         "v1",
         "Event",

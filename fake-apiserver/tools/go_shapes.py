@@ -55,6 +55,8 @@ KINDS = [
     ("storage.k8s.io", "StorageClass", "storageclasses", "storage/v1", "StorageClass"),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", "scheduling/v1", "PriorityClass"),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", "node/v1", "RuntimeClass"),
+    ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", "certificates/v1",
+     "CertificateSigningRequest"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", "admissionregistration/v1",
      "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", "admissionregistration/v1",
@@ -74,7 +76,7 @@ KINDS = [
 
 # Package path (as imported) → (repository flag, directory in it, short name in the tables).
 API_PACKAGES = ["core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "events/v1",
-                "networking/v1", "node/v1", "policy/v1", "rbac/v1", "scheduling/v1", "storage/v1",
+                "networking/v1", "node/v1", "policy/v1", "certificates/v1", "rbac/v1", "scheduling/v1", "storage/v1",
                 "admissionregistration/v1", "autoscaling/v1", "autoscaling/v2"]
 PACKAGES = {"k8s.io/api/" + p: ("api", p, p) for p in API_PACKAGES}
 PACKAGES["k8s.io/apimachinery/pkg/apis/meta/v1"] = ("apimachinery", "pkg/apis/meta/v1", "meta/v1")

@@ -27,6 +27,7 @@
 //! Not covered: the `scale` and `binding` subresources (their own objects) and writes the
 //! in-process controllers make (on a cluster those are other clients' requests).
 
+pub(crate) mod certificates;
 pub(crate) mod client;
 mod config;
 mod dispatch;

@@ -237,7 +237,10 @@ async fn serve_resource(
             "list" if info.computed => call.component_statuses(),
             _ if info.computed => Err(ApiError::method_not_allowed()),
             _ if rp.subresource.as_deref().is_some_and(|s| {
-                !matches!(s, "status" | "finalize" | "ephemeralcontainers" | "resize")
+                !matches!(
+                    s,
+                    "status" | "finalize" | "ephemeralcontainers" | "resize" | "approval"
+                )
             }) =>
             {
                 call.subresource(verb, body)
@@ -370,6 +373,7 @@ impl Call<'_> {
             Some("finalize") => UpdateTarget::Finalize,
             Some("ephemeralcontainers") => UpdateTarget::EphemeralContainers,
             Some("resize") => UpdateTarget::Resize,
+            Some("approval") => UpdateTarget::Approval,
             _ => UpdateTarget::Main,
         }
     }
@@ -436,6 +440,14 @@ impl Call<'_> {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
                 guard.check(self.info, self.name(), next, Some(current))?;
+                crate::admission::certificates::admit_update(
+                    &self.server.shared,
+                    &self.user,
+                    self.info,
+                    self.path.subresource.as_deref(),
+                    current,
+                    next,
+                )?;
                 if let Some(priority) = &priority {
                     priority.check(next)?;
                 }
@@ -1253,13 +1265,14 @@ fn finish_builtin_object(
         crate::rules::crd_validation::apply_defaults(object);
         match old {
             None => crate::rules::crd_validation::validate_create(object)?,
-            // (`finalize` is a Namespace subresource; a CRD has none.)
+            // (The other subresources are other kinds'; a CRD has none.)
             Some((
                 old,
                 UpdateTarget::Main
                 | UpdateTarget::Finalize
                 | UpdateTarget::EphemeralContainers
-                | UpdateTarget::Resize,
+                | UpdateTarget::Resize
+                | UpdateTarget::Approval,
             )) => crate::rules::crd_validation::validate_update(object, old)?,
             Some((old, UpdateTarget::Status)) => {
                 crate::rules::crd_validation::validate_status_update(object, old)?
@@ -1492,6 +1505,17 @@ pub(crate) fn create_object(
             _ => defaults::on_create(info, &mut candidate),
         }
         kind_rules::on_create(info, &mut candidate)?;
+        if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
+            let requestor = options
+                .user
+                .map(|user| crate::rules::certificates::Requestor {
+                    name: &user.name,
+                    uid: &user.uid,
+                    groups: &user.groups,
+                    extra: &user.extra,
+                });
+            crate::rules::certificates::prepare_create(&mut candidate, requestor);
+        }
         crate::rules::allocate_on_create(info, &mut candidate, || {
             let key = resource_key(&info.group, &info.plural);
             let snapshot = server.shared.store.snapshot(&key, None);
@@ -1519,6 +1543,7 @@ pub(crate) fn create_object(
             crd::set_initial_status(&mut candidate);
         }
         strip_type_meta(info, &mut candidate);
+        crate::admission::certificates::admit_create(info, &candidate)?;
         crate::admission::validate(info, None, &mut candidate)?;
         let name = semantics::name_of(&candidate).to_string();
         if let Some(user) = options.user {

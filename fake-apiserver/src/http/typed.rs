@@ -57,10 +57,10 @@ type Through = fn(&Value) -> Result<Option<Value>, serde_json::Error>;
 fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
     use k8s_openapi::api::{
         admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
-        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
-        discovery::v1 as discovery, events::v1 as events, networking::v1 as networking,
-        node::v1 as node, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
-        storage::v1 as storage,
+        batch::v1 as batch, certificates::v1 as certificates, coordination::v1 as coordination,
+        core::v1 as core, discovery::v1 as discovery, events::v1 as events,
+        networking::v1 as networking, node::v1 as node, policy::v1 as policy, rbac::v1 as rbac,
+        scheduling::v1 as scheduling, storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     if info.custom {
@@ -101,6 +101,9 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
         ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            through::<certificates::CertificateSigningRequest>
+        }
         ("autoscaling", "HorizontalPodAutoscaler") => {
             through::<autoscaling::HorizontalPodAutoscaler>
         }

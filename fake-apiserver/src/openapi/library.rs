@@ -21,8 +21,8 @@ use serde_json::{json, Map, Value};
 use super::{add_kubernetes_extensions, OBJECT_META, STATUS};
 
 use k8s_openapi::api::{
-    admissionregistration, apps, autoscaling, batch, coordination, core, discovery, events,
-    networking, node, policy, rbac, scheduling, storage,
+    admissionregistration, apps, autoscaling, batch, certificates, coordination, core, discovery,
+    events, networking, node, policy, rbac, scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
 use k8s_openapi::apimachinery::pkg::apis::meta;
@@ -144,6 +144,12 @@ static TYPED_KINDS: &[TypedKind] = typed![
         scheduling::v1::PriorityClass
     ),
     ("node.k8s.io", "v1", "RuntimeClass", node::v1::RuntimeClass),
+    (
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        certificates::v1::CertificateSigningRequest
+    ),
     (
         "autoscaling",
         "v2",

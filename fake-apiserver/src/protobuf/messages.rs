@@ -1,6 +1,7 @@
 //! The message tables: the top-level kinds `kubectl create` sends as protobuf and every message
 //! they nest, with field numbers from the `generated.proto` files of `k8s.io/api` (`core/v1`,
-//! `apps/v1`, `batch/v1`, `policy/v1`, `networking/v1`, `scheduling/v1`, `rbac/v1`) and
+//! `apps/v1`, `batch/v1`, `policy/v1`, `networking/v1`, `scheduling/v1`, `rbac/v1`,
+//! `node/v1`, `certificates/v1`) and
 //! `k8s.io/apimachinery` (`meta/v1`). Fields a table leaves out are
 //! skipped when decoding (and logged), as protobuf readers skip unknown fields.
 
@@ -1041,6 +1042,59 @@ static SCHEDULING: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/certificates/v1 (`extra` is left out: the server records the requesting
+// user itself) ----
+
+/// `certificates.k8s.io/v1.CertificateSigningRequest`.
+pub static CERTIFICATE_SIGNING_REQUEST: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequest",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &CERTIFICATE_SIGNING_REQUEST_SPEC),
+        message(3, "status", &CERTIFICATE_SIGNING_REQUEST_STATUS),
+    ],
+};
+
+/// `certificates.k8s.io/v1.CertificateSigningRequestSpec`.
+static CERTIFICATE_SIGNING_REQUEST_SPEC: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestSpec",
+    fields: &[
+        value(1, "request", BYTES),
+        value(7, "signerName", STRING),
+        optional(8, "expirationSeconds", INT32),
+        repeated(5, "usages", STRING),
+        value(2, "username", STRING),
+        value(3, "uid", STRING),
+        repeated(4, "groups", STRING),
+    ],
+};
+
+/// `certificates.k8s.io/v1.CertificateSigningRequestStatus`.
+static CERTIFICATE_SIGNING_REQUEST_STATUS: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestStatus",
+    fields: &[
+        repeated(
+            1,
+            "conditions",
+            Type::Message(&CERTIFICATE_SIGNING_REQUEST_CONDITION),
+        ),
+        value(2, "certificate", BYTES),
+    ],
+};
+
+/// `certificates.k8s.io/v1.CertificateSigningRequestCondition`.
+static CERTIFICATE_SIGNING_REQUEST_CONDITION: Message = Message {
+    name: "k8s.io.api.certificates.v1.CertificateSigningRequestCondition",
+    fields: &[
+        value(1, "type", STRING),
+        value(6, "status", STRING),
+        value(2, "reason", STRING),
+        value(3, "message", STRING),
+        value(4, "lastUpdateTime", Type::Time),
+        value(5, "lastTransitionTime", Type::Time),
+    ],
+};
+
 // ---- k8s.io/api/networking/v1 ----
 
 /// `networking.k8s.io/v1.Ingress` (spec only).
@@ -1349,6 +1403,11 @@ static KINDS: &[(&str, &str, &Message)] = &[
     ("policy/v1", "Eviction", &EVICTION),
     ("scheduling.k8s.io/v1", "PriorityClass", &PRIORITY_CLASS),
     ("node.k8s.io/v1", "RuntimeClass", &RUNTIME_CLASS),
+    (
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        &CERTIFICATE_SIGNING_REQUEST,
+    ),
     (
         "autoscaling/v1",
         "HorizontalPodAutoscaler",

@@ -379,6 +379,9 @@ pub enum UpdateTarget {
     EphemeralContainers,
     /// A pod's `/resize` subresource: only the containers' `resources` and `resizePolicy`.
     Resize,
+    /// A CertificateSigningRequest's `/approval` subresource: only `status.conditions` (and
+    /// metadata).
+    Approval,
 }
 
 /// What a write through `/status` keeps of the request, as each kind's status strategy decides
@@ -422,6 +425,18 @@ fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
         };
     }
     next
+}
+
+/// The rules' view of an endpoint. `namespaces/finalize` checks its finalizers itself; like a
+/// status write, it is held to the metadata update rules and none of the kind's spec rules.
+fn rules_target(target: UpdateTarget) -> crate::rules::Target {
+    match target {
+        UpdateTarget::Main => crate::rules::Target::Main,
+        UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
+        UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
+        UpdateTarget::Resize => crate::rules::Target::Resize,
+        UpdateTarget::Approval => crate::rules::Target::Approval,
+    }
 }
 
 /// Computes the stored object after an update (PUT, or the result of applying a patch).
@@ -519,6 +534,9 @@ pub fn prepare_update(
             next
         }
         UpdateTarget::Resize => crate::rules::core::drop_non_resize_updates(current, new),
+        // The approval strategy keeps the request's metadata; the kind's rules below take back
+        // everything else.
+        UpdateTarget::Approval => new,
         UpdateTarget::Finalize => {
             // The finalize strategy keeps the stored status; spec and metadata come from the
             // request.
@@ -538,6 +556,14 @@ pub fn prepare_update(
 
     if target == UpdateTarget::Main && crd::is_crd(info) {
         crd::record_storage_version(&mut next);
+    }
+    if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
+        crate::rules::certificates::prepare_update(
+            current,
+            &mut next,
+            rules_target(target),
+            ctx.now,
+        );
     }
 
     // Server-owned metadata always comes from the stored object.
@@ -582,14 +608,7 @@ pub fn prepare_update(
     if resource_version_of(&next).is_empty() {
         meta_mut(&mut next).insert("resourceVersion".into(), json!(current_rv));
     }
-    // `namespaces/finalize` checked its finalizers above; like a status write, it is held to the
-    // metadata update rules and none of the kind's spec rules.
-    let rules_target = match target {
-        UpdateTarget::Main => crate::rules::Target::Main,
-        UpdateTarget::Status | UpdateTarget::Finalize => crate::rules::Target::Status,
-        UpdateTarget::EphemeralContainers => crate::rules::Target::EphemeralContainers,
-        UpdateTarget::Resize => crate::rules::Target::Resize,
-    };
+    let rules_target = rules_target(target);
     if target == UpdateTarget::Main && info.is_builtin("", "Pod") {
         crate::admission::priority::restore_on_update(current, &mut next);
     }
@@ -627,6 +646,7 @@ pub fn prepare_update(
         UpdateTarget::Finalize => Some("finalize"),
         UpdateTarget::EphemeralContainers => Some("ephemeralcontainers"),
         UpdateTarget::Resize => Some("resize"),
+        UpdateTarget::Approval => Some("approval"),
     };
     match applied_managed_fields {
         Some(Some(managed_fields)) => {

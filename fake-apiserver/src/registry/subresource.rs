@@ -6,7 +6,9 @@
 //! `portforward`, `proxy`; `proxy` for nodes and services; `scale` (of `autoscaling/v1`
 //! `Scale`) for Deployments, ReplicaSets, StatefulSets, ReplicationControllers and custom
 //! resources whose CRD declares it; `pods/ephemeralcontainers` (of `Pod`: the pod with only its
-//! ephemeral containers writable), `namespaces/finalize`, `serviceaccounts/token`. Not served
+//! ephemeral containers writable), `namespaces/finalize`, `serviceaccounts/token`,
+//! `certificatesigningrequests/approval` (of `CertificateSigningRequest`: only its conditions
+//! writable). Not served
 //! (and so not listed): `pods/resize`.
 
 use crate::resource::ResourceInfo;
@@ -85,6 +87,14 @@ pub fn of(info: &ResourceInfo) -> Vec<Subresource> {
             _ => {}
         }
     }
+    if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
+        subs.push(sub(
+            "approval",
+            STATUS_VERBS,
+            "CertificateSigningRequest",
+            None,
+        ));
+    }
     subs.sort_by(|a, b| a.name.cmp(b.name));
     subs
 }
@@ -102,7 +112,12 @@ mod tests {
     fn names(kind: &str) -> Vec<&'static str> {
         let info = builtin_resources()
             .into_iter()
-            .find(|r| r.kind == kind && (r.group.is_empty() || kind == "Deployment"))
+            .find(|r| {
+                r.kind == kind
+                    && (r.group.is_empty()
+                        || kind == "Deployment"
+                        || kind == "CertificateSigningRequest")
+            })
             .unwrap();
         of(&info).into_iter().map(|s| s.name).collect()
     }
@@ -128,6 +143,7 @@ mod tests {
         assert_eq!(names("ConfigMap"), Vec::<&str>::new());
         assert_eq!(names("Deployment"), ["scale", "status"]);
         assert_eq!(names("ReplicationController"), ["scale", "status"]);
+        assert_eq!(names("CertificateSigningRequest"), ["approval", "status"]);
     }
 
     #[test]

@@ -58,6 +58,7 @@ pub fn rules_for(info: &ResourceInfo) -> MetaRules {
 /// - `ValidateStatefulSetName` (`NameIsDNSLabel`, the name is part of its pods' host names).
 /// - `ValidatePersistentVolumeName` (`path.ValidatePathSegmentName`): PersistentVolume.
 /// - `minimalNameRequirements` (`path.IsValidPathSegmentName`): the RBAC kinds.
+/// - `ValidateCertificateRequestName`: none (CertificateSigningRequest).
 /// - `NameIsDNSSubdomain` for every other kind served here (`ValidatePodName`,
 ///   `ValidateConfigMapName`, `ValidateSecretName`, `ValidateServiceAccountName`,
 ///   `ValidateNodeName`, `ValidateDeploymentName`, `ValidateLeaseName`, ...).
@@ -70,6 +71,7 @@ pub fn name_rule(group: &str, kind: &str) -> NameRule {
             "rbac.authorization.k8s.io",
             "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding",
         ) => NameRule::PathSegment,
+        ("certificates.k8s.io", "CertificateSigningRequest") => NameRule::Unchecked,
         _ => NameRule::Dns1123Subdomain,
     }
 }

@@ -23,6 +23,7 @@ pub mod validation;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;
+pub mod certificates;
 pub mod coordination;
 pub mod core;
 pub mod discovery;
@@ -57,6 +58,8 @@ pub enum Target {
     EphemeralContainers,
     /// A pod's `/resize` subresource.
     Resize,
+    /// A CertificateSigningRequest's `/approval` subresource.
+    Approval,
 }
 
 /// The causes of creating `object` (metadata and the kind's own rules), as the kind's strategy
@@ -206,6 +209,7 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "policy" => policy::create_causes(&info.kind, object),
         "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
         "node.k8s.io" => node::create_causes(&info.kind, object),
+        "certificates.k8s.io" => certificates::create_causes(&info.kind, object),
         "networking.k8s.io" => networking::create_causes(&info.kind, object),
         "discovery.k8s.io" => discovery::create_causes(&info.kind, object),
         "storage.k8s.io" => storage::create_causes(&info.kind, object),
@@ -234,6 +238,7 @@ fn kind_update_causes(
         "policy" => policy::update_causes(&info.kind, new, target),
         "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
         "node.k8s.io" => node::update_causes(&info.kind, old, new),
+        "certificates.k8s.io" => certificates::update_causes(&info.kind, old, new, target),
         "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
         "discovery.k8s.io" => discovery::update_causes(&info.kind, old, new),
         "storage.k8s.io" => storage::update_causes(&info.kind, old, new),

@@ -510,6 +510,9 @@ pub enum NameRule {
     Dns1035Label,
     /// Any name usable as a URL path segment (RBAC kinds).
     PathSegment,
+    /// No rule of the kind's own (`ValidateCertificateRequestName`: "We don't care what you call
+    /// your certificate requests"); the registry's path-segment check still applies.
+    Unchecked,
 }
 
 impl NameRule {
@@ -528,20 +531,8 @@ impl NameRule {
                     validate_path_segment_name(name)
                 }
             }
+            NameRule::Unchecked => Vec::new(),
         }
-    }
-}
-
-/// The name rule a built-in kind uses (custom resources use RFC 1123 subdomains).
-pub fn name_rule_for(group: &str, kind: &str) -> NameRule {
-    match (group, kind) {
-        ("", "Namespace") => NameRule::Dns1123Label,
-        ("", "Service") => NameRule::Dns1035Label,
-        (
-            "rbac.authorization.k8s.io",
-            "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding",
-        ) => NameRule::PathSegment,
-        _ => NameRule::Dns1123Subdomain,
     }
 }
 
@@ -1488,21 +1479,6 @@ mod tests {
     #[case::map(json!({"b": 1, "a": "<x>"}), "{\"a\":\"\\u003cx\\u003e\",\"b\":1}")]
     fn values_render_like_go(#[case] v: Value, #[case] expected: &str) {
         assert_eq!(render_value(&v), expected);
-    }
-
-    #[test]
-    fn name_rules_for_kinds() {
-        assert_eq!(name_rule_for("", "Namespace"), NameRule::Dns1123Label);
-        assert_eq!(name_rule_for("", "Service"), NameRule::Dns1035Label);
-        assert_eq!(
-            name_rule_for("rbac.authorization.k8s.io", "ClusterRole"),
-            NameRule::PathSegment
-        );
-        assert_eq!(name_rule_for("", "Pod"), NameRule::Dns1123Subdomain);
-        assert_eq!(
-            name_rule_for("example.com", "Widget"),
-            NameRule::Dns1123Subdomain
-        );
     }
 
     #[test]

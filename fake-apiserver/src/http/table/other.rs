@@ -4,7 +4,7 @@
 //! `printNetworkPolicy`, `printEndpointSlice` (`formatDiscoveryPorts`,
 //! `formatDiscoveryEndpoints`, `listWithMoreString`), `printStorageClass`
 //! (`storageutil.IsDefaultAnnotation`), `printPriorityClass`, `printMutatingWebhook`,
-//! `printValidatingWebhook`, `printValidatingAdmissionPolicy`,
+//! `printValidatingWebhook`, `printCertificateSigningRequest` (`extractCSRStatus`), `printValidatingAdmissionPolicy`,
 //! `printValidatingAdmissionPolicyBinding`, `printRoleBinding` and `printClusterRoleBinding`
 //! (`rbac.SubjectsStrings`).
 
@@ -63,6 +63,7 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ("discovery.k8s.io", "EndpointSlice") => endpoint_slice(),
         ("storage.k8s.io", "StorageClass") => storage_class(),
         ("scheduling.k8s.io", "PriorityClass") => priority_class(),
+        ("certificates.k8s.io", "CertificateSigningRequest") => certificate_signing_request(),
         // The description is `ObjectMeta`'s swagger doc for `handler`, which has none.
         ("node.k8s.io", "RuntimeClass") => vec![
             name_col(),
@@ -320,6 +321,54 @@ fn storage_class() -> Vec<Column> {
 
 /// `priorityClassColumnDefinitions` and `printPriorityClass`: the preemption policy is not a
 /// wide column, though only the wide output fills it (as a real server always does).
+/// `printCertificateSigningRequest`: the signer and requested duration (`<none>` when unset), the
+/// requesting user and `extractCSRStatus`.
+fn certificate_signing_request() -> Vec<Column> {
+    vec![
+        name_col(),
+        age_col(),
+        col(
+            "SignerName",
+            "string",
+            CSR_SIGNER_NAME_DESCRIPTION,
+            text(|o| match str_of(&o["spec"]["signerName"]) {
+                "" => "<none>".into(),
+                signer => signer.into(),
+            }),
+        ),
+        col(
+            "Requestor",
+            "string",
+            CSR_REQUEST_DESCRIPTION,
+            text(|o| str_of(&o["spec"]["username"]).into()),
+        ),
+        col(
+            "RequestedDuration",
+            "string",
+            CSR_EXPIRATION_SECONDS_DESCRIPTION,
+            text(|o| match o["spec"]["expirationSeconds"].as_i64() {
+                Some(seconds) => super::human_duration(seconds),
+                None => "<none>".into(),
+            }),
+        ),
+        col(
+            "Condition",
+            "string",
+            CSR_CONDITIONS_DESCRIPTION,
+            text(crate::rules::certificates::printed_condition),
+        ),
+    ]
+}
+
+/// `certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc()["signerName"]`.
+const CSR_SIGNER_NAME_DESCRIPTION: &str = "signerName indicates the requested signer, and is a qualified name.\n\nList/watch requests for CertificateSigningRequests can filter on this field using a \"spec.signerName=NAME\" fieldSelector.\n\nWell-known Kubernetes signers are:\n 1. \"kubernetes.io/kube-apiserver-client\": issues client certificates that can be used to authenticate to kube-apiserver.\n  Requests for this signer are never auto-approved by kube-controller-manager, can be issued by the \"csrsigning\" controller in kube-controller-manager.\n 2. \"kubernetes.io/kube-apiserver-client-kubelet\": issues client certificates that kubelets use to authenticate to kube-apiserver.\n  Requests for this signer can be auto-approved by the \"csrapproving\" controller in kube-controller-manager, and can be issued by the \"csrsigning\" controller in kube-controller-manager.\n 3. \"kubernetes.io/kubelet-serving\" issues serving certificates that kubelets use to serve TLS endpoints, which kube-apiserver can connect to securely.\n  Requests for this signer are never auto-approved by kube-controller-manager, and can be issued by the \"csrsigning\" controller in kube-controller-manager.\n\nMore details are available at https://k8s.io/docs/reference/access-authn-authz/certificate-signing-requests/#kubernetes-signers\n\nCustom signerNames can also be specified. The signer defines:\n 1. Trust distribution: how trust (CA bundles) are distributed.\n 2. Permitted subjects: and behavior when a disallowed subject is requested.\n 3. Required, permitted, or forbidden x509 extensions in the request (including whether subjectAltNames are allowed, which types, restrictions on allowed values) and behavior when a disallowed extension is requested.\n 4. Required, permitted, or forbidden key usages / extended key usages.\n 5. Expiration/certificate lifetime: whether it is fixed by the signer, configurable by the admin.\n 6. Whether or not requests for CA certificates are allowed.";
+/// `...Spec{}.SwaggerDoc()["request"]` (the Requestor column's description, as upstream has it).
+const CSR_REQUEST_DESCRIPTION: &str = "request contains an x509 certificate signing request encoded in a \"CERTIFICATE REQUEST\" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.";
+/// `...Spec{}.SwaggerDoc()["expirationSeconds"]`.
+const CSR_EXPIRATION_SECONDS_DESCRIPTION: &str = "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose configured maximum is shorter than the requested duration\n  3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.";
+/// `certificatesv1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]`.
+const CSR_CONDITIONS_DESCRIPTION: &str = "conditions applied to the request. Known conditions are \"Approved\", \"Denied\", and \"Failed\".";
+
 fn priority_class() -> Vec<Column> {
     vec![
         name_col(),
