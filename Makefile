@@ -42,6 +42,7 @@ go-shapes: ## Regenerate the built-in kinds' Go encoding tables from k8s.io/api 
 	python3 fake-apiserver/tools/go_shapes.py --api $(MIRROR)/kubernetes+api/repo \
 	  --apimachinery $(MIRROR)/kubernetes+apimachinery/repo \
 	  --apiextensions $(MIRROR)/kubernetes+apiextensions-apiserver/repo \
+	  --aggregator $(MIRROR)/kubernetes+kube-aggregator/repo \
 	  > fake-apiserver/src/rules/go_encoding/shapes.rs
 
 conformance: ## Compare the fake API server with a real v1.36 kube-apiserver (recorded without controller-manager, so run bare; needs ../shared/conformance)

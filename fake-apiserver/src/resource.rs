@@ -639,6 +639,17 @@ const BUILTINS: &[BuiltinRow] = &[
         &[],
     ),
     (
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        "apiservices",
+        false,
+        true,
+        false,
+        &[],
+        &["api-extensions"],
+    ),
+    (
         "certificates.k8s.io",
         "v1",
         "CertificateSigningRequest",
@@ -691,6 +702,7 @@ const REFUSE_UNCONDITIONAL_UPDATE: &[(&str, &str)] = &[
         "ValidatingAdmissionPolicyBinding",
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
     ("coordination.k8s.io", "Lease"),
     ("policy", "PodDisruptionBudget"),
 ];

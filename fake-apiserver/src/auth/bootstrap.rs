@@ -2,7 +2,9 @@
 //! user-facing roles (`cluster-admin`; `admin`, `edit` and `view`, aggregated from the
 //! `system:aggregate-to-*` roles), the roles every client relies on (`system:discovery`,
 //! `system:basic-user`, `system:public-info-viewer`), `system:auth-delegator` (for webhooks
-//! and proxies to bind their service accounts to) and the bindings: `system:masters` is
+//! and proxies to bind their service accounts to), the CertificateSigningRequest roles
+//! (`system:node-bootstrapper`, the node client ones, the approvers of the Kubernetes signers)
+//! and the bindings: `system:masters` is
 //! cluster admin, every authenticated user may discover the API and review its own access, and
 //! anyone (anonymous included) may read the health and version endpoints.
 
@@ -310,7 +312,54 @@ pub fn cluster_roles() -> Vec<Value> {
                 ),
             ],
         ),
+        // What a node's kubelet uses to ask for its client certificate, and the roles of the
+        // approvers of the Kubernetes signers (`approve` on the one signer each).
+        cluster_role(
+            "system:node-bootstrapper",
+            &[],
+            vec![rule(
+                &["create", "get", "list", "watch"],
+                CERTIFICATES,
+                &["certificatesigningrequests"],
+            )],
+        ),
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+            &[],
+            vec![rule(
+                &["create"],
+                CERTIFICATES,
+                &["certificatesigningrequests/nodeclient"],
+            )],
+        ),
+        cluster_role(
+            "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+            &[],
+            vec![rule(
+                &["create"],
+                CERTIFICATES,
+                &["certificatesigningrequests/selfnodeclient"],
+            )],
+        ),
+        signer_approver("kube-apiserver-client"),
+        signer_approver("kube-apiserver-client-kubelet"),
+        signer_approver("kubelet-serving"),
+        signer_approver("legacy-unknown"),
     ]
+}
+
+const CERTIFICATES: &str = "certificates.k8s.io";
+
+/// `system:certificates.k8s.io:<signer>-approver`: `approve` on the `kubernetes.io/<signer>`
+/// signer.
+fn signer_approver(signer: &str) -> Value {
+    let mut approve = rule(&["approve"], CERTIFICATES, &["signers"]);
+    approve["resourceNames"] = json!([format!("kubernetes.io/{signer}")]);
+    cluster_role(
+        &format!("system:certificates.k8s.io:{signer}-approver"),
+        &[],
+        vec![approve],
+    )
 }
 
 /// The bootstrap ClusterRoleBindings.

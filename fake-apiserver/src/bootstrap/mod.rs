@@ -1,8 +1,9 @@
 //! What a new server writes before it serves, as a real kube-apiserver's post-start hooks do:
 //! the `default`, `kube-system`, `kube-public` and `kube-node-lease` namespaces, the bootstrap
 //! RBAC policy (aggregated), the `default/kubernetes` Service (the bootstrap controller's:
-//! the first address of the service range, port 443 to the secure port) and the system
-//! priority classes.
+//! the first address of the service range, port 443 to the secure port), the system
+//! priority classes and the APIServices of the built-in group versions (the autoregistration
+//! controller's).
 //!
 //! Through the create path these writes were most of a server's start (each object decoded,
 //! defaulted, validated, its managedFields computed, encoded), and they are the same every time
@@ -77,6 +78,7 @@ pub(crate) fn write_in_full(server: &FakeApiServer) {
             tracing::error!(%name, error = %e, "cannot create a system priority class");
         }
     }
+    crate::controllers::api_services::register_own(server);
 }
 
 /// Creates the bootstrap RBAC policy (roles and bindings a real server creates at start)

@@ -1,7 +1,9 @@
 //! The controllers of kube-controller-manager that API clients rely on without knowing it, run
 //! beside the fake server: the garbage collector ([`garbage_collector`]), the namespace
 //! controller ([`namespace_deleter`]), and the service-account controller with the root CA
-//! publisher ([`service_accounts`]).
+//! publisher ([`service_accounts`]). Also here, though it is kube-apiserver's own and so runs
+//! whatever the configuration, inline after the writes it follows: the APIService
+//! autoregistration ([`api_services`]).
 //!
 //! **How they run.** Every committed write is reported to the [`ControllerManager`]
 //! ([`ControllerManager::observe`]), which turns it into work items keyed as the real
@@ -22,6 +24,7 @@
 //! [`ControllerConfig::none`]. The controllers write through the server's own write paths (the
 //! same rules as any client's request), recorded with the manager `kube-controller-manager`.
 
+pub(crate) mod api_services;
 pub mod garbage_collector;
 pub mod namespace_conditions;
 pub mod namespace_deleter;

@@ -1516,6 +1516,9 @@ pub(crate) fn create_object(
                 });
             crate::rules::certificates::prepare_create(&mut candidate, requestor);
         }
+        if info.is_builtin("apiregistration.k8s.io", "APIService") {
+            crate::rules::apiregistration::prepare_create(&mut candidate, &now);
+        }
         crate::rules::allocate_on_create(info, &mut candidate, || {
             let key = resource_key(&info.group, &info.plural);
             let snapshot = server.shared.store.snapshot(&key, None);
@@ -1703,6 +1706,11 @@ pub(crate) fn after_write(
                 crate::http::crd_cleanup::sync(server, &name);
             }
         }
+        crate::controllers::api_services::sync_custom(server);
+    }
+    if deleted && info.is_builtin("apiregistration.k8s.io", "APIService") {
+        // The autoregistration controller puts back a CRD's APIService that was deleted.
+        crate::controllers::api_services::sync_custom(server);
     }
     if deleted && info.custom {
         crate::http::crd_cleanup::after_custom_resource_deleted(server, info);

@@ -101,6 +101,9 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
         ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
+        ("apiregistration.k8s.io", "APIService") => {
+            through::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>
+        }
         ("certificates.k8s.io", "CertificateSigningRequest") => {
             through::<certificates::CertificateSigningRequest>
         }

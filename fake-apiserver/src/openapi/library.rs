@@ -151,6 +151,12 @@ static TYPED_KINDS: &[TypedKind] = typed![
         certificates::v1::CertificateSigningRequest
     ),
     (
+        "apiregistration.k8s.io",
+        "v1",
+        "APIService",
+        k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService
+    ),
+    (
         "autoscaling",
         "v2",
         "HorizontalPodAutoscaler",

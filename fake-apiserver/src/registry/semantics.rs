@@ -388,7 +388,8 @@ pub enum UpdateTarget {
 /// in `PrepareForUpdate`: custom resources and ValidatingAdmissionPolicies keep only the new
 /// status (everything else is the stored object's); every other kind keeps the request's
 /// metadata (labels, annotations, owner references, finalizers) and takes back only the stored
-/// `spec`, a Deployment its stored labels too, a Pod its stored owner references. Server-owned
+/// `spec`, a Deployment its stored labels too, a Pod its stored owner references, an
+/// APIService its stored labels, annotations, finalizers and owner references. Server-owned
 /// metadata is restored after this for every endpoint.
 fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
     fn take_from(next: &mut Value, current: &Value, key: &str) {
@@ -414,6 +415,9 @@ fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
     let kept_metadata: &[&str] = match (info.group.as_str(), info.kind.as_str()) {
         ("apps", "Deployment") => &["labels"],
         ("", "Pod") => &["ownerReferences"],
+        ("apiregistration.k8s.io", "APIService") => {
+            &["labels", "annotations", "finalizers", "ownerReferences"]
+        }
         _ => &[],
     };
     for key in kept_metadata {

@@ -72,6 +72,8 @@ pub fn name_rule(group: &str, kind: &str) -> NameRule {
             "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding",
         ) => NameRule::PathSegment,
         ("certificates.k8s.io", "CertificateSigningRequest") => NameRule::Unchecked,
+        // `ValidateAPIService` checks the name against the spec (see `apiregistration`).
+        ("apiregistration.k8s.io", "APIService") => NameRule::Unchecked,
         _ => NameRule::Dns1123Subdomain,
     }
 }

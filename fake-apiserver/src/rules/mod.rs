@@ -11,6 +11,7 @@
 //! structural schemas ([`schema`]) and CRD validation ([`crd_validation`]), and label and field
 //! selectors ([`selectors`], [`field_labels`]).
 
+pub mod apiregistration;
 pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
@@ -210,6 +211,7 @@ fn kind_create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
         "scheduling.k8s.io" => scheduling::create_causes(&info.kind, object),
         "node.k8s.io" => node::create_causes(&info.kind, object),
         "certificates.k8s.io" => certificates::create_causes(&info.kind, object),
+        "apiregistration.k8s.io" => apiregistration::create_causes(&info.kind, object),
         "networking.k8s.io" => networking::create_causes(&info.kind, object),
         "discovery.k8s.io" => discovery::create_causes(&info.kind, object),
         "storage.k8s.io" => storage::create_causes(&info.kind, object),
@@ -239,6 +241,7 @@ fn kind_update_causes(
         "scheduling.k8s.io" => scheduling::update_causes(&info.kind, old, new),
         "node.k8s.io" => node::update_causes(&info.kind, old, new),
         "certificates.k8s.io" => certificates::update_causes(&info.kind, old, new, target),
+        "apiregistration.k8s.io" => apiregistration::update_causes(&info.kind, new, target),
         "networking.k8s.io" => networking::update_causes(&info.kind, old, new, target),
         "discovery.k8s.io" => discovery::update_causes(&info.kind, old, new),
         "storage.k8s.io" => storage::update_causes(&info.kind, old, new),

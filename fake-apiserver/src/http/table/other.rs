@@ -64,6 +64,23 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ("storage.k8s.io", "StorageClass") => storage_class(),
         ("scheduling.k8s.io", "PriorityClass") => priority_class(),
         ("certificates.k8s.io", "CertificateSigningRequest") => certificate_signing_request(),
+        // The aggregator's own `ConvertToTable`.
+        ("apiregistration.k8s.io", "APIService") => vec![
+            name_col(),
+            col(
+                "Service",
+                "string",
+                "The reference to the service that hosts this API endpoint.",
+                text(crate::rules::apiregistration::printed_service),
+            ),
+            col(
+                "Available",
+                "string",
+                "Whether this service is available.",
+                text(crate::rules::apiregistration::printed_available),
+            ),
+            age_col(),
+        ],
         // The description is `ObjectMeta`'s swagger doc for `handler`, which has none.
         ("node.k8s.io", "RuntimeClass") => vec![
             name_col(),
