@@ -189,6 +189,19 @@ async fn serve_resource(
     {
         return ApiError::method_not_allowed().into_response();
     }
+    // Every handler but the watch and connect ones negotiates its answer before it acts.
+    let streams = verb == "watch"
+        || rp
+            .subresource
+            .as_deref()
+            .is_some_and(|s| matches!(s, "log" | "exec" | "attach" | "portforward" | "proxy"));
+    let output = match streams {
+        true => crate::http::negotiation::Output::Json,
+        false => match crate::http::negotiation::output(&parts.headers) {
+            Ok(output) => output,
+            Err(e) => return e.into_response(),
+        },
+    };
     let request_info = RequestInfo {
         method: parts.method.to_string(),
         verb: verb.to_string(),
@@ -282,7 +295,8 @@ async fn serve_resource(
             e.into_response()
         }
     };
-    crate::admission::with_warnings(response, &warnings)
+    let response = crate::admission::with_warnings(response, &warnings);
+    crate::http::negotiation::answer(output, response).await
 }
 
 /// How much of an oversized body is read (and dropped) before answering 413, so that a client

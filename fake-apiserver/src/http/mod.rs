@@ -19,6 +19,7 @@ pub(crate) mod eviction;
 pub(crate) mod handlers;
 pub mod list;
 pub(crate) mod metadata_only;
+pub mod negotiation;
 pub(crate) mod openapi_routes;
 pub mod options;
 pub(crate) mod pod_connect;
