@@ -650,6 +650,17 @@ const BUILTINS: &[BuiltinRow] = &[
         &["api-extensions"],
     ),
     (
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        "volumeattachments",
+        false,
+        true,
+        false,
+        &[],
+        &[],
+    ),
+    (
         "certificates.k8s.io",
         "v1",
         "CertificateSigningRequest",
@@ -705,6 +716,7 @@ const REFUSE_UNCONDITIONAL_UPDATE: &[(&str, &str)] = &[
     ("apiregistration.k8s.io", "APIService"),
     ("coordination.k8s.io", "Lease"),
     ("policy", "PodDisruptionBudget"),
+    ("storage.k8s.io", "VolumeAttachment"),
 ];
 
 /// The built-in kinds whose strategy creates the object on a PUT to a missing name

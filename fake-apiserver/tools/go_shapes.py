@@ -54,6 +54,7 @@ KINDS = [
     ("networking.k8s.io", "NetworkPolicy", "networkpolicies", "networking/v1", "NetworkPolicy"),
     ("discovery.k8s.io", "EndpointSlice", "endpointslices", "discovery/v1", "EndpointSlice"),
     ("storage.k8s.io", "StorageClass", "storageclasses", "storage/v1", "StorageClass"),
+    ("storage.k8s.io", "VolumeAttachment", "volumeattachments", "storage/v1", "VolumeAttachment"),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses", "scheduling/v1", "PriorityClass"),
     ("node.k8s.io", "RuntimeClass", "runtimeclasses", "node/v1", "RuntimeClass"),
     ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", "certificates/v1",

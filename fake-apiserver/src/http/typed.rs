@@ -99,6 +99,7 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("networking.k8s.io", "NetworkPolicy") => through::<networking::NetworkPolicy>,
         ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
+        ("storage.k8s.io", "VolumeAttachment") => through::<storage::VolumeAttachment>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
         ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
         ("apiregistration.k8s.io", "APIService") => {

@@ -138,6 +138,12 @@ static TYPED_KINDS: &[TypedKind] = typed![
         storage::v1::StorageClass
     ),
     (
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttachment",
+        storage::v1::VolumeAttachment
+    ),
+    (
         "scheduling.k8s.io",
         "v1",
         "PriorityClass",

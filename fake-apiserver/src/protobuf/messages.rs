@@ -1042,6 +1042,56 @@ static SCHEDULING: Message = Message {
     ],
 };
 
+// ---- k8s.io/api/storage/v1: VolumeAttachments (an inline persistent volume spec, CSI
+// migration's, is left out) ----
+
+/// `storage.k8s.io/v1.VolumeAttachment`.
+pub static VOLUME_ATTACHMENT: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachment",
+    fields: &[
+        message(1, "metadata", &OBJECT_META),
+        message(2, "spec", &VOLUME_ATTACHMENT_SPEC),
+        message(3, "status", &VOLUME_ATTACHMENT_STATUS),
+    ],
+};
+
+/// `storage.k8s.io/v1.VolumeAttachmentSpec`.
+static VOLUME_ATTACHMENT_SPEC: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSpec",
+    fields: &[
+        value(1, "attacher", STRING),
+        message(2, "source", &VOLUME_ATTACHMENT_SOURCE),
+        value(3, "nodeName", STRING),
+    ],
+};
+
+/// `storage.k8s.io/v1.VolumeAttachmentSource`.
+static VOLUME_ATTACHMENT_SOURCE: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentSource",
+    fields: &[optional(1, "persistentVolumeName", STRING)],
+};
+
+/// `storage.k8s.io/v1.VolumeAttachmentStatus`.
+static VOLUME_ATTACHMENT_STATUS: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeAttachmentStatus",
+    fields: &[
+        always(1, "attached", BOOL),
+        map(2, "attachmentMetadata", STRING),
+        optional(3, "attachError", Type::Message(&VOLUME_ERROR)),
+        optional(4, "detachError", Type::Message(&VOLUME_ERROR)),
+    ],
+};
+
+/// `storage.k8s.io/v1.VolumeError`.
+static VOLUME_ERROR: Message = Message {
+    name: "k8s.io.api.storage.v1.VolumeError",
+    fields: &[
+        value(1, "time", Type::Time),
+        value(2, "message", STRING),
+        optional(3, "errorCode", INT32),
+    ],
+};
+
 // ---- k8s.io/api/certificates/v1 (`extra` is left out: the server records the requesting
 // user itself) ----
 
@@ -1408,6 +1458,7 @@ static KINDS: &[(&str, &str, &Message)] = &[
         "CertificateSigningRequest",
         &CERTIFICATE_SIGNING_REQUEST,
     ),
+    ("storage.k8s.io/v1", "VolumeAttachment", &VOLUME_ATTACHMENT),
     (
         "autoscaling/v1",
         "HorizontalPodAutoscaler",

@@ -1081,3 +1081,71 @@ fn horizontal_pod_autoscalers_at_both_versions() {
         })
     );
 }
+
+#[test]
+fn certificate_signing_request_as_kubectl_certificate_approve_sends_it() {
+    let condition = Encoder::new()
+        .string(1, "Approved")
+        .string(6, "True")
+        .string(2, "KubectlApprove")
+        .message(4, time(1_700_000_000));
+    let raw = Encoder::new()
+        .message(1, object_meta("csr", "", none()))
+        .message(
+            2,
+            Encoder::new()
+                .bytes(1, b"PEM")
+                .string(7, "example.com/signer")
+                .varint(8, 3600)
+                .string(5, "client auth")
+                .string(2, "alice")
+                .string(4, "dev"),
+        )
+        .message(3, Encoder::new().message(1, condition))
+        .finish();
+    let decoded = decode(&envelope(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        &raw,
+    ))
+    .unwrap();
+    assert_eq!(decoded["spec"]["request"], "UEVN");
+    assert_eq!(decoded["spec"]["signerName"], "example.com/signer");
+    assert_eq!(decoded["spec"]["expirationSeconds"], 3600);
+    assert_eq!(decoded["spec"]["usages"], json!(["client auth"]));
+    assert_eq!(decoded["spec"]["groups"], json!(["dev"]));
+    let approved = &decoded["status"]["conditions"][0];
+    assert_eq!(approved["type"], "Approved");
+    assert_eq!(approved["status"], "True");
+    assert_eq!(approved["reason"], "KubectlApprove");
+    assert_eq!(approved["lastUpdateTime"], "2023-11-14T22:13:20Z");
+}
+
+#[test]
+fn volume_attachment_as_the_attach_detach_controller_sends_it() {
+    let raw = Encoder::new()
+        .message(1, object_meta("csi-123", "", none()))
+        .message(
+            2,
+            Encoder::new()
+                .string(1, "csi.example.com")
+                .message(2, Encoder::new().string(1, "pv-1"))
+                .string(3, "node-1"),
+        )
+        .message(
+            3,
+            Encoder::new()
+                .bool(1, false)
+                .message(4, Encoder::new().string(2, "busy").varint(3, 5)),
+        )
+        .finish();
+    let decoded = decode(&envelope("storage.k8s.io/v1", "VolumeAttachment", &raw)).unwrap();
+    assert_eq!(
+        decoded["spec"],
+        json!({"attacher": "csi.example.com", "source": {"persistentVolumeName": "pv-1"}, "nodeName": "node-1"})
+    );
+    assert_eq!(
+        decoded["status"],
+        json!({"attached": false, "detachError": {"message": "busy", "errorCode": 5}})
+    );
+}

@@ -389,7 +389,8 @@ pub enum UpdateTarget {
 /// status (everything else is the stored object's); every other kind keeps the request's
 /// metadata (labels, annotations, owner references, finalizers) and takes back only the stored
 /// `spec`, a Deployment its stored labels too, a Pod its stored owner references, an
-/// APIService its stored labels, annotations, finalizers and owner references. Server-owned
+/// APIService and a VolumeAttachment their stored labels, annotations, finalizers and owner
+/// references. Server-owned
 /// metadata is restored after this for every endpoint.
 fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
     fn take_from(next: &mut Value, current: &Value, key: &str) {
@@ -415,7 +416,8 @@ fn status_update(info: &ResourceInfo, current: &Value, new: Value) -> Value {
     let kept_metadata: &[&str] = match (info.group.as_str(), info.kind.as_str()) {
         ("apps", "Deployment") => &["labels"],
         ("", "Pod") => &["ownerReferences"],
-        ("apiregistration.k8s.io", "APIService") => {
+        // `ResetObjectMetaForStatus` (the aggregator's and the VolumeAttachment status strategies).
+        ("apiregistration.k8s.io", "APIService") | ("storage.k8s.io", "VolumeAttachment") => {
             &["labels", "annotations", "finalizers", "ownerReferences"]
         }
         _ => &[],

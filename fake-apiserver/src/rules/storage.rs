@@ -1,5 +1,8 @@
 //! Rules of `storage.k8s.io/v1` StorageClasses, from `pkg/apis/storage/validation`
-//! (`ValidateStorageClass`, `ValidateStorageClassUpdate`).
+//! (`ValidateStorageClass`, `ValidateStorageClassUpdate`), and VolumeAttachments
+//! ([`volume_attachment`]).
+
+pub mod volume_attachment;
 
 use serde_json::Value;
 
@@ -10,6 +13,7 @@ use crate::rules::validation::{is_qualified_name, Cause};
 pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
     match kind {
         "StorageClass" => storage_class(obj),
+        "VolumeAttachment" => volume_attachment::create_causes(obj),
         _ => Vec::new(),
     }
 }
@@ -18,8 +22,10 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
 /// binding mode are fixed.
 pub fn update_causes(kind: &str, old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    if kind != "StorageClass" {
-        return causes;
+    match kind {
+        "StorageClass" => {}
+        "VolumeAttachment" => return volume_attachment::update_causes(old, new),
+        _ => return causes,
     }
     if !same(old.get("parameters"), new.get("parameters")) {
         causes.push(Cause::forbidden(

@@ -62,6 +62,39 @@ pub(super) fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ],
         ("discovery.k8s.io", "EndpointSlice") => endpoint_slice(),
         ("storage.k8s.io", "StorageClass") => storage_class(),
+        // `printVolumeAttachment`.
+        ("storage.k8s.io", "VolumeAttachment") => vec![
+            name_col(),
+            // (The attacher column has the `name` format too.)
+            Column {
+                format: "name",
+                ..col(
+                "Attacher",
+                "string",
+                "attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().",
+                text(|o| str_of(&o["spec"]["attacher"]).into()),
+            )
+            },
+            col(
+                "PV",
+                "string",
+                "persistentVolumeName represents the name of the persistent volume to attach.",
+                text(|o| str_of(&o["spec"]["source"]["persistentVolumeName"]).into()),
+            ),
+            col(
+                "Node",
+                "string",
+                "nodeName represents the node that the volume should be attached to.",
+                text(|o| str_of(&o["spec"]["nodeName"]).into()),
+            ),
+            col(
+                "Attached",
+                "boolean",
+                "attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.",
+                computed(|o| json!(o["status"]["attached"].as_bool().unwrap_or(false))),
+            ),
+            age_col(),
+        ],
         ("scheduling.k8s.io", "PriorityClass") => priority_class(),
         ("certificates.k8s.io", "CertificateSigningRequest") => certificate_signing_request(),
         // The aggregator's own `ConvertToTable`.

@@ -465,7 +465,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
 }
 
 /// `ValidateCSIDriverName`.
-fn csi_driver_name(driver: &str, path: &str) -> Vec<Cause> {
+pub(crate) fn csi_driver_name(driver: &str, path: &str) -> Vec<Cause> {
     let mut causes = Vec::new();
     if driver.is_empty() {
         causes.push(Cause::required(path, ""));

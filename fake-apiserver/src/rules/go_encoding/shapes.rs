@@ -36,20 +36,21 @@ pub(super) static KINDS: &[(&str, &str, &str, u16)] = &[
     ("networking.k8s.io", "NetworkPolicy", "networkpolicies", 297),
     ("discovery.k8s.io", "EndpointSlice", "endpointslices", 304),
     ("storage.k8s.io", "StorageClass", "storageclasses", 311),
-    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", 314),
-    ("node.k8s.io", "RuntimeClass", "runtimeclasses", 315),
-    ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", 318),
-    ("apiregistration.k8s.io", "APIService", "apiservices", 322),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 327),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 334),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 336),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 347),
-    ("rbac.authorization.k8s.io", "Role", "roles", 350),
-    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 352),
-    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 354),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 357),
-    ("events.k8s.io", "Event", "events", 358),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 360),
+    ("storage.k8s.io", "VolumeAttachment", "volumeattachments", 314),
+    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", 319),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", 320),
+    ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", 323),
+    ("apiregistration.k8s.io", "APIService", "apiservices", 327),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", 332),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", 339),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", 341),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", 352),
+    ("rbac.authorization.k8s.io", "Role", "roles", 355),
+    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", 357),
+    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", 359),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", 362),
+    ("events.k8s.io", "Event", "events", 363),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", 365),
 ];
 
 /// Every struct the kinds reach, by index; each one's fields sorted by JSON name.
@@ -3091,6 +3092,48 @@ pub(super) static STRUCTS: &[Struct] = &[
         ],
     },
     Struct {
+        name: "storage/v1.VolumeAttachment",
+        fields: &[
+            Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
+            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(315) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(317) },
+        ],
+    },
+    Struct {
+        name: "storage/v1.VolumeAttachmentSpec",
+        fields: &[
+            Field { json: "attacher", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "nodeName", omit: Omit::Never, ty: Ty::Str },
+            Field { json: "source", omit: Omit::Never, ty: Ty::Struct(316) },
+        ],
+    },
+    Struct {
+        name: "storage/v1.VolumeAttachmentSource",
+        fields: &[
+            Field { json: "inlineVolumeSpec", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(178)) },
+            Field { json: "persistentVolumeName", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
+        ],
+    },
+    Struct {
+        name: "storage/v1.VolumeAttachmentStatus",
+        fields: &[
+            Field { json: "attachError", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(318)) },
+            Field { json: "attached", omit: Omit::Never, ty: Ty::Bool },
+            Field { json: "attachmentMetadata", omit: Omit::Empty, ty: Ty::Map(&Ty::Str) },
+            Field { json: "detachError", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(318)) },
+        ],
+    },
+    Struct {
+        name: "storage/v1.VolumeError",
+        fields: &[
+            Field { json: "errorCode", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
+            Field { json: "message", omit: Omit::Empty, ty: Ty::Str },
+            Field { json: "time", omit: Omit::Empty, ty: Ty::Time },
+        ],
+    },
+    Struct {
         name: "scheduling/v1.PriorityClass",
         fields: &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
@@ -3109,8 +3152,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "handler", omit: Omit::Never, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "overhead", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(316)) },
-            Field { json: "scheduling", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(317)) },
+            Field { json: "overhead", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(321)) },
+            Field { json: "scheduling", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(322)) },
         ],
     },
     Struct {
@@ -3132,8 +3175,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(319) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(320) },
+            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(324) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(325) },
         ],
     },
     Struct {
@@ -3153,7 +3196,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "certificates/v1.CertificateSigningRequestStatus",
         fields: &[
             Field { json: "certificate", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(321)) },
+            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(326)) },
         ],
     },
     Struct {
@@ -3173,8 +3216,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(323) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(325) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(328) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(330) },
         ],
     },
     Struct {
@@ -3184,7 +3227,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "group", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "groupPriorityMinimum", omit: Omit::Never, ty: Ty::Int },
             Field { json: "insecureSkipTLSVerify", omit: Omit::Empty, ty: Ty::Bool },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(324)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(329)) },
             Field { json: "version", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "versionPriority", omit: Omit::Never, ty: Ty::Int },
         ],
@@ -3200,7 +3243,7 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiregistration/v1.APIServiceStatus",
         fields: &[
-            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(326)) },
+            Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(331)) },
         ],
     },
     Struct {
@@ -3219,21 +3262,21 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(328)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(329) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(334) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(338)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(331)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(336)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -3242,7 +3285,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "admissionregistration/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(330)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(335)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -3287,22 +3330,22 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(335)) },
+            Field { json: "webhooks", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(340)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.MutatingWebhook",
         fields: &[
             Field { json: "admissionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
-            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(329) },
+            Field { json: "clientConfig", omit: Omit::Never, ty: Ty::Struct(334) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(338)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "reinvocationPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(331)) },
+            Field { json: "rules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(336)) },
             Field { json: "sideEffects", omit: Omit::Never, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "timeoutSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int) },
         ],
@@ -3313,20 +3356,20 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(337) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(344) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(342) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(349) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicySpec",
         fields: &[
-            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(342)) },
+            Field { json: "auditAnnotations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(347)) },
             Field { json: "failurePolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
-            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(333)) },
-            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(339)) },
-            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(338)) },
-            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(341)) },
-            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(343)) },
+            Field { json: "matchConditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(338)) },
+            Field { json: "matchConstraints", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(344)) },
+            Field { json: "paramKind", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(343)) },
+            Field { json: "validations", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(346)) },
+            Field { json: "variables", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(348)) },
         ],
     },
     Struct {
@@ -3339,11 +3382,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "admissionregistration/v1.MatchResources",
         fields: &[
-            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(340)) },
+            Field { json: "excludeResourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(345)) },
             Field { json: "matchPolicy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "namespaceSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
             Field { json: "objectSelector", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(47)) },
-            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(340)) },
+            Field { json: "resourceRules", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(345)) },
         ],
     },
     Struct {
@@ -3385,13 +3428,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         fields: &[
             Field { json: "conditions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(172)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
-            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(345)) },
+            Field { json: "typeChecking", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(350)) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.TypeChecking",
         fields: &[
-            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(346)) },
+            Field { json: "expressionWarnings", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(351)) },
         ],
     },
     Struct {
@@ -3407,14 +3450,14 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(348) },
+            Field { json: "spec", omit: Omit::Empty, ty: Ty::Struct(353) },
         ],
     },
     Struct {
         name: "admissionregistration/v1.ValidatingAdmissionPolicyBindingSpec",
         fields: &[
-            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(339)) },
-            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(349)) },
+            Field { json: "matchResources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(344)) },
+            Field { json: "paramRef", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(354)) },
             Field { json: "policyName", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "validationActions", omit: Omit::Empty, ty: Ty::Slice(&Ty::Str) },
         ],
@@ -3434,7 +3477,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(351)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(356)) },
         ],
     },
     Struct {
@@ -3450,11 +3493,11 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "rbac/v1.ClusterRole",
         fields: &[
-            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(353)) },
+            Field { json: "aggregationRule", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(358)) },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(351)) },
+            Field { json: "rules", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(356)) },
         ],
     },
     Struct {
@@ -3469,8 +3512,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(356) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(355)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(361) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(360)) },
         ],
     },
     Struct {
@@ -3496,8 +3539,8 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(356) },
-            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(355)) },
+            Field { json: "roleRef", omit: Omit::Never, ty: Ty::Struct(361) },
+            Field { json: "subjects", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(360)) },
         ],
     },
     Struct {
@@ -3518,7 +3561,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "related", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(159)) },
             Field { json: "reportingController", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "reportingInstance", omit: Omit::Empty, ty: Ty::Str },
-            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(359)) },
+            Field { json: "series", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(364)) },
             Field { json: "type", omit: Omit::Empty, ty: Ty::Str },
         ],
     },
@@ -3535,19 +3578,19 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str },
             Field { json: "metadata", omit: Omit::Empty, ty: Ty::Struct(2) },
-            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(361) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(374) },
+            Field { json: "spec", omit: Omit::Never, ty: Ty::Struct(366) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Struct(379) },
         ],
     },
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionSpec",
         fields: &[
-            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(370)) },
+            Field { json: "conversion", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(375)) },
             Field { json: "group", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(362) },
+            Field { json: "names", omit: Omit::Never, ty: Ty::Struct(367) },
             Field { json: "preserveUnknownFields", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "scope", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(363)) },
+            Field { json: "versions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(368)) },
         ],
     },
     Struct {
@@ -3564,15 +3607,15 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionVersion",
         fields: &[
-            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(368)) },
+            Field { json: "additionalPrinterColumns", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(373)) },
             Field { json: "deprecated", omit: Omit::Empty, ty: Ty::Bool },
             Field { json: "deprecationWarning", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
             Field { json: "name", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(364)) },
-            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(369)) },
+            Field { json: "schema", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(369)) },
+            Field { json: "selectableFields", omit: Omit::Empty, ty: Ty::Slice(&Ty::Struct(374)) },
             Field { json: "served", omit: Omit::Never, ty: Ty::Bool },
             Field { json: "storage", omit: Omit::Never, ty: Ty::Bool },
-            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(365)) },
+            Field { json: "subresources", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(370)) },
         ],
     },
     Struct {
@@ -3584,8 +3627,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceSubresources",
         fields: &[
-            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(367)) },
-            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(366)) },
+            Field { json: "scale", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(372)) },
+            Field { json: "status", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(371)) },
         ],
     },
     Struct {
@@ -3622,13 +3665,13 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.CustomResourceConversion",
         fields: &[
             Field { json: "strategy", omit: Omit::Never, ty: Ty::Str },
-            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(371)) },
+            Field { json: "webhook", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(376)) },
         ],
     },
     Struct {
         name: "apiextensions/v1.WebhookConversion",
         fields: &[
-            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(372)) },
+            Field { json: "clientConfig", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(377)) },
             Field { json: "conversionReviewVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
     },
@@ -3636,7 +3679,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "apiextensions/v1.WebhookClientConfig",
         fields: &[
             Field { json: "caBundle", omit: Omit::Empty, ty: Ty::Bytes },
-            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(373)) },
+            Field { json: "service", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Struct(378)) },
             Field { json: "url", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str) },
         ],
     },
@@ -3652,8 +3695,8 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "apiextensions/v1.CustomResourceDefinitionStatus",
         fields: &[
-            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(362) },
-            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(375)) },
+            Field { json: "acceptedNames", omit: Omit::Never, ty: Ty::Struct(367) },
+            Field { json: "conditions", omit: Omit::Never, ty: Ty::Slice(&Ty::Struct(380)) },
             Field { json: "observedGeneration", omit: Omit::Empty, ty: Ty::Int },
             Field { json: "storedVersions", omit: Omit::Never, ty: Ty::Slice(&Ty::Str) },
         ],
