@@ -647,12 +647,26 @@ fn check(case: &Case, answer: &Answer) -> Result<(), String> {
         }
         return Ok(());
     }
-    let parsed: Value = serde_json::from_slice(body).map_err(|_| {
-        format!(
-            "an error ({status}) that is not JSON: {:?}",
-            String::from_utf8_lossy(body)
-        )
-    })?;
+    // A Status is written in the negotiated form: YAML when the request asked for it.
+    let yaml_asked = case
+        .accept
+        .as_deref()
+        .is_some_and(|a| a.contains("application/yaml"));
+    let parsed: Value = match serde_json::from_slice(body) {
+        Ok(parsed) => parsed,
+        Err(_) if yaml_asked => serde_yaml::from_slice(body).map_err(|_| {
+            format!(
+                "an error ({status}) that is neither JSON nor YAML: {:?}",
+                String::from_utf8_lossy(body)
+            )
+        })?,
+        Err(_) => {
+            return Err(format!(
+                "an error ({status}) that is not JSON: {:?}",
+                String::from_utf8_lossy(body)
+            ))
+        }
+    };
     if parsed["kind"] != "Status"
         || parsed["apiVersion"] != "v1"
         || parsed["status"] != "Failure"
