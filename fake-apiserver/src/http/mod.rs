@@ -30,3 +30,4 @@ pub mod table;
 pub mod typed;
 mod typed_shape;
 pub(crate) mod watch;
+pub mod yaml;

@@ -5,9 +5,8 @@
 //! when no clause names one of them the request is refused with `406 NotAcceptable` ("only the
 //! following media types are accepted: ...") and nothing is done.
 //!
-//! A YAML answer is the JSON answer converted ([`to_yaml`]): same object, keys sorted as
-//! `sigs.k8s.io/yaml` sorts them. Its scalar quoting follows `serde_yaml`, not go-yaml (a
-//! string that reads as a bool is `'true'` here, `"true"` there). Protobuf is accepted but
+//! A YAML answer is the JSON answer converted as `sigs.k8s.io/yaml` converts it
+//! ([`crate::http::yaml`]). Protobuf is accepted but
 //! answered as JSON: this server decodes protobuf requests and writes no protobuf; clients that
 //! ask for it (client-go, kubectl) also accept JSON.
 
@@ -136,10 +135,10 @@ pub async fn answer(output: Output, response: Response) -> Response {
     }
 }
 
-/// `yaml.JSONToYAML`: the document with its keys sorted; `None` for bytes that are not JSON.
+/// `yaml.JSONToYAML` ([`crate::http::yaml`]); `None` for bytes that are not JSON.
 pub fn to_yaml(json: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(json).ok()?;
-    serde_yaml::to_string(&value).ok()
+    Some(crate::http::yaml::from_json(&value))
 }
 
 #[cfg(test)]
