@@ -112,3 +112,34 @@ async fn yaml_answers_hold_the_json_answers_object() {
     assert_eq!(content_type, "application/yaml");
     assert!(list.contains("kind: ConfigMapList"), "{list}");
 }
+
+#[tokio::test]
+async fn discovery_documents_are_negotiated_too() {
+    let server = FakeApiServer::new();
+    for path in ["/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1"] {
+        let (status, _, _) = send(&server, Method::GET, path, "text/plain", None).await;
+        assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "{path}");
+        let (status, content_type, body) =
+            send(&server, Method::GET, path, "application/yaml", None).await;
+        assert_eq!(
+            (status, content_type.as_str()),
+            (StatusCode::OK, "application/yaml"),
+            "{path}"
+        );
+        assert!(body.contains("kind: "), "{path}: {body}");
+    }
+    // What kubectl asks for first is still the aggregated document.
+    let (status, content_type, _) = send(
+        &server,
+        Method::GET,
+        "/apis",
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        content_type.contains("apidiscovery.k8s.io"),
+        "{content_type}"
+    );
+}

@@ -55,7 +55,14 @@ pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Reque
             return ApiError::method_not_allowed().into_response();
         }
         return match found {
-            Ok(v) => value_response(StatusCode::OK, &v),
+            // Discovery documents are written negotiated too.
+            Ok(v) => match crate::http::negotiation::output(&parts.headers) {
+                Ok(output) => {
+                    crate::http::negotiation::answer(output, value_response(StatusCode::OK, &v))
+                        .await
+                }
+                Err(e) => e.into_response(),
+            },
             Err(_) => not_found(&path),
         };
     }

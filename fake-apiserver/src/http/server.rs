@@ -651,7 +651,14 @@ async fn discovery_root(
     if discovery::wants_aggregated(accept(headers)) {
         return aggregated_response(&aggregated(&resources));
     }
-    value_response(StatusCode::OK, &legacy(&resources))
+    // The legacy documents are written negotiated (`WriteObjectNegotiated`).
+    match crate::http::negotiation::output(headers) {
+        Ok(output) => {
+            let response = value_response(StatusCode::OK, &legacy(&resources));
+            crate::http::negotiation::answer(output, response).await
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn core_versions(
