@@ -26,12 +26,17 @@ const MANAGER: &str = "kube-apiserver";
 /// `manageContinuously`: kept as long as a CRD serves the group version.
 const MANAGED_FOR_CRDS: &str = "true";
 
-/// Creates the APIServices of the server's own group versions (the start-up writes).
-pub(crate) fn register_own(server: &FakeApiServer) {
-    let served: BTreeSet<(String, String)> = crate::resource::builtin_resources()
+/// The `(group, version)`s the server serves itself.
+fn builtin_group_versions() -> BTreeSet<(String, String)> {
+    crate::resource::builtin_resources()
         .into_iter()
         .map(|info| (info.group, info.version))
-        .collect();
+        .collect()
+}
+
+/// Creates the APIServices of the server's own group versions (the start-up writes).
+pub(crate) fn register_own(server: &FakeApiServer) {
+    let served = builtin_group_versions();
     let mut own: Vec<Value> = PRIORITIES
         .iter()
         .filter(|(group, version, _, _)| served.contains(&(group.to_string(), version.to_string())))
@@ -58,10 +63,7 @@ pub(crate) fn sync_custom(server: &FakeApiServer) {
     else {
         return;
     };
-    let builtin: BTreeSet<(String, String)> = crate::resource::builtin_resources()
-        .into_iter()
-        .map(|info| (info.group, info.version))
-        .collect();
+    let builtin = builtin_group_versions();
     let mut wanted = BTreeSet::new();
     for crd in super::objects::list(server, &crds, None) {
         let group = crd["spec"]["group"].as_str().unwrap_or_default();

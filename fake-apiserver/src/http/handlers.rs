@@ -202,12 +202,13 @@ async fn serve_resource(
             .subresource
             .as_deref()
             .is_some_and(|s| matches!(s, "log" | "exec" | "attach" | "portforward" | "proxy"));
-    let output = match streams {
-        true => crate::http::negotiation::Output::Json,
-        false => match crate::http::negotiation::output(&parts.headers) {
+    let output = if streams {
+        crate::http::negotiation::Output::Json
+    } else {
+        match crate::http::negotiation::output(&parts.headers) {
             Ok(output) => output,
             Err(e) => return e.into_response(),
-        },
+        }
     };
     let request_info = RequestInfo {
         method: parts.method.to_string(),

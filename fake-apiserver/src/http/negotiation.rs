@@ -33,17 +33,15 @@ const OFFERED: [&str; 3] = [
 
 /// Negotiates the answer's media type from the request's `Accept` (none or empty: JSON).
 pub fn output(headers: &HeaderMap) -> Result<Output, ApiError> {
-    let accept = headers
-        .get_all(header::ACCEPT)
+    let values = headers.get_all(header::ACCEPT);
+    let clauses_sent = values
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .collect::<Vec<_>>()
-        .join(",");
-    if accept.trim().is_empty() {
-        return Ok(Output::Json);
-    }
+        .flat_map(|v| v.split(','));
     let mut clauses: Vec<(f32, u8, usize, &str)> = Vec::new();
-    for (order, clause) in accept.split(',').enumerate() {
+    let mut any = false;
+    for (order, clause) in clauses_sent.enumerate() {
+        any |= !clause.trim().is_empty();
         let mut parts = clause.split(';').map(str::trim);
         let range = parts.next().unwrap_or_default();
         if range.is_empty() {
@@ -66,6 +64,9 @@ pub fn output(headers: &HeaderMap) -> Result<Output, ApiError> {
             _ => 2,
         };
         clauses.push((q, specificity, order, range));
+    }
+    if !any {
+        return Ok(Output::Json);
     }
     // By preference; a stable sort keeps the client's order among equals.
     clauses.sort_by(|a, b| {

@@ -203,11 +203,10 @@ fn resolves_to_other_type(s: &str) -> bool {
 /// `strconv.ParseInt(plain, 0, 64)` (or unsigned) of the string without `_`, or `0b` binary.
 fn is_int(s: &str) -> bool {
     let plain = s.replace('_', "");
-    let (negative, digits) = match plain.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, plain.strip_prefix('+').unwrap_or(&plain)),
-    };
-    let _ = negative;
+    let digits = plain
+        .strip_prefix('-')
+        .or_else(|| plain.strip_prefix('+'))
+        .unwrap_or(&plain);
     let (radix, digits) = if let Some(d) = digits
         .strip_prefix("0x")
         .or_else(|| digits.strip_prefix("0X"))

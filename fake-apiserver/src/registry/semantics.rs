@@ -540,8 +540,8 @@ pub fn prepare_update(
             next
         }
         UpdateTarget::Resize => crate::rules::core::drop_non_resize_updates(current, new),
-        // The approval strategy keeps the request's metadata; the kind's rules below take back
-        // everything else.
+        // The approval strategy keeps the request's metadata; the kind's rules
+        // (`rules::prepare_update`) take back everything else.
         UpdateTarget::Approval => new,
         UpdateTarget::Finalize => {
             // The finalize strategy keeps the stored status; spec and metadata come from the
@@ -562,14 +562,6 @@ pub fn prepare_update(
 
     if target == UpdateTarget::Main && crd::is_crd(info) {
         crd::record_storage_version(&mut next);
-    }
-    if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
-        crate::rules::certificates::prepare_update(
-            current,
-            &mut next,
-            rules_target(target),
-            ctx.now,
-        );
     }
 
     // Server-owned metadata always comes from the stored object.
@@ -618,7 +610,7 @@ pub fn prepare_update(
     if target == UpdateTarget::Main && info.is_builtin("", "Pod") {
         crate::admission::priority::restore_on_update(current, &mut next);
     }
-    crate::rules::prepare_update(info, current, &mut next, rules_target);
+    crate::rules::prepare_update(info, current, &mut next, rules_target, ctx.now);
     // Whether the write changes the spec (everything outside metadata and status): decides the
     // generation below, and whether what is known of the stored pod's spec holds for this one.
     // Nothing after this point changes more than the metadata.

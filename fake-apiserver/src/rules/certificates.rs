@@ -295,46 +295,33 @@ pub fn signer_name_causes(field: &str, signer: &str) -> Vec<Cause> {
     if domain.len() > SUBDOMAIN_MAX {
         causes.push(Cause::too_long(field, SUBDOMAIN_MAX as i64));
     }
-    let domain_labels: Vec<&str> = domain.split('.').collect();
-    for label in &domain_labels {
-        let errs = is_dns1123_label(label);
-        if !errs.is_empty() {
-            for err in errs {
-                causes.push(Cause::invalid_str(
-                    field,
-                    domain,
-                    &format!(
-                        "validating label {}: {err}",
-                        super::validation::go_quote(label)
-                    ),
-                ));
-            }
-            break;
-        }
-    }
-    if domain_labels.len() < 2 {
+    // Each segment's labels, up to the first one in error (the rest would only repeat it).
+    let first_bad_label = |segment: &str, check: fn(&str) -> Vec<String>| {
+        segment.split('.').find_map(|label| {
+            let errs = check(label);
+            (!errs.is_empty()).then(|| {
+                errs.into_iter()
+                    .map(|err| {
+                        let label = super::validation::go_quote(label);
+                        Cause::invalid_str(
+                            field,
+                            segment,
+                            &format!("validating label {label}: {err}"),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
+    causes.extend(first_bad_label(domain, is_dns1123_label).unwrap_or_default());
+    if !domain.contains('.') {
         causes.push(Cause::invalid_str(
             field,
             domain,
             "should be a domain with at least two segments separated by dots",
         ));
     }
-    for label in path.split('.') {
-        let errs = is_dns1123_subdomain(label);
-        if !errs.is_empty() {
-            for err in errs {
-                causes.push(Cause::invalid_str(
-                    field,
-                    path,
-                    &format!(
-                        "validating label {}: {err}",
-                        super::validation::go_quote(label)
-                    ),
-                ));
-            }
-            break;
-        }
-    }
+    causes.extend(first_bad_label(path, is_dns1123_subdomain).unwrap_or_default());
     let max = SUBDOMAIN_MAX + (SUBDOMAIN_MAX + LABEL_MAX + 1) + 1;
     if signer.len() > max {
         causes.push(Cause::too_long(field, max as i64));

@@ -142,8 +142,20 @@ pub fn allocate_on_create(
 /// allocated values ([`core::service::prepare_update`]).
 ///
 /// A pod status write that leaves out the QoS class keeps the stored one (the pod status
-/// strategy's `PrepareForUpdate` backfills it for old kubelets).
-pub fn prepare_update(info: &ResourceInfo, old: &Value, new: &mut Value, target: Target) {
+/// strategy's `PrepareForUpdate` backfills it for old kubelets). A CertificateSigningRequest
+/// takes what its endpoint's strategy lets it change ([`certificates::prepare_update`], which
+/// stamps new conditions with `now`).
+pub fn prepare_update(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &mut Value,
+    target: Target,
+    now: &str,
+) {
+    if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
+        certificates::prepare_update(old, new, target, now);
+        return;
+    }
     if info.custom || !info.group.is_empty() {
         return;
     }
