@@ -667,8 +667,12 @@ fn v4_equal(doc: &Value, expected: &Value) -> bool {
 // Strategic merge patch
 // ---------------------------------------------------------------------------------------------
 
-pub mod strategy {
-    //! The `patchStrategy` / `patchMergeKey` tags of the built-in Go types, as a static tree.
+pub(crate) mod strategy {
+    //! The `patchStrategy` / `patchMergeKey` tags of the built-in Go types, read from the tables
+    //! generated from `k8s.io/api` ([`crate::rules::go_encoding`]), as
+    //! `strategicpatch.PatchMetaFromStruct` reads them off the Go structs.
+
+    use crate::rules::go_encoding::{self, PatchTag, Ty};
 
     /// How a field's value is patched.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -682,166 +686,61 @@ pub mod strategy {
         Replace,
     }
 
-    /// The shape of a value: what its fields are.
+    /// The shape of a value: where its fields' tags come from.
     #[derive(Debug, Clone, Copy)]
     pub enum Shape {
-        /// A struct with tagged fields (fields not listed behave as [`Strategy::Default`]).
-        Struct(&'static [Field]),
+        /// A Go struct, by index into the generated table.
+        Struct(u16),
+        /// A Go map: every key has the element's shape and no tag
+        /// (`LookupPatchMetadataForStruct` on a map type).
+        Map(&'static Ty),
+        /// An object of a kind without a Go type here (a custom resource): only its `metadata`
+        /// is known.
+        MetadataOnly,
         /// Anything without tagged fields below it.
         Opaque,
     }
 
-    /// One struct field (for lists: the shape is that of the elements).
-    #[derive(Debug, Clone, Copy)]
-    pub struct Field {
-        /// JSON field name.
-        pub name: &'static str,
-        /// Patch strategy of the field.
-        pub strategy: Strategy,
-        /// Shape of the value (or of each element for lists).
-        pub shape: Shape,
-    }
-
     impl Shape {
-        /// The strategy and shape of `key` within this shape.
+        /// The strategy and shape of `key` within this shape (for a list, the shape of its
+        /// elements).
         pub fn lookup(self, key: &str) -> (Strategy, Shape) {
             match self {
-                Shape::Struct(fields) => fields
-                    .iter()
-                    .find(|f| f.name == key)
-                    .map(|f| (f.strategy, f.shape))
-                    .unwrap_or((Strategy::Default, Shape::Opaque)),
-                Shape::Opaque => (Strategy::Default, Shape::Opaque),
+                Shape::Struct(index) => match go_encoding::struct_field(index, key) {
+                    Some((tag, ty)) => (strategy_of(tag), shape_of(ty)),
+                    None => (Strategy::Default, Shape::Opaque),
+                },
+                Shape::Map(element) => (Strategy::Default, shape_of(*element)),
+                Shape::MetadataOnly if key == "metadata" => (
+                    Strategy::Default,
+                    go_encoding::object_meta_struct().map_or(Shape::Opaque, Shape::Struct),
+                ),
+                Shape::MetadataOnly | Shape::Opaque => (Strategy::Default, Shape::Opaque),
             }
         }
     }
 
-    const fn merge(name: &'static str, key: &'static str, shape: Shape) -> Field {
-        Field {
-            name,
-            strategy: Strategy::Merge(Some(key)),
-            shape,
+    fn strategy_of(tag: PatchTag) -> Strategy {
+        match tag {
+            PatchTag::None => Strategy::Default,
+            PatchTag::Merge(key) => Strategy::Merge(key),
+            PatchTag::Replace => Strategy::Replace,
         }
     }
 
-    const fn set(name: &'static str) -> Field {
-        Field {
-            name,
-            strategy: Strategy::Merge(None),
-            shape: Shape::Opaque,
+    /// The shape of a value of type `ty` (pointers followed, a slice's elements).
+    fn shape_of(ty: Ty) -> Shape {
+        match ty {
+            Ty::Ptr(inner) | Ty::Slice(inner) => shape_of(*inner),
+            Ty::Map(element) => Shape::Map(element),
+            Ty::Struct(index) => Shape::Struct(index),
+            _ => Shape::Opaque,
         }
     }
-
-    const fn nested(name: &'static str, shape: Shape) -> Field {
-        Field {
-            name,
-            strategy: Strategy::Default,
-            shape,
-        }
-    }
-
-    const OBJECT_META: Shape = Shape::Struct(&[
-        set("finalizers"),
-        merge("ownerReferences", "uid", Shape::Opaque),
-    ]);
-
-    const CONTAINER: Shape = Shape::Struct(&[
-        merge("ports", "containerPort", Shape::Opaque),
-        merge("env", "name", Shape::Opaque),
-        merge("volumeMounts", "mountPath", Shape::Opaque),
-        merge("volumeDevices", "devicePath", Shape::Opaque),
-    ]);
-
-    const POD_SPEC: Shape = Shape::Struct(&[
-        merge("volumes", "name", Shape::Opaque),
-        merge("initContainers", "name", CONTAINER),
-        merge("containers", "name", CONTAINER),
-        merge("ephemeralContainers", "name", CONTAINER),
-        merge("imagePullSecrets", "name", Shape::Opaque),
-        merge("hostAliases", "ip", Shape::Opaque),
-        merge("topologySpreadConstraints", "topologyKey", Shape::Opaque),
-        merge("schedulingGates", "name", Shape::Opaque),
-        merge("resourceClaims", "name", Shape::Opaque),
-    ]);
-
-    const CONDITIONS_STATUS: Shape = Shape::Struct(&[merge("conditions", "type", Shape::Opaque)]);
-
-    const POD_STATUS: Shape = Shape::Struct(&[
-        merge("conditions", "type", Shape::Opaque),
-        merge("podIPs", "ip", Shape::Opaque),
-        merge("hostIPs", "ip", Shape::Opaque),
-        merge("resourceClaimStatuses", "name", Shape::Opaque),
-    ]);
-
-    const POD_TEMPLATE_SPEC: Shape =
-        Shape::Struct(&[nested("metadata", OBJECT_META), nested("spec", POD_SPEC)]);
-
-    const WORKLOAD_SPEC: Shape = Shape::Struct(&[nested("template", POD_TEMPLATE_SPEC)]);
-
-    const POD: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested("spec", POD_SPEC),
-        nested("status", POD_STATUS),
-    ]);
-
-    const POD_TEMPLATE: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested("template", POD_TEMPLATE_SPEC),
-    ]);
-
-    const WORKLOAD: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested("spec", WORKLOAD_SPEC),
-        nested("status", CONDITIONS_STATUS),
-    ]);
-
-    const NODE: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested("spec", Shape::Struct(&[set("podCIDRs")])),
-        nested(
-            "status",
-            Shape::Struct(&[
-                merge("conditions", "type", Shape::Opaque),
-                merge("addresses", "type", Shape::Opaque),
-            ]),
-        ),
-    ]);
-
-    const SERVICE: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested(
-            "spec",
-            Shape::Struct(&[merge("ports", "port", Shape::Opaque)]),
-        ),
-        nested("status", CONDITIONS_STATUS),
-    ]);
-
-    const NAMESPACE: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        nested("status", CONDITIONS_STATUS),
-    ]);
-
-    const SERVICE_ACCOUNT: Shape = Shape::Struct(&[
-        nested("metadata", OBJECT_META),
-        merge("secrets", "name", Shape::Opaque),
-    ]);
-
-    const METADATA_ONLY: Shape = Shape::Struct(&[nested("metadata", OBJECT_META)]);
 
     /// The root shape of a built-in kind (unknown kinds get the `metadata` rules only).
     pub fn root_shape(group: &str, kind: &str) -> Shape {
-        match (group, kind) {
-            ("", "Pod") => POD,
-            ("", "PodTemplate") => POD_TEMPLATE,
-            ("", "ReplicationController") => WORKLOAD,
-            ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => WORKLOAD,
-            ("batch", "Job") => WORKLOAD,
-            ("", "Node") => NODE,
-            ("", "Service") => SERVICE,
-            ("", "Namespace") => NAMESPACE,
-            ("", "ServiceAccount") => SERVICE_ACCOUNT,
-            _ => METADATA_ONLY,
-        }
+        go_encoding::kind_struct(group, kind).map_or(Shape::MetadataOnly, Shape::Struct)
     }
 }
 
@@ -1488,6 +1387,61 @@ mod tests {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "cm", "labels": {"l1": "x"}},
                "data": {"a": "1", "b": "2"}})
+    }
+
+    // ---- strategic merge patch: the Go types' tags, for every served kind ----
+
+    /// Lists the hand-written table of old did not know: each merged by its Go tag's key.
+    #[rstest]
+    #[case::cron_job_containers("batch", "CronJob",
+        json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}}}}}}),
+        json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "b", "image": "z"}]}}}}}}),
+        "/spec/jobTemplate/spec/template/spec/containers",
+        json!([{"name": "a", "image": "x"}, {"name": "b", "image": "z"}]))]
+    #[case::deployment_conditions("apps", "Deployment",
+        json!({"status": {"conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}}),
+        json!({"status": {"conditions": [{"type": "Available", "status": "False"}]}}),
+        "/status/conditions",
+        json!([{"type": "Available", "status": "False"}, {"type": "Progressing", "status": "True"}]))]
+    #[case::csi_node_drivers("storage.k8s.io", "CSINode",
+        json!({"spec": {"drivers": [{"name": "a.io", "nodeID": "1"}, {"name": "b.io", "nodeID": "2"}]}}),
+        json!({"spec": {"drivers": [{"name": "b.io", "allocatable": {"count": 3}}]}}),
+        "/spec/drivers",
+        json!([{"name": "a.io", "nodeID": "1"}, {"name": "b.io", "nodeID": "2", "allocatable": {"count": 3}}]))]
+    #[case::webhooks("admissionregistration.k8s.io", "ValidatingWebhookConfiguration",
+        json!({"webhooks": [{"name": "a.io", "timeoutSeconds": 1}, {"name": "b.io"}]}),
+        json!({"webhooks": [{"name": "a.io", "timeoutSeconds": 5}]}),
+        "/webhooks",
+        json!([{"name": "a.io", "timeoutSeconds": 5}, {"name": "b.io"}]))]
+    #[case::untagged_list_replaced("rbac.authorization.k8s.io", "ClusterRole",
+        json!({"rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}),
+        json!({"rules": [{"verbs": ["watch"]}]}),
+        "/rules",
+        json!([{"verbs": ["watch"]}]))]
+    fn lists_merge_as_their_go_tags_say(
+        #[case] group: &str,
+        #[case] kind: &str,
+        #[case] mut target: Value,
+        #[case] patch: Value,
+        #[case] at: &str,
+        #[case] expected: Value,
+    ) {
+        smp(&mut target, &patch, group, kind).unwrap();
+        assert_eq!(target.pointer(at), Some(&expected), "{target}");
+    }
+
+    #[test]
+    fn a_custom_kind_merges_only_its_metadata_lists() {
+        let mut target = json!({"metadata": {"finalizers": ["a"]}, "spec": {"items": [1, 2]}});
+        smp(
+            &mut target,
+            &json!({"metadata": {"finalizers": ["b"]}, "spec": {"items": [3]}}),
+            "example.com",
+            "Widget",
+        )
+        .unwrap();
+        assert_eq!(target["metadata"]["finalizers"], json!(["b", "a"]));
+        assert_eq!(target["spec"]["items"], json!([3]));
     }
 
     // ---- merge patch ----

@@ -100,6 +100,10 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
         ("discovery.k8s.io", "EndpointSlice") => through::<discovery::EndpointSlice>,
         ("storage.k8s.io", "StorageClass") => through::<storage::StorageClass>,
         ("storage.k8s.io", "VolumeAttachment") => through::<storage::VolumeAttachment>,
+        ("storage.k8s.io", "CSIDriver") => through::<storage::CSIDriver>,
+        ("storage.k8s.io", "CSINode") => through::<storage::CSINode>,
+        ("storage.k8s.io", "CSIStorageCapacity") => through::<storage::CSIStorageCapacity>,
+        ("storage.k8s.io", "VolumeAttributesClass") => through::<storage::VolumeAttributesClass>,
         ("scheduling.k8s.io", "PriorityClass") => through::<scheduling::PriorityClass>,
         ("node.k8s.io", "RuntimeClass") => through::<node::RuntimeClass>,
         ("apiregistration.k8s.io", "APIService") => {

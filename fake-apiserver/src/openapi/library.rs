@@ -143,6 +143,20 @@ static TYPED_KINDS: &[TypedKind] = typed![
         "VolumeAttachment",
         storage::v1::VolumeAttachment
     ),
+    ("storage.k8s.io", "v1", "CSIDriver", storage::v1::CSIDriver),
+    ("storage.k8s.io", "v1", "CSINode", storage::v1::CSINode),
+    (
+        "storage.k8s.io",
+        "v1",
+        "CSIStorageCapacity",
+        storage::v1::CSIStorageCapacity
+    ),
+    (
+        "storage.k8s.io",
+        "v1",
+        "VolumeAttributesClass",
+        storage::v1::VolumeAttributesClass
+    ),
     (
         "scheduling.k8s.io",
         "v1",

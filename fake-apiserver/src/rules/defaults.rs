@@ -29,6 +29,10 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
         }
         return;
     }
+    if group == "storage.k8s.io" {
+        super::storage::defaults(kind, object);
+        return;
+    }
     if group.is_empty() && kind == "Pod" {
         // `SetDefaults_PodSpec` and the container defaulters run on every decoded pod, so an
         // update that leaves out a defaulted field keeps it.

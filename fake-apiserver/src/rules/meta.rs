@@ -81,6 +81,7 @@ pub fn name_rule(group: &str, kind: &str) -> NameRule {
 /// Whether the kind's `ValidateXUpdate` re-runs `ValidateX` (and so `ValidateObjectMeta`) on the
 /// new object: `ValidateConfigMapUpdate`, `ValidateSecretUpdate`, `ValidateServiceAccountUpdate`,
 /// `ValidatePodUpdate` (through `validatePodMetadataAndSpec`), `ValidateServiceUpdate`,
+/// the CSIStorageCapacity strategy (`ValidateCSIStorageCapacity` + its update),
 /// `ValidateControllerRevisionUpdate`, the RBAC `Validate*Update`, the node strategy
 /// (`ValidateNode` + `ValidateNodeUpdate`) and the job strategy (`ValidateJob` +
 /// `ValidateJobUpdate`) and the daemon set strategy (`ValidateDaemonSet` + `ValidateDaemonSetUpdate`)
@@ -105,6 +106,7 @@ fn update_revalidates(group: &str, kind: &str) -> bool {
         ) | ("apps", "ControllerRevision" | "DaemonSet")
             | ("networking.k8s.io", "Ingress" | "IngressClass")
             | ("batch", "Job")
+            | ("storage.k8s.io", "CSIStorageCapacity")
             | ("rbac.authorization.k8s.io", _)
     )
 }
@@ -168,8 +170,21 @@ pub fn update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Targ
             name,
             update_revalidates,
         } => {
-            causes.extend(kube_update(new, old));
-            if update_revalidates && target == Target::Main {
+            let (revalidations, checks_update) = match (info.group.as_str(), info.kind.as_str()) {
+                // `ValidateXUpdate` = `ValidateX(new)` + the fixed fields, and the strategy
+                // calls `ValidateX(new)` first: the metadata twice, its update never.
+                ("storage.k8s.io", "VolumeAttachment" | "CSINode") => (2, false),
+                // The same, with `ValidateObjectMetaUpdate` inside `ValidateXUpdate`.
+                ("storage.k8s.io", "VolumeAttributesClass") => (2, true),
+                _ => (
+                    usize::from(update_revalidates && target == Target::Main),
+                    true,
+                ),
+            };
+            if checks_update {
+                causes.extend(kube_update(new, old));
+            }
+            for _ in 0..revalidations {
                 causes.extend(kube_create(info, name, new));
             }
         }

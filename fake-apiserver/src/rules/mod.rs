@@ -144,7 +144,8 @@ pub fn allocate_on_create(
 /// A pod status write that leaves out the QoS class keeps the stored one (the pod status
 /// strategy's `PrepareForUpdate` backfills it for old kubelets). A CertificateSigningRequest
 /// takes what its endpoint's strategy lets it change ([`certificates::prepare_update`], which
-/// stamps new conditions with `now`).
+/// stamps new conditions with `now`). A CSIDriver whose spec changes moves its generation
+/// ([`storage::csi_driver::prepare_update`]; the kind does not track it from creation).
 pub fn prepare_update(
     info: &ResourceInfo,
     old: &Value,
@@ -154,6 +155,10 @@ pub fn prepare_update(
 ) {
     if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
         certificates::prepare_update(old, new, target, now);
+        return;
+    }
+    if info.is_builtin("storage.k8s.io", "CSIDriver") {
+        storage::csi_driver::prepare_update(old, new);
         return;
     }
     if info.custom || !info.group.is_empty() {

@@ -22,6 +22,12 @@ pub fn format_label_set(labels: &Value) -> String {
 
 /// `ValidateLabelSelector` with `AllowInvalidLabelValueInSelector: false`.
 pub fn causes(selector: &Value, field: &str) -> Vec<Cause> {
+    causes_with(selector, field, false)
+}
+
+/// `ValidateLabelSelector`; `allow_invalid_label_value` is the option of that name (the values
+/// of `matchExpressions` are then not checked as label values).
+pub fn causes_with(selector: &Value, field: &str, allow_invalid_label_value: bool) -> Vec<Cause> {
     let mut causes = Vec::new();
     let expressions = selector["matchExpressions"]
         .as_array()
@@ -55,6 +61,9 @@ pub fn causes(selector: &Value, field: &str) -> Vec<Cause> {
             causes.push(Cause::invalid_str(format!("{at}.key"), key, &msg));
         }
         for (j, v) in values.iter().enumerate() {
+            if allow_invalid_label_value {
+                break;
+            }
             let v = v.as_str().unwrap_or_default();
             for msg in is_label_value(v) {
                 causes.push(Cause::invalid_str(format!("{at}.values[{j}]"), v, &msg));

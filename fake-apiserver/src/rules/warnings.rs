@@ -49,6 +49,9 @@ pub fn on_create(info: &ResourceInfo, obj: &Value) -> Vec<String> {
     if info.is_builtin("", "Service") {
         return service::warnings(obj);
     }
+    if let Some(warnings) = node_label_warnings(info, obj) {
+        return warnings;
+    }
     if info.is_builtin("networking.k8s.io", "Ingress") {
         return ingress_class_annotation(obj).into_iter().collect();
     }
@@ -153,6 +156,9 @@ pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
     if info.is_builtin("", "Service") {
         return service::warnings(new);
     }
+    if let Some(warnings) = node_label_warnings(info, new) {
+        return warnings;
+    }
     let Some(Some(template)) = template_path(info) else {
         return Vec::new();
     };
@@ -249,6 +255,65 @@ fn deprecated_node_label(key: &str) -> Option<&'static str> {
         .iter()
         .find(|(k, _)| *k == key)
         .map(|(_, m)| *m)
+}
+
+/// The warnings of the kinds whose strategies warn of deprecated node labels alone, on create
+/// and update alike (`None` for other kinds): a StorageClass's allowed topologies
+/// (`GetWarningsForStorageClass`), a RuntimeClass's scheduling node selector
+/// (`GetWarningsForRuntimeClass`, which names the field, not the label), a CSIStorageCapacity's
+/// node topology.
+fn node_label_warnings(info: &ResourceInfo, obj: &Value) -> Option<Vec<String>> {
+    if info.custom {
+        return None;
+    }
+    let mut out = Vec::new();
+    match (info.group.as_str(), info.kind.as_str()) {
+        ("storage.k8s.io", "StorageClass") => {
+            for (i, term) in arr(obj, "allowedTopologies").iter().enumerate() {
+                for (j, req) in arr(term, "matchLabelExpressions").iter().enumerate() {
+                    if let Some(msg) = deprecated_node_label(str_of(req, "key")) {
+                        out.push(format!(
+                            "allowedTopologies[{i}].matchLabelExpressions[{j}].key: {msg}"
+                        ));
+                    }
+                }
+            }
+        }
+        ("node.k8s.io", "RuntimeClass") => {
+            let selector = obj["scheduling"]["nodeSelector"].as_object();
+            for key in selector.into_iter().flatten().map(|(k, _)| k) {
+                if let Some(msg) = deprecated_node_label(key) {
+                    out.push(format!("scheduling.nodeSelector: {msg}"));
+                }
+            }
+        }
+        ("storage.k8s.io", "CSIStorageCapacity") => {
+            out = super::storage::csi_storage_capacity::warnings(obj);
+        }
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// `GetWarningsForNodeSelector`: deprecated node labels in a label selector's expressions, then
+/// in its `matchLabels` (in key order; Go ranges over the map).
+pub(crate) fn label_selector(selector: &Value, path: &str, out: &mut Vec<String>) {
+    for (i, req) in arr(selector, "matchExpressions").iter().enumerate() {
+        let key = str_of(req, "key");
+        if let Some(msg) = deprecated_node_label(key) {
+            out.push(format!("{path}.matchExpressions[{i}].key: {key} is {msg}"));
+        }
+    }
+    for key in selector["matchLabels"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+    {
+        if let Some(msg) = deprecated_node_label(key) {
+            out.push(format!("{path}.matchLabels.{key}: {msg}"));
+        }
+    }
 }
 
 /// `GetWarningsForNodeSelectorTerm`.

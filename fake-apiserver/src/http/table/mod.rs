@@ -2,7 +2,7 @@
 //!
 //! Built-in kinds print the columns kubernetes' `pkg/printers/internalversion/printers.go` gives
 //! them (`AddHandlers`), ported kind by kind: the pod in [`pod`], the rest of the core group in
-//! [`core_api`], the controllers' kinds in [`workloads`], everything else in [`other`]. A real server
+//! [`core_api`], the controllers' kinds in [`workloads`], the CSI storage kinds in [`storage`], everything else in [`other`]. A real server
 //! always asks the printers for the wide output (`printers.GenerateOptions{Wide: true}` in
 //! `pkg/printers/storage`), so every row carries the priority-1 cells too and `kubectl get -o wide`
 //! only shows more of them. Kinds `printers.go` has no handler for (Role, ClusterRole,
@@ -15,6 +15,7 @@
 mod core_api;
 mod other;
 mod pod;
+mod storage;
 mod workloads;
 
 use axum::http::{header, HeaderMap};
@@ -268,6 +269,7 @@ fn columns_for(info: &ResourceInfo) -> Vec<Column> {
     let (group, kind) = (info.group.as_str(), info.kind.as_str());
     core_api::columns(group, kind)
         .or_else(|| workloads::columns(group, kind))
+        .or_else(|| storage::columns(group, kind))
         .or_else(|| other::columns(group, kind))
         .unwrap_or_else(default_columns)
 }

@@ -86,13 +86,55 @@ pub(crate) struct Field {
     pub omit: Omit,
     /// Its type.
     pub ty: Ty,
+    /// Its strategic merge patch tags.
+    pub patch: PatchTag,
+}
+
+/// A field's strategic merge patch tags (`patchStrategy`, `patchMergeKey`), as
+/// `PatchMetaFromStruct` reads them off the Go type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PatchTag {
+    /// No `patchStrategy`: a list is replaced, a map merged key by key.
+    None,
+    /// `patchStrategy:"merge"` (alone or with `retainKeys`), with its `patchMergeKey` for a list
+    /// of objects.
+    Merge(Option<&'static str>),
+    /// `patchStrategy:"replace"`.
+    Replace,
+}
+
+/// The index of a served built-in kind's struct in the generated table.
+pub(crate) fn kind_struct(group: &str, kind: &str) -> Option<u16> {
+    shapes::KINDS
+        .iter()
+        .find(|(g, k, _, _)| *g == group && *k == kind)
+        .map(|(_, _, _, index)| *index)
+}
+
+/// The index of `metav1.ObjectMeta` in the generated table.
+pub(crate) fn object_meta_struct() -> Option<u16> {
+    static INDEX: std::sync::OnceLock<Option<u16>> = std::sync::OnceLock::new();
+    *INDEX.get_or_init(|| {
+        shapes::STRUCTS
+            .iter()
+            .position(|s| s.name == "meta/v1.ObjectMeta")
+            .and_then(|i| u16::try_from(i).ok())
+    })
+}
+
+/// The field `json` of the struct at `index`: its patch tags and type.
+pub(crate) fn struct_field(index: u16, json: &str) -> Option<(PatchTag, Ty)> {
+    let fields = shapes::STRUCTS.get(usize::from(index))?.fields;
+    fields
+        .binary_search_by(|f| f.json.cmp(json))
+        .ok()
+        .map(|i| (fields[i].patch, fields[i].ty))
 }
 
 /// A Go struct: its package-qualified name and its JSON fields (embedded structs' included).
 #[derive(Debug)]
 pub(crate) struct Struct {
     /// E.g. `core/v1.Pod`.
-    #[allow(dead_code, reason = "for reading the table, in Debug output and tests")]
     pub name: &'static str,
     /// Sorted by JSON name.
     pub fields: &'static [Field],
