@@ -291,3 +291,60 @@ fn a_crd_is_created_unestablished_and_established_by_a_later_status_write() {
         ])
         .ok();
 }
+
+/// The `+default` markers of `k8s.io/api/core/v1` and `SetDefaults_Volume`, read back over the
+/// wire as `kubectl` sees them: a volume without a source is an empty dir, plugin sources are
+/// filled, a gRPC probe's service is written as `""`, an empty port protocol is TCP; a
+/// persistent volume's plugin source gets the same markers.
+#[test]
+fn the_core_types_markers_fill_volumes_probes_and_ports() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json(
+        "pod.json",
+        &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox",
+                "ports": [{"containerPort": 8080, "protocol": ""}],
+                "readinessProbe": {"grpc": {"port": 9000}}}],
+                "volumes": [{"name": "scratch"},
+                            {"name": "disk", "iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0}}]}}),
+    );
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let pod = cluster
+        .kubectl(&["get", "pod", "p", "-o", "json"])
+        .ok()
+        .json();
+    let c = &pod["spec"]["containers"][0];
+    assert_eq!(c["ports"][0]["protocol"], "TCP");
+    assert_eq!(
+        c["readinessProbe"]["grpc"],
+        json!({"port": 9000, "service": ""})
+    );
+    assert_eq!(
+        pod["spec"]["volumes"][0],
+        json!({"name": "scratch", "emptyDir": {}})
+    );
+    assert_eq!(
+        pod["spec"]["volumes"][1]["iscsi"]["iscsiInterface"],
+        "default"
+    );
+
+    let file = cluster.write_json(
+        "pv.json",
+        &json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "rbd": {"monitors": ["10.0.0.2:6789"], "image": "img"}}}),
+    );
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let pv = cluster
+        .kubectl(&["get", "pv", "pv", "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (
+            &pv["spec"]["rbd"]["pool"],
+            &pv["spec"]["rbd"]["user"],
+            &pv["spec"]["rbd"]["keyring"]
+        ),
+        (&json!("rbd"), &json!("admin"), &json!("/etc/ceph/keyring"))
+    );
+}

@@ -12,6 +12,7 @@ mod apps;
 pub(crate) mod batch;
 mod core;
 mod pod_spec;
+mod volume_sources;
 
 /// Applies the kind's defaulting functions to a written object (create, update, patch, apply),
 /// as the real server's decoder does. Kinds without defaults are left as they are.
@@ -246,6 +247,17 @@ fn fill_missing_resources(map: &mut Map<String, Value>, to: &str, from: &str) {
     }
 }
 
+/// Sets `key` when it is missing, null or the empty string (Go's zero value of a string, which
+/// is what a `+default` marker on a string field replaces).
+fn set_if_empty(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map
+        .get(key)
+        .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
+    {
+        map.insert(key.into(), value);
+    }
+}
+
 fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {
     if map.get(key).is_none_or(Value::is_null) {
         map.insert(key.into(), value);
@@ -376,6 +388,28 @@ pub fn default_namespace(ns: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_protocols_and_grpc_services_take_their_markers_defaults() {
+        let mut spec = json!({"containers": [{"name": "c", "image": "i",
+            "ports": [{"containerPort": 80, "protocol": ""}],
+            "livenessProbe": {"grpc": {"port": 9000}}}],
+            "volumes": [{"name": "scratch"}]});
+        pod_spec::default_pod_spec(&mut spec);
+        let c = &spec["containers"][0];
+        assert_eq!(c["ports"][0]["protocol"], "TCP");
+        assert_eq!(
+            c["livenessProbe"]["grpc"],
+            json!({"port": 9000, "service": ""})
+        );
+        assert_eq!(
+            spec["volumes"][0],
+            json!({"name": "scratch", "emptyDir": {}})
+        );
+        let mut service = json!({"ports": [{"port": 80, "protocol": ""}]});
+        core::service(service.as_object_mut().unwrap());
+        assert_eq!(service["ports"][0]["protocol"], "TCP");
+    }
 
     #[test]
     fn pod_defaults_match_a_real_server() {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{fill_missing_resources, pod_spec, set_default};
+use super::{fill_missing_resources, pod_spec, set_default, set_if_empty};
 
 /// `SetDefaults_Secret`: a secret without a type is `Opaque`.
 pub fn secret(object: &mut Map<String, Value>) {
@@ -35,6 +35,7 @@ pub fn persistent_volume(object: &mut Map<String, Value>) {
     if let Some(spec) = object_at(object, "spec") {
         set_if_empty(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
         set_default(spec, "volumeMode", json!("Filesystem"));
+        super::volume_sources::default_plugin_sources(spec);
     }
 }
 
@@ -100,16 +101,6 @@ fn object_at<'a>(
     slot.as_object_mut()
 }
 
-/// Sets `key` when it is missing, null or the empty string (Go's zero value of a string).
-fn set_if_empty(map: &mut Map<String, Value>, key: &str, value: Value) {
-    if map
-        .get(key)
-        .is_none_or(|v| v.is_null() || v.as_str() == Some(""))
-    {
-        map.insert(key.into(), value);
-    }
-}
-
 /// `SetDefaults_Service`, with the single-stack IPv4 family the service registry records.
 pub fn service(spec: &mut Map<String, Value>) {
     set_default(spec, "sessionAffinity", json!("None"));
@@ -129,7 +120,7 @@ pub fn service(spec: &mut Map<String, Value>) {
     set_default(spec, "type", json!("ClusterIP"));
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-            set_default(p, "protocol", json!("TCP"));
+            set_if_empty(p, "protocol", json!("TCP"));
             let target_unset = match p.get("targetPort") {
                 None | Some(Value::Null) => true,
                 Some(Value::Number(n)) => n.as_i64() == Some(0),

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{fill_missing_resources, set_default};
+use super::{fill_missing_resources, set_default, set_if_empty};
 
 /// Fills the defaults of a `PodTemplateSpec` (its `spec`), as the generated defaulters of the
 /// workload kinds do for their templates.
@@ -98,7 +98,7 @@ pub fn default_container(c: &mut Map<String, Value>) {
     set_default(c, "resources", json!({}));
     if let Some(ports) = c.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
-            set_default(p, "protocol", json!("TCP"));
+            set_if_empty(p, "protocol", json!("TCP"));
         }
     }
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
@@ -108,6 +108,11 @@ pub fn default_container(c: &mut Map<String, Value>) {
             set_default(p, "successThreshold", json!(1));
             set_default(p, "failureThreshold", json!(3));
             default_http_get(p);
+            // `GRPCAction.Service`'s marker: no service is the empty one (written, the field
+            // has no `omitempty`).
+            if let Some(grpc) = p.get_mut("grpc").and_then(Value::as_object_mut) {
+                set_default(grpc, "service", json!(""));
+            }
         }
     }
     // `SetDefaults_HTTPGetAction` holds for lifecycle hooks as for probes.
@@ -151,8 +156,10 @@ fn default_downward_items(source: &mut Map<String, Value>) {
     }
 }
 
-/// Volume sources with a default file mode (`0644`, written 420) or type.
+/// Volume sources with a default file mode (`0644`, written 420) or type, a volume without a
+/// source, and the plugin sources' markers ([`super::volume_sources`]).
 fn default_volume(v: &mut Map<String, Value>) {
+    super::volume_sources::default_volume_source(v);
     for source in ["secret", "configMap", "downwardAPI", "projected"] {
         if let Some(s) = v.get_mut(source).and_then(Value::as_object_mut) {
             set_default(s, "defaultMode", json!(420));
