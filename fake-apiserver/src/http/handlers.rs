@@ -1217,7 +1217,7 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
-            serde_json::from_slice(body).map_err(|e| {
+            crate::store::json::from_slice(body).map_err(|e| {
                 // Go's wording where we can give it, so clients see what a real server says.
                 let detail =
                     crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());

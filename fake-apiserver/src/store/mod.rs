@@ -23,6 +23,7 @@ use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 
+pub mod json;
 mod labels;
 mod parsed;
 pub mod pod_logs;
@@ -268,7 +269,7 @@ impl Inner {
         if let Some((value, derived)) = self.parsed.get_with_derived(resource, key, bytes) {
             return Ok(Some((bytes.clone(), value, derived)));
         }
-        let value = serde_json::from_slice(bytes)
+        let value = json::from_slice(bytes)
             .map(Arc::new)
             .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?;
         Ok(Some((bytes.clone(), value, None)))
@@ -472,7 +473,7 @@ impl Store {
                 let revision = inner.revision + 1;
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
-                let bytes = encode(&object, current_bytes.as_ref().map_or(0, Bytes::len))?;
+                let bytes = encode(&object, current_bytes.as_ref().map_or(0, Bytes::len));
                 if let (Some(old), Some(stored)) = (&current_bytes, &current) {
                     // Identical to what is stored but for the revision: no new revision, no
                     // event.
@@ -557,7 +558,7 @@ impl Store {
             || names_owners(&bytes)
             || previous.as_deref().is_some_and(names_owners);
         if indexed {
-            let parse = |b: &Bytes| serde_json::from_slice::<Value>(b).ok();
+            let parse = |b: &Bytes| json::from_slice(b).ok();
             let old = previous.as_ref().and_then(parse);
             let new = parse(&bytes);
             inner.reindex(resource, &key, old.as_ref(), new.as_ref());
@@ -656,7 +657,7 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let revision = inner.revision + 1;
         set_resource_version(&mut last, &revision.to_string());
-        let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len))?;
+        let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len));
         inner.revision = revision;
         if let Some(m) = inner.objects.get_mut(resource) {
             m.remove(&key);
@@ -898,19 +899,21 @@ impl Store {
 /// a buffer of about that size usually fits at once, and is kept as is when little of it is
 /// left unused; otherwise the bytes are copied to an exact-size buffer, since spare capacity
 /// would stay allocated for as long as the object is stored.
-fn encode(object: &Value, size_hint: usize) -> Result<Bytes, ApiError> {
+fn encode(object: &Value, size_hint: usize) -> Bytes {
     const SLACK: usize = 64;
     let mut buffer = Vec::with_capacity(if size_hint == 0 {
         256
     } else {
         size_hint + SLACK
     });
-    serde_json::to_writer(&mut buffer, object)
-        .map_err(|e| ApiError::internal(format!("cannot encode object: {e}")))?;
+    // Writing into a `Vec` cannot fail, nor can a `Value` (its map keys are strings).
+    if let Err(e) = serde_json::to_writer(&mut buffer, object) {
+        tracing::error!(error = %e, "cannot encode an object");
+    }
     if buffer.capacity() - buffer.len() <= SLACK {
-        Ok(Bytes::from(buffer))
+        Bytes::from(buffer)
     } else {
-        Ok(Bytes::copy_from_slice(&buffer))
+        Bytes::copy_from_slice(&buffer)
     }
 }
 
