@@ -386,3 +386,46 @@ fn kubectl_label_then_unlabel_leaves_no_label_manager() {
         vec![("kubectl-create".into(), "Update".into())]
     );
 }
+
+/// The field manager sees objects through the Go types, as the real one does
+/// (`DefaultUnstructuredConverter.ToUnstructured`): an empty `omitempty` field a client sends is
+/// not there, so it is owned by nobody and a write that adds only it changes nothing (no new
+/// resourceVersion); a created object is compared with the kind's zero value, so a struct the
+/// zero value already has (a Service's `spec`) is not owned as a whole (`f:spec` has no `.`).
+#[test]
+fn empty_omitempty_fields_are_owned_by_nobody_and_change_nothing() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json(
+        "cm.json",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "app", "namespace": "default"},
+            "data": {"a": "1"}, "binaryData": {}}),
+    );
+    cluster.kubectl(&["create", "-f", &file]).ok();
+    let created = cluster.must_get("v1", "configmaps", Some("default"), "app");
+    assert_eq!(
+        fields_of(&created, "kubectl-create"),
+        json!({"f:data": {".": {}, "f:a": {}}})
+    );
+    let mut same = created.clone();
+    same["binaryData"] = json!({});
+    let file = cluster.write_json("same.json", &same);
+    cluster.kubectl(&["replace", "-f", &file]).ok();
+    let replaced = cluster.must_get("v1", "configmaps", Some("default"), "app");
+    assert_eq!(
+        replaced["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"],
+        "a write that adds only an empty omitempty field is a no-op"
+    );
+    assert_eq!(
+        managers(&replaced),
+        vec![("kubectl-create".into(), "Update".into())]
+    );
+
+    cluster
+        .kubectl(&["create", "service", "clusterip", "web", "--tcp=80:8080"])
+        .ok();
+    let service = cluster.must_get("v1", "services", Some("default"), "web");
+    let spec = &fields_of(&service, "kubectl-create")["f:spec"];
+    assert!(spec.get(".").is_none(), "{spec}");
+    assert_eq!(spec["f:type"], json!({}));
+}

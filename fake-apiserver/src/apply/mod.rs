@@ -302,6 +302,20 @@ pub fn track_update_known(
     let Some(mut entries) = base_entries(writer, live, sent, known) else {
         return set_managed_fields(new, Vec::new());
     };
+    // The real field manager sees both objects through the Go type
+    // (`DefaultUnstructuredConverter.ToUnstructured`): an empty `omitempty` field is not there
+    // (a sent `binaryData: {}` changes nothing and is owned by nobody), a field without
+    // `omitempty` is there with its zero value, and a created object is compared with the
+    // kind's zero value. The stored `live` object already reads that way.
+    let zero;
+    let mut live = live;
+    if !writer.info.custom {
+        crate::rules::go_encoding::encode_kind(&writer.info.group, &writer.info.kind, new);
+        if live.is_none() {
+            zero = crate::rules::go_encoding::zero_object(&writer.info.group, &writer.info.kind);
+            live = zero.as_ref();
+        }
+    }
     let schema = schema::schema_for(writer.info);
     // As `take_over` on both objects without their managedFields, without copying them.
     let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new);

@@ -141,12 +141,31 @@ pub(crate) struct Struct {
 }
 
 /// The struct of a built-in kind, if the tables have it.
-#[cfg(test)]
 fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
-    shapes::KINDS
-        .iter()
-        .find(|(g, k, _, _)| *g == group && *k == kind)
-        .map(|(_, _, _, index)| &shapes::STRUCTS[usize::from(*index)])
+    kind_struct(group, kind).map(|index| &shapes::STRUCTS[usize::from(index)])
+}
+
+/// An object of the built-in kind `group`/`kind` as the Go type sees it, in place: what
+/// `runtime.DefaultUnstructuredConverter.ToUnstructured` gives the field manager, and what
+/// [`encode_stored`] stores (`omitempty` fields that are empty gone, other fields written with
+/// their zero values). Objects of kinds the tables do not have are left alone.
+pub fn encode_kind(group: &str, kind: &str, object: &mut Value) {
+    let Some(root) = root_of(group, kind) else {
+        return;
+    };
+    convert_decoded(group, kind, object);
+    if let Value::Object(map) = object {
+        encode_struct(root, map);
+    }
+}
+
+/// The zero value of the built-in kind `group`/`kind` as the Go type sees it (a new, empty
+/// object: what the field manager compares a created object with); `None` for other kinds.
+pub fn zero_object(group: &str, kind: &str) -> Option<Value> {
+    let root = root_of(group, kind)?;
+    let mut map = Map::new();
+    encode_struct(root, &mut map);
+    Some(Value::Object(map))
 }
 
 /// The kind and struct of the built-in resource stored under `resource` (`group/plural`).
