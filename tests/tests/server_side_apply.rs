@@ -429,3 +429,32 @@ fn empty_omitempty_fields_are_owned_by_nobody_and_change_nothing() {
     assert!(spec.get(".").is_none(), "{spec}");
     assert_eq!(spec["f:type"], json!({}));
 }
+
+/// A create's managed fields are computed where the real create handler computes them: on the
+/// decoded object (its defaults included), before the in-tree admission plugins and the kind's
+/// create strategy, whose additions nobody owns. `kubectl run` owns a pod's containers and
+/// defaulted spec fields but not the service account, priority, token volume and tolerations
+/// admission adds; `kubectl create namespace` owns the name label (a decode-time default) but
+/// not the `kubernetes` finalizer (the strategy's).
+#[test]
+fn a_create_owns_what_it_sent_and_its_defaults_not_what_admission_adds() {
+    let cluster = Cluster::start();
+    cluster.kubectl(&["run", "web", "--image=nginx"]).ok();
+    let pod = cluster.must_get("v1", "pods", Some("default"), "web");
+    assert_eq!(pod["spec"]["serviceAccountName"], "default");
+    assert_eq!(
+        fields_of(&pod, "kubectl-run"),
+        json!({"f:metadata": {"f:labels": {".": {}, "f:run": {}}},
+            "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:imagePullPolicy": {},
+                "f:name": {}, "f:resources": {}, "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {}}},
+            "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {},
+            "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}}})
+    );
+    cluster.kubectl(&["create", "namespace", "team"]).ok();
+    let namespace = cluster.must_get("v1", "namespaces", None, "team");
+    assert_eq!(namespace["spec"]["finalizers"], json!(["kubernetes"]));
+    assert_eq!(
+        fields_of(&namespace, "kubectl-create"),
+        json!({"f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}}}})
+    );
+}

@@ -128,6 +128,7 @@ fn create(server: &FakeApiServer, service: Value) {
         applied: false,
         user: None,
         trusted: Trust::Own,
+        in_tree_admission: false,
     };
     let name = service["metadata"]["name"].clone();
     match create_object(server, &info, None, service, &options) {

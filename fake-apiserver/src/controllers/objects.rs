@@ -164,6 +164,7 @@ pub(crate) fn create(
         applied: false,
         user: None,
         trusted,
+        in_tree_admission: false,
     };
     match crate::http::handlers::create_object(server, info, Some(namespace), object, &options) {
         Ok(_) => Ok(()),

@@ -574,13 +574,6 @@ impl Call<'_> {
         crate::http::crd_cleanup::refuse_create_while_terminating(self.server, self.info)?;
         let mut object = parse_body(self.headers, &body)?;
         let shared = &self.server.shared;
-        crate::auth::admission::admit_create(
-            shared,
-            self.info,
-            self.path.namespace.as_deref(),
-            &mut object,
-        )?;
-        crate::admission::admit_builtin_create(shared, self.info, &mut object)?;
         if object["metadata"]["namespace"].is_null() {
             if let (Some(ns), Some(meta)) = (
                 self.path.namespace.as_deref(),
@@ -598,6 +591,7 @@ impl Call<'_> {
             applied: false,
             user: Some(&self.user),
             trusted: Trust::Client,
+            in_tree_admission: true,
         };
         self.create_with(object, &options)
     }
@@ -876,9 +870,6 @@ impl Call<'_> {
             meta.remove("resourceVersion");
         }
         let shared = &self.server.shared;
-        let namespace = self.path.namespace.as_deref();
-        crate::auth::admission::admit_create(shared, self.info, namespace, &mut object)?;
-        crate::admission::admit_builtin_create(shared, self.info, &mut object)?;
         crate::auth::authorize_create_on_update(
             shared,
             &self.user,
@@ -899,6 +890,7 @@ impl Call<'_> {
             applied,
             user: Some(&self.user),
             trusted: Trust::Client,
+            in_tree_admission: true,
         };
         self.create_with(object, &options)
     }
@@ -1418,6 +1410,10 @@ pub(crate) struct CreateOptions<'a> {
     pub applied: bool,
     /// Who asks; `None` (loading manifests or state) skips the admission policies.
     pub user: Option<&'a crate::auth::UserInfo>,
+    /// Run the in-tree mutating admission plugins of a client's create (ServiceAccount,
+    /// Priority, RuntimeClass), after the field manager has seen the decoded object, as the real
+    /// create handler orders them.
+    pub in_tree_admission: bool,
     /// The body is one the server built itself from a fixed template (the start-up namespaces
     /// and RBAC policy, the service-account controller's objects): the typed decode, which
     /// would neither change it nor warn, is skipped (see [`Trust`]).
@@ -1482,6 +1478,20 @@ pub(crate) fn create_object(
         .to_string();
     if info.namespaced {
         check_namespace_accepts(server, info, &ns, &object)?;
+    }
+    // The create handler's field manager sees a built-in object as decoded (defaults included),
+    // before mutating admission and the kind's create strategy, whose additions nobody owns (a
+    // pod's service account volume, a namespace's finalizer, a service's allocated IPs). A custom
+    // resource's schema defaults come later here (`finish_custom_object`), so its managed
+    // fields are computed after them, below.
+    let mut tracked_early = (!ctx.applied && !info.custom).then(|| {
+        let mut tracked = object.clone();
+        let written = crate::apply::track_update_known(&ctx.writer(None), None, None, &mut tracked);
+        (tracked["metadata"].get("managedFields").cloned(), written)
+    });
+    if options.in_tree_admission {
+        crate::auth::admission::admit_create(&server.shared, info, namespace, &mut object)?;
+        crate::admission::admit_builtin_create(&server.shared, info, &mut object)?;
     }
     crate::admission::mutate(info, None, &mut object)?;
     let generate_name = object["metadata"]["generateName"]
@@ -1557,10 +1567,23 @@ pub(crate) fn create_object(
             .borrow_mut()
             .extend(crate::rules::warnings::on_create(info, &candidate));
         finish_custom_object(&ctx, &mut candidate, None)?;
-        if !ctx.applied {
-            let written =
-                crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
-            ctx.memos.set_written(written);
+        match tracked_early.as_mut() {
+            Some((managed, written)) => {
+                if let Some(meta) = candidate["metadata"].as_object_mut() {
+                    match managed {
+                        Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+                        None => meta.remove("managedFields"),
+                    };
+                }
+                // (The decoded sets are a cache: a retried generated name goes without them.)
+                ctx.memos.set_written(written.take());
+            }
+            None if !ctx.applied => {
+                let written =
+                    crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
+                ctx.memos.set_written(written);
+            }
+            None => {}
         }
         finish_builtin_object(info, &mut candidate, &now, None)?;
         if crd::is_crd(info) {
@@ -1831,6 +1854,7 @@ fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result
             applied: false,
             user: None,
             trusted,
+            in_tree_admission: false,
         };
         let (created, _) = create_object(server, &info, namespace.as_deref(), object, &options)?;
         let mut created = created.into_object();

@@ -52,6 +52,7 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) {
                 "PersistentVolumeClaim" => core::persistent_volume_claim(map),
                 "Endpoints" => core::endpoints(map),
                 "LimitRange" => core::limit_range(map),
+                "Namespace" => core::namespace(map),
                 _ => {}
             }
         }
@@ -367,7 +368,9 @@ impl QosTotals {
     }
 }
 
-/// Namespace defaults: the `kubernetes` finalizer, phase Active, and the name label.
+/// What the namespace strategy adds to a new namespace: the `kubernetes` finalizer, phase
+/// Active, and the name label (`Canonicalize`, for a name generated after decoding; a named one
+/// has it from [`on_decode`] already).
 pub fn default_namespace(ns: &mut Value) {
     let name = ns["metadata"]["name"]
         .as_str()

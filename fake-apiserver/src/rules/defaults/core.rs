@@ -48,6 +48,23 @@ pub fn persistent_volume_claim(object: &mut Map<String, Value>) {
     }
 }
 
+/// `SetDefaults_Namespace`: a named namespace carries its name as the
+/// `kubernetes.io/metadata.name` label (on every decode, so an update cannot take it away).
+pub fn namespace(object: &mut Map<String, Value>) {
+    let Some(name) = object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+    else {
+        return;
+    };
+    if let Some(labels) = object_at(object, "metadata").and_then(|m| object_at(m, "labels")) {
+        labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+    }
+}
+
 /// `SetDefaults_Endpoints`: ports without a protocol are TCP.
 pub fn endpoints(object: &mut Map<String, Value>) {
     let Some(subsets) = object.get_mut("subsets").and_then(Value::as_array_mut) else {
