@@ -1807,6 +1807,16 @@ pub(crate) fn apply_own(server: &FakeApiServer, object: Value) -> Result<Value, 
     apply_object(server, object, Trust::Own)
 }
 
+/// The field manager of a create-or-replace: the server's own start-up objects are written as a
+/// real server's are, by its loopback client (`kube-apiserver`, from its user agent); loaded
+/// manifests by `fake-apiserver`.
+fn manifest_manager(trusted: Trust) -> &'static str {
+    match trusted {
+        Trust::Own => "kube-apiserver",
+        Trust::Client => "fake-apiserver",
+    }
+}
+
 /// Create-or-replace of a whole object; `trusted` says whose body it is.
 fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result<Value, ApiError> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
@@ -1848,7 +1858,7 @@ fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result
             meta.remove("resourceVersion");
         }
         let options = CreateOptions {
-            manager: "fake-apiserver",
+            manager: manifest_manager(trusted),
             dry_run: false,
             validation: FieldValidation::Warn,
             applied: false,
@@ -1862,7 +1872,7 @@ fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result
         return Ok(created);
     }
     let now = server.shared.now_string();
-    let ctx = WriteContext::new(&info, &now, "fake-apiserver");
+    let ctx = WriteContext::new(&info, &now, manifest_manager(trusted));
     let mut object = object;
     check_type_meta(&info, &mut object)?;
     check_namespace(&info, namespace.as_deref(), &mut object)?;
