@@ -1484,10 +1484,10 @@ pub(crate) fn create_object(
     // pod's service account volume, a namespace's finalizer, a service's allocated IPs). A custom
     // resource's schema defaults come later here (`finish_custom_object`), so its managed
     // fields are computed after them, below.
-    // (In place: the object goes on as the Go type reads it, which it is stored as anyway.)
     let mut tracked_early = (!ctx.applied && !info.custom).then(|| {
-        let written = crate::apply::track_update_known(&ctx.writer(None), None, None, &mut object);
-        (object["metadata"].get("managedFields").cloned(), written)
+        let mut tracked = object.clone();
+        let written = crate::apply::track_update_known(&ctx.writer(None), None, None, &mut tracked);
+        (tracked["metadata"].get("managedFields").cloned(), written)
     });
     if options.in_tree_admission {
         crate::auth::admission::admit_create(&server.shared, info, namespace, &mut object)?;
