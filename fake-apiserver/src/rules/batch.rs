@@ -567,9 +567,7 @@ mod tests {
     use rstest::rstest;
     use serde_json::json;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     fn new_job(restart: Option<&str>) -> Value {
         let mut job = json!({"metadata": {"name": "pi", "uid": "u-1"}, "spec": {"template": {"spec": {

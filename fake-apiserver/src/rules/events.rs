@@ -200,9 +200,7 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     #[case::same_namespace(json!({"metadata": {"namespace": "a"}, "involvedObject": {"namespace": "a"}}), vec![])]

@@ -573,9 +573,7 @@ mod tests {
 
     use super::*;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     #[case::allow_all(json!({"podSelector": {}}), vec![])]

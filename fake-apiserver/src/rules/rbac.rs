@@ -204,9 +204,7 @@ mod tests {
     use rstest::rstest;
     use serde_json::json;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     #[case::ok(json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]), vec![])]

@@ -259,6 +259,12 @@ impl Cause {
     }
 }
 
+/// The error texts of `causes` (`field: body`), for tests to compare with upstream's messages.
+#[cfg(test)]
+pub(crate) fn error_texts(causes: Vec<Cause>) -> Vec<String> {
+    causes.iter().map(Cause::error_text).collect()
+}
+
 /// Joins error texts the way a Go `Aggregate` does: one alone as itself, several as
 /// `[a, b]`, duplicates dropped.
 pub fn aggregate_message(texts: &[String]) -> String {

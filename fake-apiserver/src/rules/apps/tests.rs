@@ -5,9 +5,7 @@ use serde_json::{json, Value};
 
 use super::*;
 
-fn texts(causes: Vec<Cause>) -> Vec<String> {
-    causes.iter().map(Cause::error_text).collect()
-}
+use crate::rules::validation::error_texts as texts;
 
 /// Sets `value` at a JSON pointer, creating the objects on the way.
 fn set(doc: &mut Value, pointer: &str, value: Value) {

@@ -320,9 +320,7 @@ mod tests {
                "imagePullPolicy": "Always", "terminationMessagePolicy": "File"})
     }
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     /// The stored pod: Burstable, one container with a CPU request and limit and a memory
     /// request.

@@ -999,9 +999,7 @@ mod tests {
         json!({"metadata": {"name": "s"}, "spec": spec})
     }
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     // ValidateService

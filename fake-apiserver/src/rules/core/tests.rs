@@ -6,9 +6,7 @@ use serde_json::{json, Value};
 
 use super::*;
 
-fn texts(causes: Vec<Cause>) -> Vec<String> {
-    causes.iter().map(Cause::error_text).collect()
-}
+use crate::rules::validation::error_texts as texts;
 
 #[rstest]
 #[case::plain("app.conf", vec![])]

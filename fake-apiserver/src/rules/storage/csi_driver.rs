@@ -184,9 +184,7 @@ mod tests {
 
     use super::*;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     fn defaulted(spec: Value) -> Value {
         let mut spec = spec.as_object().cloned().unwrap_or_default();

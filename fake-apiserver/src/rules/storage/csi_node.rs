@@ -132,9 +132,7 @@ mod tests {
 
     use super::*;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     fn node(drivers: Value) -> Value {
         json!({"metadata": {"name": "n1"}, "spec": {"drivers": drivers}})

@@ -131,9 +131,7 @@ mod tests {
 
     use super::*;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     #[case::valid(json!({"storageClassName": "fast", "capacity": "10Gi", "nodeTopology": {"matchLabels": {"zone": "a"}}}), vec![])]

@@ -131,9 +131,7 @@ mod tests {
         json!({"metadata": {"name": "va"}, "spec": spec, "status": status})
     }
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     fn valid_spec() -> Value {
         json!({"attacher": "csi.example.com", "source": {"persistentVolumeName": "pv-1"}, "nodeName": "node-1"})

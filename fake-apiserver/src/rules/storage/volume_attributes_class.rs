@@ -45,9 +45,7 @@ mod tests {
 
     use super::*;
 
-    fn texts(causes: Vec<Cause>) -> Vec<String> {
-        causes.iter().map(Cause::error_text).collect()
-    }
+    use crate::rules::validation::error_texts as texts;
 
     #[rstest]
     #[case::valid(json!({"driverName": "ebs.csi.aws.com", "parameters": {"iops": "3000"}}), vec![])]
