@@ -44,7 +44,9 @@ pub struct ResourceInfo {
     /// A read-only status computed on each request (`componentstatuses`): only `get` and
     /// `list`, never stored.
     pub computed: bool,
-    /// Whether `metadata.generation` is maintained (custom resources, pods, deployments, CRDs).
+    /// Whether the strategy starts `metadata.generation` at 1 on create (custom resources,
+    /// pods, deployments, CRDs, ...; kinds without it keep what the client sent). What moves it
+    /// on update is `registry::generation`'s.
     pub tracks_generation: bool,
     /// For custom resources: the CRD version's `subresources.scale`, if declared.
     pub scale: Option<ScalePaths>,
@@ -491,7 +493,7 @@ const BUILTINS: &[BuiltinRow] = &[
         "ingressclasses",
         false,
         false,
-        false,
+        true,
         &[],
         &[],
     ),
@@ -513,7 +515,7 @@ const BUILTINS: &[BuiltinRow] = &[
         "endpointslices",
         true,
         false,
-        false,
+        true,
         &[],
         &[],
     ),
@@ -535,7 +537,7 @@ const BUILTINS: &[BuiltinRow] = &[
         "priorityclasses",
         false,
         false,
-        false,
+        true,
         &["pc"],
         &[],
     ),

@@ -97,7 +97,7 @@ SHORT = {path: short for path, (_, _, short) in PACKAGES.items()}
 # Types with their own JSON encoding: how an absent value of each is written.
 SPECIAL = {
     ("meta/v1", "Time"): "Time",
-    ("meta/v1", "MicroTime"): "Time",
+    ("meta/v1", "MicroTime"): "MicroTime",
     ("meta/v1", "Duration"): "Duration",
     ("meta/v1", "FieldsV1"): "Opaque",
     ("k8s.io/apimachinery/pkg/api/resource", "Quantity"): "Quantity",

@@ -11,6 +11,7 @@ pub mod crd;
 pub mod delete_answer;
 pub(crate) mod disruption;
 pub mod gc_policy;
+pub mod generation;
 pub mod kind_rules;
 pub mod scale;
 pub mod semantics;

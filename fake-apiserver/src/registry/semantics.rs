@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, StatusCause};
-use crate::registry::crd;
+use crate::registry::{crd, generation};
 use crate::resource::ResourceInfo;
 use crate::store::value_eq::{equal, maps_equal_where};
 use crate::store::{resource_version_of, Mutation};
@@ -611,14 +611,13 @@ pub fn prepare_update(
         crate::admission::priority::restore_on_update(current, &mut next);
     }
     crate::rules::prepare_update(info, current, &mut next, rules_target, ctx.now);
-    // Whether the write changes the spec (everything outside metadata and status): decides the
-    // generation below, and whether what is known of the stored pod's spec holds for this one.
-    // Nothing after this point changes more than the metadata.
+    // Whether the write changes the spec at all (everything outside metadata and status):
+    // whether the generation rule below needs a closer look, and whether what is known of the
+    // stored pod's spec holds for this one. Nothing after this point changes more than the
+    // metadata.
     let pod = info.is_builtin("", "Pod");
-    let spec_unchanged = info
-        .tracks_generation
-        .then(|| !spec_changed(info, current, &next));
-    let pod_spec_valid = pod && spec_unchanged == Some(true) && ctx.memos.stored_pod_spec_valid();
+    let spec_differs = generation::spec_differs_as_json(info, current, &next);
+    let pod_spec_valid = pod && !spec_differs && ctx.memos.stored_pod_spec_valid();
     crate::rules::validate_update(info, current, &next, rules_target, pod_spec_valid)?;
     // What a later write may take as known of this version's spec: it passed the checks of a
     // spec write just now, or it is the stored spec that was known valid.
@@ -633,7 +632,12 @@ pub fn prepare_update(
     normalize_metadata(meta_mut(&mut next));
     dedup_owner_references(&mut next, ctx, true);
 
-    if info.tracks_generation && spec_unchanged == Some(false) {
+    // The kind's strategy; a status-like subresource's never moves it.
+    let strategy_runs = matches!(
+        target,
+        UpdateTarget::Main | UpdateTarget::EphemeralContainers | UpdateTarget::Resize
+    );
+    if strategy_runs && generation::bumps(info, current, &next, spec_differs) {
         let generation = meta(current)["generation"].as_i64().unwrap_or(0) + 1;
         meta_mut(&mut next).insert("generation".into(), json!(generation));
     }
@@ -664,7 +668,7 @@ pub fn prepare_update(
             ctx.memos.set_written(written);
         }
     }
-    if content_equal(info, current, &next, spec_unchanged) {
+    if content_equal(info, current, &next, spec_differs) {
         return Ok(Mutation::Unchanged(current.clone()));
     }
 
@@ -692,10 +696,10 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
     true
 }
 
-/// Whether two versions of an object differ outside `resourceVersion`. `spec_unchanged` is what
-/// [`spec_changed`] found for them, when it was asked: those keys need no second comparison.
-fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_unchanged: Option<bool>) -> bool {
-    if spec_unchanged == Some(false) {
+/// Whether two versions of an object differ outside `resourceVersion`. `spec_differs` is what
+/// [`generation::spec_differs_as_json`] found for them: those keys need no second comparison.
+fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_differs: bool) -> bool {
+    if spec_differs {
         return false;
     }
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
@@ -705,29 +709,12 @@ fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_unchanged: Opti
         (Some(x), Some(y)) => maps_equal_where(x, y, |k| k != "resourceVersion"),
         _ => equal(x, y),
     };
-    let compared = |k: &str| k != "metadata" && !(spec_unchanged.is_some() && is_spec_key(info, k));
+    let compared = |k: &str| k != "metadata" && !generation::is_spec_key(info, k);
     maps_equal_where(a, b, compared)
         && match (a.get("metadata"), b.get("metadata")) {
             (Some(x), Some(y)) => same_meta(x, y),
             (x, y) => x == y,
         }
-}
-
-/// Whether a top-level key is part of the spec for the generation rule: anything but `metadata`,
-/// the type and `status` (which a status subresource owns).
-fn is_spec_key(info: &ResourceInfo, key: &str) -> bool {
-    let owned_elsewhere =
-        matches!(key, "metadata" | "apiVersion" | "kind") || (info.has_status && key == "status");
-    !owned_elsewhere
-}
-
-/// The generation rule: any change outside `metadata` (and `status`, which a status subresource
-/// owns) is a spec change.
-fn spec_changed(info: &ResourceInfo, old: &Value, new: &Value) -> bool {
-    match (old.as_object(), new.as_object()) {
-        (Some(old), Some(new)) => !maps_equal_where(old, new, |k| is_spec_key(info, k)),
-        _ => !equal(old, new),
-    }
 }
 
 /// ConfigMaps and Secrets marked `immutable` refuse changes to their data.
@@ -932,9 +919,11 @@ pub fn decide_delete(
         }
     }
     set_deletion(&mut next, now, grace);
-    if info.tracks_generation {
-        let generation = meta(&next)["generation"].as_i64().unwrap_or(0) + 1;
-        meta_mut(&mut next).insert("generation".into(), json!(generation));
+    // `BeforeDelete` (graceful) and `markAsDeleting` (finalizers) alike: a new generation for
+    // any object that has one, whether or not its kind maintains it.
+    let generation = meta(&next)["generation"].as_i64().unwrap_or(0);
+    if generation > 0 {
+        meta_mut(&mut next).insert("generation".into(), json!(generation + 1));
     }
     let gone = !has_finalizers && grace == 0;
     Ok(DeleteDecision {

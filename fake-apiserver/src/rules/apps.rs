@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
-use super::{same, selector, str_of, Target};
+use super::{same, same_at, selector, str_of, Target};
 use crate::rules::validation::Cause;
 
 /// The causes of creating an `apps` object of `kind` (beyond metadata).
@@ -51,7 +51,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
     // The strategies of apps/v1 add the immutable selector (`ValidateImmutableField`); a
     // StatefulSet's selector is covered by its forbidden spec change.
     if matches!(kind, "Deployment" | "ReplicaSet" | "DaemonSet")
-        && !same(old["spec"].get("selector"), new["spec"].get("selector"))
+        && !same_at("apps", kind, &["spec", "selector"], old, new)
     {
         causes.push(Cause::invalid(
             "spec.selector",

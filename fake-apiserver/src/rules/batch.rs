@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
-use super::{same, selector, str_of, Target};
+use super::{same, same_at, selector, str_of, Target};
 use crate::rules::validation::Cause;
 
 /// The causes of creating a `batch` object of `kind` (beyond metadata).
@@ -58,7 +58,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
                 }
             }
             for field in ["selector", "completionMode"] {
-                if !same(old["spec"].get(field), new["spec"].get(field)) {
+                if !same_at("batch", "Job", &["spec", field], old, new) {
                     causes.push(Cause::invalid(
                         format!("spec.{field}"),
                         new["spec"].get(field).unwrap_or(&Value::Null),
@@ -67,7 +67,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value, target: Target) -> Ve
                 }
             }
             let suspended = new["spec"]["suspend"].as_bool() == Some(true);
-            if !suspended && !same(old["spec"].get("template"), new["spec"].get("template")) {
+            if !suspended && !same_at("batch", "Job", &["spec", "template"], old, new) {
                 causes.push(Cause::invalid(
                     "spec.template",
                     &new["spec"]["template"],

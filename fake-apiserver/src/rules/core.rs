@@ -6,7 +6,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::{nonnegative, same, str_of, Target};
+use super::{go_encoding, nonnegative, same, str_of, Target};
 use crate::rules::validation::{
     is_label_value, is_qualified_name, max_len_error, regex_error, Cause,
 };
@@ -611,26 +611,68 @@ fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
     causes
 }
 
-/// Whether two pod specs agree on every field a pod update may not change (compared in place:
-/// this runs on every pod write).
+/// Whether two pod specs agree on every field a pod update may not change: compared in place as
+/// JSON first (this runs on every pod write), then, when that finds a difference, as
+/// `ValidatePodUpdate` does: `Semantic.DeepEqual` of the old spec and the new one with the
+/// mutable fields and images taken from the old (so `env: []` for no `env`, or `1000m` for
+/// `1`, changes nothing).
 fn same_immutable_pod_spec(old: &Value, new: &Value) -> bool {
-    const MUTABLE: [&str; 4] = [
-        "activeDeadlineSeconds",
-        "tolerations",
-        "terminationGracePeriodSeconds",
-        "schedulingGates",
-    ];
+    same_immutable_pod_spec_as_json(old, new) || {
+        let munged = munged_pod_spec(old, new);
+        go_encoding::semantic::equal_at("", "Pod", &["spec"], Some(old), Some(&munged))
+            .unwrap_or(false)
+    }
+}
+
+/// The new pod spec with what an update may change taken from the old one
+/// (`mungedPodSpec`).
+fn munged_pod_spec(old: &Value, new: &Value) -> Value {
+    let mut munged = new.clone();
+    let Some(spec) = munged.as_object_mut() else {
+        return munged;
+    };
+    for key in MUTABLE_POD_SPEC_FIELDS {
+        match old.get(key) {
+            Some(v) => spec.insert(key.to_string(), v.clone()),
+            None => spec.remove(key),
+        };
+    }
+    for list in ["containers", "initContainers"] {
+        let old_list = old[list].as_array();
+        if let Some(items) = spec.get_mut(list).and_then(Value::as_array_mut) {
+            for (i, item) in items.iter_mut().enumerate() {
+                let image = old_list.and_then(|l| l.get(i)).and_then(|c| c.get("image"));
+                if let (Some(item), Some(image)) = (item.as_object_mut(), image) {
+                    item.insert("image".into(), image.clone());
+                }
+            }
+        }
+    }
+    munged
+}
+
+/// The pod spec fields an update may change (each within its own rules, checked apart).
+const MUTABLE_POD_SPEC_FIELDS: [&str; 4] = [
+    "activeDeadlineSeconds",
+    "tolerations",
+    "terminationGracePeriodSeconds",
+    "schedulingGates",
+];
+
+/// [`same_immutable_pod_spec`] as JSON, in place.
+fn same_immutable_pod_spec_as_json(old: &Value, new: &Value) -> bool {
     let (Some(old), Some(new)) = (old.as_object(), new.as_object()) else {
         return equal(old, new);
     };
     let containers = |k: &str| matches!(k, "containers" | "initContainers");
-    maps_equal_where(old, new, |k| !MUTABLE.contains(&k) && !containers(k))
-        && ["containers", "initContainers"]
-            .iter()
-            .all(|k| match (old.get(*k), new.get(*k)) {
-                (Some(v), Some(w)) => same_containers_but_image(v, w),
-                (v, w) => v == w,
-            })
+    maps_equal_where(old, new, |k| {
+        !MUTABLE_POD_SPEC_FIELDS.contains(&k) && !containers(k)
+    }) && ["containers", "initContainers"]
+        .iter()
+        .all(|k| match (old.get(*k), new.get(*k)) {
+            (Some(v), Some(w)) => same_containers_but_image(v, w),
+            (v, w) => v == w,
+        })
 }
 
 /// Whether two container lists are equal apart from each container's `image`.

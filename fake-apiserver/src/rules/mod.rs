@@ -33,7 +33,7 @@ pub mod meta;
 pub mod networking;
 pub mod node;
 pub mod policy;
-mod quantity;
+pub(crate) mod quantity;
 pub mod rbac;
 pub mod scheduling;
 pub mod storage;
@@ -144,8 +144,8 @@ pub fn allocate_on_create(
 /// A pod status write that leaves out the QoS class keeps the stored one (the pod status
 /// strategy's `PrepareForUpdate` backfills it for old kubelets). A CertificateSigningRequest
 /// takes what its endpoint's strategy lets it change ([`certificates::prepare_update`], which
-/// stamps new conditions with `now`). A CSIDriver whose spec changes moves its generation
-/// ([`storage::csi_driver::prepare_update`]; the kind does not track it from creation).
+/// stamps new conditions with `now`). (Generations are the registry's:
+/// `registry::generation`.)
 pub fn prepare_update(
     info: &ResourceInfo,
     old: &Value,
@@ -155,10 +155,6 @@ pub fn prepare_update(
 ) {
     if info.is_builtin("certificates.k8s.io", "CertificateSigningRequest") {
         certificates::prepare_update(old, new, target, now);
-        return;
-    }
-    if info.is_builtin("storage.k8s.io", "CSIDriver") {
-        storage::csi_driver::prepare_update(old, new);
         return;
     }
     if info.custom || !info.group.is_empty() {
@@ -282,6 +278,18 @@ fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
             ));
         }
     }
+}
+
+/// Whether the values at `path` of two objects of the built-in kind `group`/`kind` are the same
+/// to `apiequality.Semantic.DeepEqual` (`ValidateImmutableField`): read as the Go type, so a nil
+/// and an empty list or map are the same, and quantities compare by value. Falls back to
+/// [`same`] where the tables lack the path.
+fn same_at(group: &str, kind: &str, path: &[&str], old: &Value, new: &Value) -> bool {
+    fn at<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
+        path.iter().try_fold(root, |v, key| v.get(key))
+    }
+    let (a, b) = (at(old, path), at(new, path));
+    go_encoding::semantic::equal_at(group, kind, path, a, b).unwrap_or_else(|| same(a, b))
 }
 
 /// Whether two optional values are the same, an absent field counting as JSON null.

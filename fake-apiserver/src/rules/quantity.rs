@@ -188,6 +188,94 @@ impl Quantity {
     }
 }
 
+/// What a real server writes for a quantity it read from `text` (a JSON string's contents or a
+/// JSON number's text): `Quantity.UnmarshalJSON` then `MarshalJSON`. That is the canonical form
+/// ([`Quantity::canonical`]), except where `ParseQuantity` keeps the text as written because it
+/// judges it canonical already (its fast path caches the trimmed input, sign and leading zeros
+/// included: `+1`, `0100Ki`, `1E3` come back as sent). `None` when `text` is not a quantity.
+pub fn go_json_text(text: &str) -> Option<String> {
+    let text = text.trim();
+    let quantity = Quantity::parse(text)?;
+    if text == "0" || parse_keeps_text(text) {
+        return Some(text.to_string());
+    }
+    Some(quantity.canonical())
+}
+
+/// Whether `ParseQuantity`'s int64 fast path caches `text` as the quantity's string: the value
+/// fits its precision and scale checks and the text reads as canonical (a decimal at a scale
+/// that is a multiple of three without three trailing zeros or a leading zero digit; a binary
+/// multiple of 1024 whose count is not a multiple of 8).
+fn parse_keeps_text(text: &str) -> bool {
+    // parseQuantityString: sign, leading zeros dropped, numerator, denominator, suffix.
+    let rest = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let rest = rest.trim_start_matches('0');
+    let num_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, rest) = rest.split_at(num_len);
+    let num = if num.is_empty() { "0" } else { num };
+    let (denom, suffix) = match rest.strip_prefix('.') {
+        Some(after) => after.split_at(after.bytes().take_while(u8::is_ascii_digit).count()),
+        None => ("", rest),
+    };
+    // quantitySuffixer.interpret: (binary, exponent).
+    let (binary, exponent): (bool, i32) = match suffix {
+        "" => (false, 0),
+        "n" => (false, -9),
+        "u" => (false, -6),
+        "m" => (false, -3),
+        "k" => (false, 3),
+        "M" => (false, 6),
+        "G" => (false, 9),
+        "T" => (false, 12),
+        "P" => (false, 15),
+        "E" => (false, 18),
+        "Ki" => (true, 10),
+        "Mi" => (true, 20),
+        "Gi" => (true, 30),
+        "Ti" => (true, 40),
+        "Pi" => (true, 50),
+        "Ei" => (true, 60),
+        other => match other.strip_prefix(['e', 'E']).map(str::parse::<i32>) {
+            Some(Ok(exponent)) => (false, exponent),
+            _ => return false,
+        },
+    };
+    let digits = (num.len() + denom.len()) as i32;
+    let (precision, mut scale, mantissa) = if binary {
+        if !denom.is_empty() {
+            return false;
+        }
+        // float32(exponent)*3/10, truncated, as Go computes it.
+        let binary_digits = (exponent as f32 * 3.0 / 10.0) as i32;
+        (
+            15 - num.len() as i32 - binary_digits - 1,
+            0,
+            1i64 << exponent,
+        )
+    } else {
+        (18 - digits, exponent, 1)
+    };
+    if precision < 0 {
+        return false;
+    }
+    scale -= denom.len() as i32;
+    if scale < -9 {
+        return false;
+    }
+    let shifted = format!("{num}{denom}");
+    let Ok(value) = shifted.parse::<i64>() else {
+        return false;
+    };
+    if value.checked_mul(mantissa).is_none() {
+        return false;
+    }
+    if binary {
+        exponent % 10 == 0 && value & 0x07 != 0
+    } else {
+        scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
+    }
+}
+
 impl PartialOrd for Quantity {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.nanos.cmp(&other.nanos))
@@ -218,6 +306,38 @@ mod tests {
     #[case("1G", "1G")]
     fn canonical_form(#[case] input: &str, #[case] canonical: &str) {
         assert_eq!(Quantity::parse(input).unwrap().canonical(), canonical);
+    }
+
+    /// What a real server writes back for a quantity sent as this text (checked against
+    /// `resource.Quantity`'s JSON round trip).
+    #[rstest]
+    #[case("1000m", "1")]
+    #[case("1500m", "1500m")]
+    #[case("1500000u", "1500m")]
+    #[case("0.5", "500m")]
+    #[case("0.5Gi", "512Mi")]
+    #[case("1.5Gi", "1536Mi")]
+    #[case("1024Mi", "1Gi")]
+    #[case("2048Ki", "2Mi")]
+    #[case("100Ki", "100Ki")]
+    #[case("1000", "1k")]
+    #[case("1024", "1024")]
+    #[case("0", "0")]
+    #[case("0m", "0")]
+    #[case("00", "0")]
+    #[case(" 2 ", "2")]
+    #[case("+1", "+1")]
+    #[case("01", "01")]
+    #[case("0100Ki", "0100Ki")]
+    #[case("1e3", "1e3")]
+    #[case("1E3", "1E3")]
+    #[case("10e2", "1e3")]
+    #[case("1.", "1.")]
+    #[case("1.0", "1")]
+    #[case("-500m", "-500m")]
+    #[case("123456789012345678901", "123456789012345678901")]
+    fn written_back_as_go_does(#[case] input: &str, #[case] written: &str) {
+        assert_eq!(go_json_text(input).as_deref(), Some(written));
     }
 
     #[rstest]

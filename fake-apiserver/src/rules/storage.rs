@@ -12,7 +12,7 @@ pub mod volume_attributes_class;
 
 use serde_json::Value;
 
-use super::{same, str_of};
+use super::{same_at, str_of};
 use crate::rules::validation::{is_qualified_name, Cause};
 
 /// The group's defaulters (`SetDefaults_StorageClass`, `SetDefaults_CSIDriver`), run on every
@@ -73,7 +73,7 @@ pub fn update_causes(kind: &str, old: &Value, new: &Value) -> Vec<Cause> {
         "VolumeAttributesClass" => return volume_attributes_class::update_causes(old, new),
         _ => return causes,
     }
-    if !same(old.get("parameters"), new.get("parameters")) {
+    if !same_at("storage.k8s.io", "StorageClass", &["parameters"], old, new) {
         causes.push(Cause::forbidden(
             "parameters",
             "updates to parameters are forbidden.",

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::super::quantity::Quantity;
-use super::super::{nonnegative, port_name_errors, same, str_of, Target};
+use super::super::{nonnegative, port_name_errors, same, same_at, str_of, Target};
 use super::service::non_special_ip;
 use super::{nonnegative_fields, pod_template};
 use crate::rules::validation::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name, Cause};
@@ -436,7 +436,7 @@ fn pv_update(old: &Value, new: &Value) -> Vec<Cause> {
     let sources: BTreeSet<&str> = PV_SOURCES.iter().copied().chain(["csi"]).collect();
     let changed = sources
         .iter()
-        .any(|k| !same(old["spec"].get(*k), new["spec"].get(*k)));
+        .any(|k| !same_at("", "PersistentVolume", &["spec", k], old, new));
     if changed {
         causes.push(Cause::forbidden(
             "spec.persistentvolumesource",

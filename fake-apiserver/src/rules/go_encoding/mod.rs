@@ -10,7 +10,8 @@
 //!   Deployment, `lastProbeTime: null` in a pod condition, a Node's zeroed `nodeInfo`).
 //!
 //! And a field with `omitempty` is dropped when empty (`false`, `0`, `""`, `[]`, `{}` for a map,
-//! `null`).
+//! `null`). Quantities and timestamps are written by their own encoders ([`leaves`]: `1000m`
+//! comes back `1`, a time in another zone comes back in UTC).
 //!
 //! [`encode`] applies both to an object of a served built-in kind, from the struct tables in
 //! [`shapes`] (generated from the Go sources by `fake-apiserver/tools/go_shapes.py`). Fields the
@@ -24,6 +25,8 @@
 mod shapes;
 
 mod conversion;
+mod leaves;
+pub(crate) mod semantic;
 
 use serde_json::{json, Map, Value};
 
@@ -55,8 +58,10 @@ pub(crate) enum Ty {
     Bool,
     /// `[]byte` (a base64 string).
     Bytes,
-    /// `metav1.Time` / `metav1.MicroTime`: the zero time is written as `null`.
+    /// `metav1.Time`: RFC 3339 in UTC, whole seconds; the zero time is written as `null`.
     Time,
+    /// `metav1.MicroTime`: RFC 3339 in UTC with six fractional digits; zero is `null`.
+    MicroTime,
     /// `metav1.Duration`: the zero duration is `"0s"`.
     Duration,
     /// `resource.Quantity`: the zero quantity is `"0"`.
@@ -283,6 +288,9 @@ fn encode_value(ty: Ty, value: &mut Value) {
                 encode_element(*inner, item);
             }
         }
+        (Ty::Quantity, value) => leaves::quantity(value),
+        (Ty::Time, value) => leaves::time(value, false),
+        (Ty::MicroTime, value) => leaves::time(value, true),
         _ => {}
     }
 }
@@ -319,7 +327,7 @@ fn zero_of(ty: Ty) -> Zero {
         Ty::Bool => Zero::Value(json!(false)),
         Ty::Duration => Zero::Value(json!("0s")),
         Ty::Quantity => Zero::Value(json!("0")),
-        Ty::Time | Ty::Raw => Zero::Value(Value::Null),
+        Ty::Time | Ty::MicroTime | Ty::Raw => Zero::Value(Value::Null),
         Ty::Bytes | Ty::Ptr(_) | Ty::Slice(_) | Ty::Map(_) => Zero::Nil,
         Ty::Opaque => Zero::Keep,
         Ty::Struct(index) => Zero::Struct(&shapes::STRUCTS[usize::from(index)]),

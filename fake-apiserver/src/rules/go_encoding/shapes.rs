@@ -1616,7 +1616,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "action", omit: Omit::Empty, ty: Ty::Str, patch: PatchTag::None },
             Field { json: "apiVersion", omit: Omit::Empty, ty: Ty::Str, patch: PatchTag::None },
             Field { json: "count", omit: Omit::Empty, ty: Ty::Int, patch: PatchTag::None },
-            Field { json: "eventTime", omit: Omit::Empty, ty: Ty::Time, patch: PatchTag::None },
+            Field { json: "eventTime", omit: Omit::Empty, ty: Ty::MicroTime, patch: PatchTag::None },
             Field { json: "firstTimestamp", omit: Omit::Empty, ty: Ty::Time, patch: PatchTag::None },
             Field { json: "involvedObject", omit: Omit::Never, ty: Ty::Struct(159), patch: PatchTag::None },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str, patch: PatchTag::None },
@@ -1655,7 +1655,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "core/v1.EventSeries",
         fields: &[
             Field { json: "count", omit: Omit::Empty, ty: Ty::Int, patch: PatchTag::None },
-            Field { json: "lastObservedTime", omit: Omit::Empty, ty: Ty::Time, patch: PatchTag::None },
+            Field { json: "lastObservedTime", omit: Omit::Empty, ty: Ty::MicroTime, patch: PatchTag::None },
         ],
     },
     Struct {
@@ -2196,12 +2196,12 @@ pub(super) static STRUCTS: &[Struct] = &[
     Struct {
         name: "coordination/v1.LeaseSpec",
         fields: &[
-            Field { json: "acquireTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Time), patch: PatchTag::None },
+            Field { json: "acquireTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::MicroTime), patch: PatchTag::None },
             Field { json: "holderIdentity", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str), patch: PatchTag::None },
             Field { json: "leaseDurationSeconds", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int), patch: PatchTag::None },
             Field { json: "leaseTransitions", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Int), patch: PatchTag::None },
             Field { json: "preferredHolder", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str), patch: PatchTag::None },
-            Field { json: "renewTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Time), patch: PatchTag::None },
+            Field { json: "renewTime", omit: Omit::Empty, ty: Ty::Ptr(&Ty::MicroTime), patch: PatchTag::None },
             Field { json: "strategy", omit: Omit::Empty, ty: Ty::Ptr(&Ty::Str), patch: PatchTag::None },
         ],
     },
@@ -3640,7 +3640,7 @@ pub(super) static STRUCTS: &[Struct] = &[
             Field { json: "deprecatedFirstTimestamp", omit: Omit::Empty, ty: Ty::Time, patch: PatchTag::None },
             Field { json: "deprecatedLastTimestamp", omit: Omit::Empty, ty: Ty::Time, patch: PatchTag::None },
             Field { json: "deprecatedSource", omit: Omit::Empty, ty: Ty::Struct(160), patch: PatchTag::None },
-            Field { json: "eventTime", omit: Omit::Never, ty: Ty::Time, patch: PatchTag::None },
+            Field { json: "eventTime", omit: Omit::Never, ty: Ty::MicroTime, patch: PatchTag::None },
             Field { json: "kind", omit: Omit::Empty, ty: Ty::Str, patch: PatchTag::None },
             Field { json: "metadata", omit: Omit::Never, ty: Ty::Struct(2), patch: PatchTag::None },
             Field { json: "note", omit: Omit::Empty, ty: Ty::Str, patch: PatchTag::None },
@@ -3657,7 +3657,7 @@ pub(super) static STRUCTS: &[Struct] = &[
         name: "events/v1.EventSeries",
         fields: &[
             Field { json: "count", omit: Omit::Never, ty: Ty::Int, patch: PatchTag::None },
-            Field { json: "lastObservedTime", omit: Omit::Never, ty: Ty::Time, patch: PatchTag::None },
+            Field { json: "lastObservedTime", omit: Omit::Never, ty: Ty::MicroTime, patch: PatchTag::None },
         ],
     },
     Struct {

@@ -4,8 +4,8 @@
 //! defaulter always sets them), the file-system group policy and lifecycle modes are known
 //! values, token request audiences are unique with expirations between ten minutes and 2^32
 //! seconds, `serviceAccountTokenInSecrets` needs token requests; on update `attachRequired` and
-//! `volumeLifecycleModes` are fixed, and any change of the spec moves the generation (the
-//! create leaves it as sent: the strategy does not start it at 1).
+//! `volumeLifecycleModes` are fixed. (A spec change moves the generation, though the create
+//! leaves it as sent: `registry::generation`.)
 
 use serde_json::{json, Map, Value};
 
@@ -61,17 +61,6 @@ pub fn update_causes(old: &Value, new: &Value) -> Vec<Cause> {
         }
     }
     causes
-}
-
-/// The CSIDriver strategy's `PrepareForUpdate`: a changed spec is a new generation.
-pub fn prepare_update(old: &Value, new: &mut Value) {
-    if old.get("spec") == new.get("spec") {
-        return;
-    }
-    let generation = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
-    if let Some(meta) = new.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("generation".into(), json!(generation));
-    }
 }
 
 /// `validateCSIDriverSpec`.
@@ -242,9 +231,9 @@ mod tests {
     }
 
     #[test]
-    fn attach_required_and_modes_are_fixed_and_the_rest_moves_the_generation() {
+    fn attach_required_and_modes_are_fixed() {
         let old = defaulted(json!({}));
-        let mut new =
+        let new =
             defaulted(json!({"attachRequired": false, "volumeLifecycleModes": ["Ephemeral"]}));
         assert_eq!(
             texts(update_causes(&old, &new)),
@@ -253,18 +242,7 @@ mod tests {
                 "spec.volumeLifecycleModes: Invalid value: [\"Ephemeral\"]: field is immutable"
             ]
         );
-        let mut mutable = defaulted(json!({"podInfoOnMount": true, "storageCapacity": true}));
+        let mutable = defaulted(json!({"podInfoOnMount": true, "storageCapacity": true}));
         assert!(update_causes(&old, &mutable).is_empty());
-        prepare_update(&old, &mut mutable);
-        assert_eq!(mutable["metadata"]["generation"], 1);
-        let mut again = mutable.clone();
-        prepare_update(&mutable, &mut again);
-        assert_eq!(
-            again["metadata"]["generation"], 1,
-            "an unchanged spec keeps it"
-        );
-        new["spec"] = old["spec"].clone();
-        prepare_update(&old, &mut new);
-        assert!(new["metadata"].get("generation").is_none());
     }
 }

@@ -13,7 +13,6 @@
 use serde_json::{json, Value};
 
 use crate::rules::core::pod_spec::csi_driver_name;
-use crate::rules::same;
 use crate::rules::validation::{is_dns1123_subdomain, validate_path_segment_name, Cause};
 
 /// `maxAttachedVolumeMetadataSize` (also the limit upstream names for a too long error
@@ -33,7 +32,7 @@ pub fn create_causes(obj: &Value) -> Vec<Cause> {
 pub fn update_causes(old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = volume_attachment(new);
     causes.extend(volume_attachment(new));
-    if !same(old.get("spec"), new.get("spec")) {
+    if !crate::rules::same_at("storage.k8s.io", "VolumeAttachment", &["spec"], old, new) {
         causes.push(Cause::invalid(
             "spec",
             new.get("spec").unwrap_or(&Value::Null),

@@ -8,7 +8,6 @@
 use serde_json::Value;
 
 use super::{parameters_causes, provisioner_causes};
-use crate::rules::same;
 use crate::rules::validation::Cause;
 
 /// `ValidateVolumeAttributesClass` after the metadata.
@@ -28,7 +27,13 @@ pub fn update_causes(old: &Value, new: &Value) -> Vec<Cause> {
             "updates to driverName are forbidden.",
         ));
     }
-    if !same(old.get("parameters"), new.get("parameters")) {
+    if !crate::rules::same_at(
+        "storage.k8s.io",
+        "VolumeAttributesClass",
+        &["parameters"],
+        old,
+        new,
+    ) {
         causes.push(Cause::forbidden(
             "parameters",
             "updates to parameters are forbidden.",
