@@ -13,15 +13,17 @@ use serde_json::Value;
 
 /// A `Quantity` value as a real server writes it back.
 pub(super) fn quantity(value: &mut Value) {
-    let text = match value {
-        Value::String(s) => crate::rules::quantity::go_json_text(s),
-        Value::Number(n) => crate::rules::quantity::go_json_text(&n.to_string()),
+    let written = match value {
+        Value::String(s) => crate::rules::quantity::go_json_text(s)
+            .filter(|text| text.as_ref() != s.as_str())
+            .map(std::borrow::Cow::into_owned),
+        Value::Number(n) => {
+            crate::rules::quantity::go_json_text(&n.to_string()).map(std::borrow::Cow::into_owned)
+        }
         _ => None,
     };
-    if let Some(text) = text {
-        if value.as_str() != Some(text.as_str()) {
-            *value = Value::String(text);
-        }
+    if let Some(text) = written {
+        *value = Value::String(text);
     }
 }
 
