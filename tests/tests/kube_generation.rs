@@ -357,3 +357,61 @@ fn a_pod_replaced_in_another_spelling_is_accepted_and_unchanged() {
         "{refused}"
     );
 }
+
+#[test]
+fn claim_requests_in_another_unit_are_the_same_request() {
+    let cluster = Cluster::start();
+    let claims = api(
+        &cluster,
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+    );
+    let created = create(
+        &cluster,
+        &claims,
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+               "spec": {"accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}}}}),
+    );
+    // An unbound claim's spec is immutable: compared with `Semantic.DeepEqual`.
+    let again = replace(&cluster, &claims, "data", |c| {
+        c["spec"]["resources"]["requests"]["storage"] = json!("1024Mi");
+    });
+    assert_eq!(
+        again["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
+    assert_eq!(again["spec"]["resources"]["requests"]["storage"], "1Gi");
+
+    let sets = api(&cluster, "apps/v1", "StatefulSet", "statefulsets", true);
+    let mut set = deployment("db");
+    set["kind"] = json!("StatefulSet");
+    set["spec"]["serviceName"] = json!("db");
+    set["spec"]["volumeClaimTemplates"] = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    let created = create(&cluster, &sets, set);
+    let again = replace(&cluster, &sets, "db", |s| {
+        s["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] =
+            json!("1024Mi");
+    });
+    assert_eq!(
+        revision_and_generation(&again),
+        revision_and_generation(&created)
+    );
+    let stored = cluster.block_on(sets.get("db")).expect("get");
+    let mut bigger = serde_json::to_value(stored).expect("json");
+    bigger["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] =
+        json!("2Gi");
+    let bigger: DynamicObject = serde_json::from_value(bigger).expect("object");
+    let refused = cluster
+        .block_on(sets.replace("db", &PostParams::default(), &bigger))
+        .expect_err("a different claim template");
+    assert!(
+        refused
+            .to_string()
+            .contains("updates to statefulset spec for fields other than"),
+        "{refused}"
+    );
+}

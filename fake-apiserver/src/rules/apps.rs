@@ -382,7 +382,18 @@ fn stateful_set_update(old: &Value, new: &Value) -> Vec<Cause> {
         }
         spec
     };
-    if strip(&old["spec"]) != strip(&new["spec"]) {
+    // `Semantic.DeepEqual` of the specs with the mutable fields set alike: a claim template's
+    // `1Gi` and `1024Mi` are the same request.
+    let (old_spec, new_spec) = (strip(&old["spec"]), strip(&new["spec"]));
+    let same = super::go_encoding::semantic::equal_at(
+        "apps",
+        "StatefulSet",
+        &["spec"],
+        Some(&old_spec),
+        Some(&new_spec),
+    )
+    .unwrap_or_else(|| old_spec == new_spec);
+    if !same {
         return vec![Cause::forbidden(
             "spec",
             "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",

@@ -527,7 +527,16 @@ fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<Cause> {
                 "spec.ephemeralContainers",
                 &format!("existing ephemeral containers {name:?} may not be removed\n"),
             )),
-            Some(now) if !crate::store::value_eq::equal(existing, now) => {
+            Some(now)
+                if !go_encoding::semantic::equal_at(
+                    "",
+                    "Pod",
+                    &["spec", "ephemeralContainers", "[]"],
+                    Some(existing),
+                    Some(now),
+                )
+                .unwrap_or_else(|| crate::store::value_eq::equal(existing, now)) =>
+            {
                 causes.push(Cause::forbidden(
                     "spec.ephemeralContainers",
                     &format!("existing ephemeral containers {name:?} may not be changed\n"),

@@ -323,7 +323,15 @@ fn pvc_update(old: &Value, new: &Value) -> Vec<Cause> {
     };
     normalize(&mut old_spec);
     normalize(&mut new_spec);
-    if !same(Some(&old_spec), Some(&new_spec)) {
+    let same_spec = super::super::go_encoding::semantic::equal_at(
+        "",
+        "PersistentVolumeClaim",
+        &["spec"],
+        Some(&old_spec),
+        Some(&new_spec),
+    )
+    .unwrap_or_else(|| same(Some(&old_spec), Some(&new_spec)));
+    if !same_spec {
         causes.push(Cause::forbidden(
             "spec",
             "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",

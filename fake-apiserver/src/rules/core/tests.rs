@@ -243,3 +243,28 @@ fn a_pod_template_has_no_ephemeral_containers() {
         vec!["spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"]
     );
 }
+
+/// `ValidatePodEphemeralContainersUpdate` compares each existing ephemeral container with
+/// `Semantic.DeepEqual`: `env: []` for no `env` is the same container.
+#[rstest]
+#[case::same_in_another_spelling(json!({"name": "dbg", "image": "busybox", "env": [], "resources": {}}), vec![])]
+#[case::changed(json!({"name": "dbg", "image": "busybox:2"}), vec!["spec.ephemeralContainers: Forbidden: existing ephemeral containers \"dbg\" may not be changed\n"])]
+fn existing_ephemeral_containers_compare_as_the_go_type(
+    #[case] now: Value,
+    #[case] expected: Vec<&str>,
+) {
+    let pod = |ephemeral: Value| {
+        json!({"metadata": {"name": "p"},
+               "spec": {"containers": [{"name": "c", "image": "app", "imagePullPolicy": "Always",
+                                        "terminationMessagePolicy": "File"}],
+                        "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+                        "ephemeralContainers": [ephemeral]}})
+    };
+    let old = pod(json!({"name": "dbg", "image": "busybox"}));
+    let new = pod(now);
+    let causes: Vec<String> = texts(pod_ephemeral_containers_update(&old, &new))
+        .into_iter()
+        .filter(|t| t.contains("ephemeralContainers: Forbidden: existing"))
+        .collect();
+    assert_eq!(causes, expected);
+}

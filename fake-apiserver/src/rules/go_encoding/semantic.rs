@@ -49,9 +49,9 @@ pub(crate) fn fields_equal(
 }
 
 /// Whether the values at `path` (field names from the root of the built-in kind
-/// `group`/`kind`, through pointers) are equal to `Semantic.DeepEqual`, as
-/// `ValidateImmutableField` and the update rules compare them; `None` when the tables do not
-/// have that path.
+/// `group`/`kind`, through pointers; `[]` steps into a slice's or map's element) are equal to
+/// `Semantic.DeepEqual`, as `ValidateImmutableField` and the update rules compare them; `None`
+/// when the tables do not have that path.
 pub(crate) fn equal_at(
     group: &str,
     kind: &str,
@@ -62,8 +62,11 @@ pub(crate) fn equal_at(
     let mut index = super::kind_struct(group, kind)?;
     let mut ty = Ty::Struct(index);
     for name in path {
-        let (_, field) = super::struct_field(index, name)?;
-        ty = field;
+        ty = match (*name, ty) {
+            ("[]", Ty::Slice(inner) | Ty::Map(inner)) => *inner,
+            ("[]", _) => return None,
+            (name, _) => super::struct_field(index, name)?.1,
+        };
         while let Ty::Ptr(inner) = ty {
             ty = *inner;
         }
