@@ -415,3 +415,57 @@ fn claim_requests_in_another_unit_are_the_same_request() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_daemon_set_carries_its_template_generation_and_claim_templates_are_typed() {
+    let cluster = Cluster::start();
+    let sets = api(&cluster, "apps/v1", "DaemonSet", "daemonsets", true);
+    let mut set = deployment("agent");
+    set["kind"] = json!("DaemonSet");
+    let created = create(&cluster, &sets, set);
+    let annotation = |o: &Value| {
+        o["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone()
+    };
+    assert_eq!(annotation(&created), "1", "{created:#}");
+    // The client's value is ignored on update: the stored one, one more for a new template.
+    let rolled = replace(&cluster, &sets, "agent", |s| {
+        s["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("9");
+        s["spec"]["template"]["spec"]["containers"][0]["image"] = json!("web:2.0");
+    });
+    assert_eq!(
+        (annotation(&rolled), revision_and_generation(&rolled).1),
+        (json!("2"), 2)
+    );
+    let slower = replace(&cluster, &sets, "agent", |s| {
+        s["spec"]["minReadySeconds"] = json!(5)
+    });
+    assert_eq!(
+        (annotation(&slower), revision_and_generation(&slower).1),
+        (json!("2"), 3)
+    );
+    let stored = cluster.block_on(sets.get("agent")).expect("get");
+    let mut bad = serde_json::to_value(stored).expect("json");
+    bad["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("x");
+    let bad: DynamicObject = serde_json::from_value(bad).expect("object");
+    let refused = cluster
+        .block_on(sets.replace("agent", &PostParams::default(), &bad))
+        .expect_err("not an int64");
+    assert!(
+        refused
+            .to_string()
+            .contains("strconv.ParseInt: parsing \"x\": invalid syntax"),
+        "{refused}"
+    );
+
+    let stateful = api(&cluster, "apps/v1", "StatefulSet", "statefulsets", true);
+    let mut set = deployment("db");
+    set["kind"] = json!("StatefulSet");
+    set["spec"]["volumeClaimTemplates"] = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    let created = create(&cluster, &stateful, set);
+    let template = &created["spec"]["volumeClaimTemplates"][0];
+    assert_eq!(
+        (&template["apiVersion"], &template["kind"]),
+        (&json!("v1"), &json!("PersistentVolumeClaim"))
+    );
+}

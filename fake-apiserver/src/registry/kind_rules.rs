@@ -51,6 +51,9 @@ pub fn on_decode(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError
             version = info.version,
         )));
     }
+    if is(info, "apps", "DaemonSet") {
+        template_generation(info, object)?;
+    }
     if is(info, "coordination.k8s.io", "Lease") {
         for field in ["acquireTime", "renewTime"] {
             if let Some(t) = object["spec"][field].as_str() {
@@ -156,6 +159,34 @@ fn fold_secret(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> 
         object["type"] = json!("Opaque");
     }
     Ok(())
+}
+
+/// A DaemonSet's template generation as decoded: the annotation's value, at least 1 (what the
+/// create strategy starts it at; an update takes the stored one, `rules::prepare_update`).
+fn template_generation(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
+    use crate::rules::apps::{set_template_generation, TEMPLATE_GENERATION};
+    let sent = object["metadata"]["annotations"][TEMPLATE_GENERATION].as_str();
+    let generation = match sent {
+        None => 0,
+        Some(text) => parse_int64(text).map_err(|e| {
+            ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: strconv.ParseInt: parsing {text:?}: {e}",
+                kind = info.kind,
+                version = info.version,
+            ))
+        })?,
+    };
+    set_template_generation(object, generation.max(1));
+    Ok(())
+}
+
+/// `strconv.ParseInt(text, 10, 64)`, its error as Go words it.
+fn parse_int64(text: &str) -> Result<i64, &'static str> {
+    use std::num::IntErrorKind;
+    text.parse::<i64>().map_err(|e| match e.kind() {
+        IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => "value out of range",
+        _ => "invalid syntax",
+    })
 }
 
 /// `metav1.MicroTime` is parsed with exactly six fractional digits.

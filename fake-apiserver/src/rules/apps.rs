@@ -459,5 +459,37 @@ fn status_causes(kind: &str, status: &Value) -> Vec<Cause> {
     causes
 }
 
+/// The annotation `v1` keeps a DaemonSet's internal `spec.templateGeneration` in: read back
+/// into the field on decode (`Convert_v1_DaemonSet_To_apps_DaemonSet`, where a value that is
+/// not an `int64` fails the decode) and always written out again
+/// (`Convert_apps_DaemonSet_To_v1_DaemonSet`).
+pub const TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
+
+/// The DaemonSet strategy's `PrepareForUpdate`: the template generation is the stored one,
+/// one more when the main resource's update changes the template (`Semantic.DeepEqual`).
+pub(crate) fn daemon_set_template_generation(old: &Value, new: &mut Value, target: Target) {
+    let stored = old["metadata"]["annotations"][TEMPLATE_GENERATION]
+        .as_str()
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or(0);
+    let changed =
+        target == Target::Main && !same_at("apps", "DaemonSet", &["spec", "template"], old, new);
+    set_template_generation(new, if changed { stored + 1 } else { stored });
+}
+
+/// Writes a DaemonSet's template generation into its annotation.
+pub fn set_template_generation(object: &mut Value, generation: i64) {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let annotations = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if !annotations.is_object() {
+        *annotations = Value::Object(Default::default());
+    }
+    annotations[TEMPLATE_GENERATION] = Value::String(generation.to_string());
+}
+
 #[cfg(test)]
 mod tests;

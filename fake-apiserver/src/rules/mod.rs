@@ -157,6 +157,10 @@ pub fn prepare_update(
         certificates::prepare_update(old, new, target, now);
         return;
     }
+    if info.is_builtin("apps", "DaemonSet") {
+        apps::daemon_set_template_generation(old, new, target);
+        return;
+    }
     if info.custom || !info.group.is_empty() {
         return;
     }

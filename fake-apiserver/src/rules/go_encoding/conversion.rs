@@ -5,15 +5,34 @@
 //! `NodeSpec`: the internal type has only `podCIDRs`; `podCIDR` becomes its first entry
 //! (`Convert_v1_NodeSpec_To_core_NodeSpec`: a `podCIDR` that differs from `podCIDRs[0]` wins,
 //! for older clients) and comes back as `podCIDRs[0]` (`Convert_core_NodeSpec_To_v1_NodeSpec`).
+//!
+//! `StatefulSetSpec` (`pkg/apis/apps/v1/conversion.go`): each claim template comes back with
+//! `apiVersion: v1` and `kind: PersistentVolumeClaim`, whatever was sent
+//! (`Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec`, kept for clients older than 1.17).
 
 use serde_json::{Map, Value};
 
-/// Applies the round trip through the internal type to an object of the core kind `kind`.
-pub(super) fn round_trip(kind: &str, object: &mut Value) {
-    if kind == "Node" {
-        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
-            sync_single_and_list(spec, "podCIDR", "podCIDRs");
+/// Applies the round trip through the internal type to an object of the kind `group`/`kind`.
+pub(super) fn round_trip(group: &str, kind: &str, object: &mut Value) {
+    match (group, kind) {
+        ("", "Node") => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                sync_single_and_list(spec, "podCIDR", "podCIDRs");
+            }
         }
+        ("apps", "StatefulSet") => {
+            let templates = object
+                .get_mut("spec")
+                .and_then(|spec| spec.get_mut("volumeClaimTemplates"))
+                .and_then(Value::as_array_mut);
+            for template in templates.into_iter().flatten() {
+                if let Some(template) = template.as_object_mut() {
+                    template.insert("apiVersion".into(), Value::from("v1"));
+                    template.insert("kind".into(), Value::from("PersistentVolumeClaim"));
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -55,14 +74,28 @@ mod tests {
     #[case::neither(json!({"unschedulable": true}), json!({"unschedulable": true}))]
     fn node_pod_cidrs(#[case] spec: Value, #[case] want: Value) {
         let mut node = json!({"spec": spec});
-        round_trip("Node", &mut node);
+        round_trip("", "Node", &mut node);
         assert_eq!(node["spec"], want);
     }
 
     #[test]
     fn other_kinds_are_untouched() {
         let mut pod = json!({"spec": {"podCIDR": "10.0.0.0/24"}});
-        round_trip("Pod", &mut pod);
+        round_trip("", "Pod", &mut pod);
         assert_eq!(pod, json!({"spec": {"podCIDR": "10.0.0.0/24"}}));
+    }
+
+    #[test]
+    fn claim_templates_come_back_typed() {
+        let mut set = json!({"spec": {"volumeClaimTemplates": [
+            {"metadata": {"name": "a"}},
+            {"apiVersion": "v9", "kind": "Other", "metadata": {"name": "b"}}]}});
+        round_trip("apps", "StatefulSet", &mut set);
+        for template in set["spec"]["volumeClaimTemplates"].as_array().unwrap() {
+            assert_eq!(
+                (&template["apiVersion"], &template["kind"]),
+                (&json!("v1"), &json!("PersistentVolumeClaim"))
+            );
+        }
     }
 }

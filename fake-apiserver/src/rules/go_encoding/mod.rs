@@ -195,12 +195,10 @@ pub fn encode_stored(resource: &str, object: &mut Value) {
     }
 }
 
-/// The conversions a decoded core object goes through on its way to the internal type and back
-/// ([`conversion`]): what validation and the stored object see. Other kinds are left alone.
+/// The conversions a decoded built-in object goes through on its way to the internal type and
+/// back ([`conversion`]): what validation and the stored object see. Other kinds are left alone.
 pub fn convert_decoded(group: &str, kind: &str, object: &mut Value) {
-    if group.is_empty() {
-        conversion::round_trip(kind, object);
-    }
+    conversion::round_trip(group, kind, object);
 }
 
 /// Encodes an object of the built-in kind `group`/`kind` (see the module documentation); other
