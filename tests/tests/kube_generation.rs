@@ -469,3 +469,25 @@ fn a_daemon_set_carries_its_template_generation_and_claim_templates_are_typed() 
         (&json!("v1"), &json!("PersistentVolumeClaim"))
     );
 }
+
+#[test]
+fn an_update_that_changes_no_template_is_not_warned_about_it_again() {
+    let cluster = Cluster::start();
+    let mut web = deployment("web");
+    web["spec"]["template"]["spec"]["nodeSelector"] = json!({"beta.kubernetes.io/os": "linux"});
+    let file = cluster.write_json("web.json", &web);
+    cluster
+        .kubectl(&["create", "-f", &file])
+        .ok()
+        .stderr_has("deprecated since v1.14");
+    let mut stored = cluster.must_get("apps/v1", "deployments", Some("default"), "web");
+    stored["spec"]["template"]["spec"]["tolerations"] = json!([]);
+    let file = cluster.write_json("web-again.json", &stored);
+    let replaced = cluster.kubectl(&["replace", "-f", &file]);
+    replaced.ok();
+    assert!(
+        !replaced.stderr.contains("deprecated since"),
+        "the same template is not warned about: {}",
+        replaced.stderr
+    );
+}

@@ -168,7 +168,9 @@ pub fn on_update(info: &ResourceInfo, old: &Value, new: &Value) -> Vec<String> {
         "spec"
     };
     let mut warnings = Vec::new();
-    if !super::same(old.get(spec_key), new.get(spec_key)) {
+    // The strategies warn when the generation moved (or the spec changed): as the Go type sees
+    // the spec, so `[]` for no list is no change.
+    if !super::same_at(&info.group, &info.kind, &[spec_key], old, new) {
         warnings.extend(job_spec_warnings(info, new));
         warnings.extend(pod_warnings(new, Some(template)));
     }
