@@ -97,15 +97,14 @@ pub fn bumps(info: &ResourceInfo, old: &Value, new: &Value, spec_differs: bool) 
     else {
         return false;
     };
+    // Custom resources are unstructured content, and a kind the tables lack has no Go type to
+    // compare as: any difference counts.
     let spec_changed = spec_differs
-        && match semantic::fields_equal(equality, &info.group, &info.kind, old, new, |k| {
-            !is_spec_key(info, k)
-        }) {
-            Some(same) if !info.custom => !same,
-            // Custom resources (unstructured content), or a kind the tables lack: any
-            // difference.
-            _ => true,
-        };
+        && (info.custom
+            || semantic::fields_equal(equality, &info.group, &info.kind, old, new, |k| {
+                !is_spec_key(info, k)
+            })
+            .is_none_or(|same| !same));
     let metadata_changed =
         |key: &str| !string_maps_equal(&old["metadata"][key], &new["metadata"][key]);
     spec_changed
@@ -117,4 +116,49 @@ pub fn bumps(info: &ResourceInfo, old: &Value, new: &Value, spec_differs: bool) 
 fn string_maps_equal(a: &Value, b: &Value) -> bool {
     let empty = |v: &Value| v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
     (empty(a) && empty(b)) || equal(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::builtin_resources;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn info(group: &str, kind: &str) -> ResourceInfo {
+        builtin_resources()
+            .into_iter()
+            .find(|r| r.group == group && r.kind == kind)
+            .expect("a built-in kind")
+    }
+
+    #[rstest]
+    #[case::empty_list_is_no_list("apps", "Deployment", json!({"spec": {"template": {"spec": {"tolerations": []}}}}), false)]
+    #[case::annotations_of_a_deployment("apps", "Deployment", json!({"metadata": {"annotations": {"a": "b"}}}), true)]
+    #[case::annotations_of_a_replica_set("apps", "ReplicaSet", json!({"metadata": {"annotations": {"a": "b"}}}), false)]
+    #[case::labels_of_an_endpoint_slice("discovery.k8s.io", "EndpointSlice", json!({"metadata": {"labels": {"a": "b"}}}), true)]
+    #[case::empty_list_by_reflect("networking.k8s.io", "NetworkPolicy", json!({"spec": {"ingress": []}}), true)]
+    #[case::a_priority_class_never("scheduling.k8s.io", "PriorityClass", json!({"value": 5}), false)]
+    #[case::a_config_map_never("", "ConfigMap", json!({"data": {"a": "b"}}), false)]
+    #[case::a_status_is_not_the_spec("apps", "Deployment", json!({"status": {"replicas": 3}}), false)]
+    fn what_moves_a_generation(
+        #[case] group: &str,
+        #[case] kind: &str,
+        #[case] change: Value,
+        #[case] bumps_it: bool,
+    ) {
+        let info = info(group, kind);
+        let old = json!({"metadata": {"name": "x"}, "spec": {}});
+        let mut new = old.clone();
+        for (key, value) in change.as_object().unwrap() {
+            match (new.get_mut(key), value) {
+                (Some(Value::Object(target)), Value::Object(fields)) => {
+                    target.extend(fields.clone());
+                }
+                _ => new[key] = value.clone(),
+            }
+        }
+        let differs = spec_differs_as_json(&info, &old, &new);
+        assert_eq!(bumps(&info, &old, &new, differs), bumps_it);
+    }
 }
