@@ -491,3 +491,24 @@ fn an_update_that_changes_no_template_is_not_warned_about_it_again() {
         replaced.stderr
     );
 }
+
+#[test]
+fn wrapped_base64_decodes_as_go_decodes_it_and_comes_back_on_one_line() {
+    let cluster = Cluster::start();
+    // A YAML block keeps the line breaks `base64` wraps its output with; Go's decoder skips them.
+    let file = cluster.write(
+        "secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\ndata:\n  tls.crt: |\n    aGVsbG8g\n    d29ybGQ=\n",
+    );
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let secret = cluster.must_get("v1", "secrets", Some("default"), "tls");
+    assert_eq!(secret["data"]["tls.crt"], "aGVsbG8gd29ybGQ=");
+    let file = cluster.write(
+        "broken.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: broken\ndata:\n  key: |\n    not base64!\n",
+    );
+    cluster
+        .kubectl(&["apply", "-f", &file])
+        .fails()
+        .stderr_has("cannot be handled as a Secret");
+}

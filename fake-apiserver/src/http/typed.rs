@@ -158,6 +158,8 @@ pub fn decode(
     {
         return Ok(Vec::new());
     }
+    // Go's base64 decoder skips line breaks: a wrapped `[]byte` value decodes.
+    crate::rules::go_encoding::join_wrapped_base64(&info.group, &info.kind, object);
     let typed = through(object).map_err(|e| {
         ApiError::bad_request(format!(
             "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",

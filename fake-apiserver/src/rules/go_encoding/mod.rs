@@ -195,6 +195,43 @@ pub fn encode_stored(resource: &str, object: &mut Value) {
     }
 }
 
+/// Takes the line breaks out of the `[]byte` fields (base64 text) of an object of the built-in
+/// kind `group`/`kind`, as Go's base64 decoder skips `\r` and `\n`: a wrapped value (a
+/// certificate in a YAML block) decodes, and is written back on one line. Whether anything
+/// changed.
+pub fn join_wrapped_base64(group: &str, kind: &str, object: &mut Value) -> bool {
+    fn walk(ty: Ty, value: &mut Value) -> bool {
+        match (ty, value) {
+            (Ty::Bytes, Value::String(s)) if s.contains(['\r', '\n']) => {
+                s.retain(|c| c != '\r' && c != '\n');
+                true
+            }
+            (Ty::Ptr(inner), value) => walk(*inner, value),
+            (Ty::Slice(inner), Value::Array(items)) => items
+                .iter_mut()
+                .fold(false, |changed, v| walk(*inner, v) | changed),
+            (Ty::Map(inner), Value::Object(map)) => map
+                .values_mut()
+                .fold(false, |changed, v| walk(*inner, v) | changed),
+            (Ty::Struct(index), Value::Object(map)) => {
+                let shape = &shapes::STRUCTS[usize::from(index)];
+                map.iter_mut().fold(false, |changed, (key, v)| {
+                    let field = shape.fields.binary_search_by(|f| f.json.cmp(key.as_str()));
+                    match field {
+                        Ok(i) => walk(shape.fields[i].ty, v) | changed,
+                        Err(_) => changed,
+                    }
+                })
+            }
+            _ => false,
+        }
+    }
+    match kind_struct(group, kind) {
+        Some(index) => walk(Ty::Struct(index), object),
+        None => false,
+    }
+}
+
 /// The conversions a decoded built-in object goes through on its way to the internal type and
 /// back ([`conversion`]): what validation and the stored object see. Other kinds are left alone.
 pub fn convert_decoded(group: &str, kind: &str, object: &mut Value) {

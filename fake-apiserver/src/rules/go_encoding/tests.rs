@@ -206,3 +206,26 @@ fn a_stored_node_converts_its_pod_cidr() {
     assert_eq!(node["spec"]["podCIDRs"], json!(["10.0.0.0/24"]));
     assert_eq!(node["status"]["nodeInfo"]["kubeletVersion"], "");
 }
+
+#[test]
+fn wrapped_base64_is_joined_where_the_type_is_bytes() {
+    let mut secret = json!({"data": {"a": "aGVs\nbG8=", "b": "d29y\r\nbGQ="}, "type": "x\ny"});
+    assert!(join_wrapped_base64("", "Secret", &mut secret));
+    assert_eq!(
+        secret,
+        json!({"data": {"a": "aGVsbG8=", "b": "d29ybGQ="}, "type": "x\ny"})
+    );
+    let mut webhooks =
+        json!({"webhooks": [{"name": "w", "clientConfig": {"caBundle": "LS0t\nLS0t"}}]});
+    assert!(join_wrapped_base64(
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        &mut webhooks
+    ));
+    assert_eq!(
+        webhooks["webhooks"][0]["clientConfig"]["caBundle"],
+        "LS0tLS0t"
+    );
+    let mut plain = json!({"data": {"a": "aGVsbG8="}});
+    assert!(!join_wrapped_base64("", "Secret", &mut plain));
+}
