@@ -851,6 +851,15 @@ fn builtin_deprecation(group: &str, kind: &str) -> Option<String> {
     Some(warning)
 }
 
+/// The built-in kind `group`/`kind`, for tests.
+#[cfg(test)]
+pub(crate) fn builtin_info(group: &str, kind: &str) -> ResourceInfo {
+    builtin_resources()
+        .into_iter()
+        .find(|r| r.group == group && r.kind == kind)
+        .expect("a built-in kind")
+}
+
 pub fn builtin_resources() -> Vec<ResourceInfo> {
     BUILTINS
         .iter()

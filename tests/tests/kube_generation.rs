@@ -45,14 +45,34 @@ fn replace(
     name: &str,
     edit: impl FnOnce(&mut Value),
 ) -> Value {
+    let replaced = try_replace(cluster, api, name, edit).expect("replace");
+    serde_json::to_value(replaced).expect("json")
+}
+
+/// [`replace`] that must be refused with a message containing `phrase`.
+#[track_caller]
+fn replace_refused(
+    cluster: &Cluster,
+    api: &Api<DynamicObject>,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+    phrase: &str,
+) {
+    let refused = try_replace(cluster, api, name, edit).expect_err("a refused replace");
+    assert!(refused.to_string().contains(phrase), "{refused}");
+}
+
+fn try_replace(
+    cluster: &Cluster,
+    api: &Api<DynamicObject>,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+) -> Result<DynamicObject, kube::Error> {
     let stored = cluster.block_on(api.get(name)).expect("get");
     let mut object = serde_json::to_value(stored).expect("json");
     edit(&mut object);
     let object: DynamicObject = serde_json::from_value(object).expect("object");
-    let replaced = cluster
-        .block_on(api.replace(name, &PostParams::default(), &object))
-        .expect("replace");
-    serde_json::to_value(replaced).expect("json")
+    cluster.block_on(api.replace(name, &PostParams::default(), &object))
 }
 
 fn revision_and_generation(object: &Value) -> (String, i64) {
@@ -343,18 +363,12 @@ fn a_pod_replaced_in_another_spelling_is_accepted_and_unchanged() {
         revision_and_generation(&created)
     );
     // A real change of an immutable field is still refused.
-    let stored = cluster.block_on(pods.get("app")).expect("get");
-    let mut changed = serde_json::to_value(stored).expect("json");
-    changed["spec"]["containers"][0]["resources"]["limits"]["cpu"] = json!("2");
-    let changed: DynamicObject = serde_json::from_value(changed).expect("object");
-    let refused = cluster
-        .block_on(pods.replace("app", &PostParams::default(), &changed))
-        .expect_err("an immutable change");
-    assert!(
-        refused
-            .to_string()
-            .contains("pod updates may not change fields"),
-        "{refused}"
+    replace_refused(
+        &cluster,
+        &pods,
+        "app",
+        |p| p["spec"]["containers"][0]["resources"]["limits"]["cpu"] = json!("2"),
+        "pod updates may not change fields",
     );
 }
 
@@ -400,19 +414,15 @@ fn claim_requests_in_another_unit_are_the_same_request() {
         revision_and_generation(&again),
         revision_and_generation(&created)
     );
-    let stored = cluster.block_on(sets.get("db")).expect("get");
-    let mut bigger = serde_json::to_value(stored).expect("json");
-    bigger["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] =
-        json!("2Gi");
-    let bigger: DynamicObject = serde_json::from_value(bigger).expect("object");
-    let refused = cluster
-        .block_on(sets.replace("db", &PostParams::default(), &bigger))
-        .expect_err("a different claim template");
-    assert!(
-        refused
-            .to_string()
-            .contains("updates to statefulset spec for fields other than"),
-        "{refused}"
+    replace_refused(
+        &cluster,
+        &sets,
+        "db",
+        |s| {
+            s["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] =
+                json!("2Gi")
+        },
+        "updates to statefulset spec for fields other than",
     );
 }
 
@@ -443,18 +453,12 @@ fn a_daemon_set_carries_its_template_generation_and_claim_templates_are_typed() 
         (annotation(&slower), revision_and_generation(&slower).1),
         (json!("2"), 3)
     );
-    let stored = cluster.block_on(sets.get("agent")).expect("get");
-    let mut bad = serde_json::to_value(stored).expect("json");
-    bad["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("x");
-    let bad: DynamicObject = serde_json::from_value(bad).expect("object");
-    let refused = cluster
-        .block_on(sets.replace("agent", &PostParams::default(), &bad))
-        .expect_err("not an int64");
-    assert!(
-        refused
-            .to_string()
-            .contains("strconv.ParseInt: parsing \"x\": invalid syntax"),
-        "{refused}"
+    replace_refused(
+        &cluster,
+        &sets,
+        "agent",
+        |s| s["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("x"),
+        "strconv.ParseInt: parsing \"x\": invalid syntax",
     );
 
     let stateful = api(&cluster, "apps/v1", "StatefulSet", "statefulsets", true);

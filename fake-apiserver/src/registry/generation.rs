@@ -121,16 +121,10 @@ fn string_maps_equal(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resource::builtin_resources;
     use rstest::rstest;
     use serde_json::json;
 
-    fn info(group: &str, kind: &str) -> ResourceInfo {
-        builtin_resources()
-            .into_iter()
-            .find(|r| r.group == group && r.kind == kind)
-            .expect("a built-in kind")
-    }
+    use crate::resource::builtin_info as info;
 
     #[rstest]
     #[case::empty_list_is_no_list("apps", "Deployment", json!({"spec": {"template": {"spec": {"tolerations": []}}}}), false)]

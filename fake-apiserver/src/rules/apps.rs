@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::core::{nonnegative_fields, pod_template};
-use super::{same, same_at, selector, str_of, Target};
+use super::{same, same_at, same_values_at, selector, str_of, Target};
 use crate::rules::validation::Cause;
 
 /// The causes of creating an `apps` object of `kind` (beyond metadata).
@@ -385,14 +385,13 @@ fn stateful_set_update(old: &Value, new: &Value) -> Vec<Cause> {
     // `Semantic.DeepEqual` of the specs with the mutable fields set alike: a claim template's
     // `1Gi` and `1024Mi` are the same request.
     let (old_spec, new_spec) = (strip(&old["spec"]), strip(&new["spec"]));
-    let same = super::go_encoding::semantic::equal_at(
+    let same = same_values_at(
         "apps",
         "StatefulSet",
         &["spec"],
         Some(&old_spec),
         Some(&new_spec),
-    )
-    .unwrap_or_else(|| old_spec == new_spec);
+    );
     if !same {
         return vec![Cause::forbidden(
             "spec",

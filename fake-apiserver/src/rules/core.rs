@@ -6,7 +6,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::{go_encoding, nonnegative, same, str_of, Target};
+use super::{go_encoding, nonnegative, same, same_values_at, str_of, Target};
 use crate::rules::validation::{
     is_label_value, is_qualified_name, max_len_error, regex_error, Cause,
 };
@@ -528,14 +528,13 @@ fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<Cause> {
                 &format!("existing ephemeral containers {name:?} may not be removed\n"),
             )),
             Some(now)
-                if !go_encoding::semantic::equal_at(
+                if !same_values_at(
                     "",
                     "Pod",
                     &["spec", "ephemeralContainers", "[]"],
                     Some(existing),
                     Some(now),
-                )
-                .unwrap_or_else(|| crate::store::value_eq::equal(existing, now)) =>
+                ) =>
             {
                 causes.push(Cause::forbidden(
                     "spec.ephemeralContainers",

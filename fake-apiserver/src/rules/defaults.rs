@@ -600,12 +600,7 @@ mod tests {
         assert!(items[2].get("default").is_none(), "only container items");
     }
 
-    fn info(group: &str, kind: &str) -> ResourceInfo {
-        crate::resource::builtin_resources()
-            .into_iter()
-            .find(|r| r.group == group && r.kind == kind)
-            .expect("a built-in kind")
-    }
+    use crate::resource::builtin_info as info;
 
     #[test]
     fn a_set_field_is_kept_and_a_missing_one_defaulted() {

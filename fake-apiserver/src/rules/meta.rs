@@ -211,16 +211,10 @@ fn kube_update(new: &Value, old: &Value) -> Vec<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resource::builtin_resources;
     use rstest::rstest;
     use serde_json::json;
 
-    fn info(group: &str, kind: &str) -> ResourceInfo {
-        builtin_resources()
-            .into_iter()
-            .find(|r| r.group == group && r.kind == kind)
-            .unwrap()
-    }
+    use crate::resource::builtin_info as info;
 
     fn obj(name: &str) -> Value {
         json!({"metadata": {"name": name, "namespace": "ns"}})

@@ -292,7 +292,17 @@ fn same_at(group: &str, kind: &str, path: &[&str], old: &Value, new: &Value) -> 
     fn at<'v>(root: &'v Value, path: &[&str]) -> Option<&'v Value> {
         path.iter().try_fold(root, |v, key| v.get(key))
     }
-    let (a, b) = (at(old, path), at(new, path));
+    same_values_at(group, kind, path, at(old, path), at(new, path))
+}
+
+/// [`same_at`] for two values already taken from `path` (or made from what is there).
+fn same_values_at(
+    group: &str,
+    kind: &str,
+    path: &[&str],
+    a: Option<&Value>,
+    b: Option<&Value>,
+) -> bool {
     go_encoding::semantic::equal_at(group, kind, path, a, b).unwrap_or_else(|| same(a, b))
 }
 

@@ -49,7 +49,7 @@ impl Quantity {
             .bytes()
             .take_while(|b| b.is_ascii_digit() || *b == b'.')
             .count();
-        let (number, suffix) = rest.split_at(number_len);
+        let (number, suffix_text) = rest.split_at(number_len);
         if number.is_empty() || number.bytes().filter(|b| *b == b'.').count() > 1 {
             return None;
         }
@@ -57,33 +57,8 @@ impl Quantity {
         if whole.is_empty() && fraction.is_empty() {
             return None;
         }
-        // (multiplier numerator, power of ten) for the suffix.
-        let (format, binary, exp10): (Format, i128, i32) = match suffix {
-            "" => (Format::DecimalSi, 1, 0),
-            "n" => (Format::DecimalSi, 1, -9),
-            "u" => (Format::DecimalSi, 1, -6),
-            "m" => (Format::DecimalSi, 1, -3),
-            "k" => (Format::DecimalSi, 1, 3),
-            "M" => (Format::DecimalSi, 1, 6),
-            "G" => (Format::DecimalSi, 1, 9),
-            "T" => (Format::DecimalSi, 1, 12),
-            "P" => (Format::DecimalSi, 1, 15),
-            "E" => (Format::DecimalSi, 1, 18),
-            "Ki" => (Format::BinarySi, 1 << 10, 0),
-            "Mi" => (Format::BinarySi, 1 << 20, 0),
-            "Gi" => (Format::BinarySi, 1 << 30, 0),
-            "Ti" => (Format::BinarySi, 1 << 40, 0),
-            "Pi" => (Format::BinarySi, 1 << 50, 0),
-            "Ei" => (Format::BinarySi, 1 << 60, 0),
-            other => {
-                let digits = other.strip_prefix(['e', 'E'])?;
-                let exp: i32 = digits.parse().ok()?;
-                if !(-40..=40).contains(&exp) {
-                    return None;
-                }
-                (Format::DecimalExponent, 1, exp)
-            }
-        };
+        let (format, binary_exp, exp10) = suffix(suffix_text)?;
+        let binary: i128 = 1 << binary_exp;
         // digits as an integer, scaled by 10^(exp10 - fraction digits + 9).
         let mut digits: i128 = 0;
         for b in whole.bytes().chain(fraction.bytes()) {
@@ -188,6 +163,36 @@ impl Quantity {
     }
 }
 
+/// `quantitySuffixer.interpret`: a suffix's format, power of two and power of ten (`Ki`: 10, 0;
+/// `m`: 0, -3; `e3`: 0, 3); `None` for a suffix that is none of them.
+fn suffix(text: &str) -> Option<(Format, u32, i32)> {
+    Some(match text {
+        "" => (Format::DecimalSi, 0, 0),
+        "n" => (Format::DecimalSi, 0, -9),
+        "u" => (Format::DecimalSi, 0, -6),
+        "m" => (Format::DecimalSi, 0, -3),
+        "k" => (Format::DecimalSi, 0, 3),
+        "M" => (Format::DecimalSi, 0, 6),
+        "G" => (Format::DecimalSi, 0, 9),
+        "T" => (Format::DecimalSi, 0, 12),
+        "P" => (Format::DecimalSi, 0, 15),
+        "E" => (Format::DecimalSi, 0, 18),
+        "Ki" => (Format::BinarySi, 10, 0),
+        "Mi" => (Format::BinarySi, 20, 0),
+        "Gi" => (Format::BinarySi, 30, 0),
+        "Ti" => (Format::BinarySi, 40, 0),
+        "Pi" => (Format::BinarySi, 50, 0),
+        "Ei" => (Format::BinarySi, 60, 0),
+        other => {
+            let exp: i32 = other.strip_prefix(['e', 'E'])?.parse().ok()?;
+            if !(-40..=40).contains(&exp) {
+                return None;
+            }
+            (Format::DecimalExponent, 0, exp)
+        }
+    })
+}
+
 /// What a real server writes for a quantity it read from `text` (a JSON string's contents or a
 /// JSON number's text): `Quantity.UnmarshalJSON` then `MarshalJSON`. That is the canonical form
 /// ([`Quantity::canonical`]), except where `ParseQuantity` keeps the text as written because it
@@ -213,33 +218,17 @@ fn parse_keeps_text(text: &str) -> bool {
     let num_len = rest.bytes().take_while(u8::is_ascii_digit).count();
     let (num, rest) = rest.split_at(num_len);
     let num = if num.is_empty() { "0" } else { num };
-    let (denom, suffix) = match rest.strip_prefix('.') {
+    let (denom, suffix_text) = match rest.strip_prefix('.') {
         Some(after) => after.split_at(after.bytes().take_while(u8::is_ascii_digit).count()),
         None => ("", rest),
     };
-    // quantitySuffixer.interpret: (binary, exponent).
-    let (binary, exponent): (bool, i32) = match suffix {
-        "" => (false, 0),
-        "n" => (false, -9),
-        "u" => (false, -6),
-        "m" => (false, -3),
-        "k" => (false, 3),
-        "M" => (false, 6),
-        "G" => (false, 9),
-        "T" => (false, 12),
-        "P" => (false, 15),
-        "E" => (false, 18),
-        "Ki" => (true, 10),
-        "Mi" => (true, 20),
-        "Gi" => (true, 30),
-        "Ti" => (true, 40),
-        "Pi" => (true, 50),
-        "Ei" => (true, 60),
-        other => match other.strip_prefix(['e', 'E']).map(str::parse::<i32>) {
-            Some(Ok(exponent)) => (false, exponent),
-            _ => return false,
-        },
+    let (format, binary_exp, exp10) = match suffix(suffix_text) {
+        Some(interpreted) => interpreted,
+        None => return false,
     };
+    let binary = format == Format::BinarySi;
+    // The exponent `interpret` gives: of two for a binary suffix, of ten otherwise.
+    let exponent = if binary { binary_exp as i32 } else { exp10 };
     let digits = (num.len() + denom.len()) as i32;
     let (precision, mut scale, mantissa) = if binary {
         if !denom.is_empty() {

@@ -645,12 +645,7 @@ mod tests {
 
     use super::*;
 
-    fn info(group: &str, kind: &str) -> ResourceInfo {
-        crate::resource::builtin_resources()
-            .into_iter()
-            .find(|r| r.group == group && r.kind == kind)
-            .expect("a built-in kind")
-    }
+    use crate::resource::builtin_info as info;
 
     fn pod(spec: Value) -> Value {
         json!({"metadata": {"name": "p"}, "spec": spec})

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::super::quantity::Quantity;
-use super::super::{nonnegative, port_name_errors, same, same_at, str_of, Target};
+use super::super::{nonnegative, port_name_errors, same, same_at, same_values_at, str_of, Target};
 use super::service::non_special_ip;
 use super::{nonnegative_fields, pod_template};
 use crate::rules::validation::{is_dns1123_label, is_dns1123_subdomain, is_qualified_name, Cause};
@@ -323,14 +323,13 @@ fn pvc_update(old: &Value, new: &Value) -> Vec<Cause> {
     };
     normalize(&mut old_spec);
     normalize(&mut new_spec);
-    let same_spec = super::super::go_encoding::semantic::equal_at(
+    let same_spec = same_values_at(
         "",
         "PersistentVolumeClaim",
         &["spec"],
         Some(&old_spec),
         Some(&new_spec),
-    )
-    .unwrap_or_else(|| same(Some(&old_spec), Some(&new_spec)));
+    );
     if !same_spec {
         causes.push(Cause::forbidden(
             "spec",

@@ -119,7 +119,8 @@ pub(crate) fn equal_as(equality: Equality, ty: Ty, a: Option<&Value>, b: Option<
             }
             _ => json_equal(a, b),
         },
-        Ty::Struct(index) => match (fields(a), fields(b)) {
+        // A struct's fields; absent is the zero struct (no fields set).
+        Ty::Struct(index) => match (entries(a), entries(b)) {
             (Some(x), Some(y)) => shapes::STRUCTS[usize::from(index)]
                 .fields
                 .iter()
@@ -168,11 +169,6 @@ fn entries(v: Option<&Value>) -> Option<&serde_json::Map<String, Value>> {
         Some(Value::Object(map)) => Some(map),
         Some(_) => None,
     }
-}
-
-/// A struct's fields; absent is the zero struct (no fields set).
-fn fields(v: Option<&Value>) -> Option<&serde_json::Map<String, Value>> {
-    entries(v)
 }
 
 fn text(v: Option<&Value>) -> Option<&str> {
