@@ -58,12 +58,12 @@ race: ## Every guard of both controllers: held over RACE_SEEDS seeds (determinis
 	cargo build --release -p harness --bin harness
 	@status=0; \
 	./target/release/harness race --seeds $(RACE_SEEDS) --combined-seeds $(RACE_COMBINED_SEEDS) --check-determinism || status=1; \
-	cargo test --release -p harness --test exhaustive -- --include-ignored || status=1; \
+	cargo test --release -p harness --test integration exhaustive:: -- --include-ignored || status=1; \
 	exit $$status
 
 FUZZ_CASES ?= 200000
 FUZZ_SEED ?= 1
 MODEL_SEEDS ?= 200
 fuzz: ## The server's integrity at length: FUZZ_CASES random HTTP requests (seed FUZZ_SEED), then the model test over MODEL_SEEDS seeds
-	FUZZ_CASES=$(FUZZ_CASES) FUZZ_SEED=$(FUZZ_SEED) cargo test --release -p fake-apiserver --test fuzz -- --nocapture random_requests
-	MODEL_SEEDS=$(MODEL_SEEDS) cargo test --release -p fake-apiserver --test model -- --nocapture concurrent_clients
+	FUZZ_CASES=$(FUZZ_CASES) FUZZ_SEED=$(FUZZ_SEED) cargo test --release -p fake-apiserver --test integration -- --nocapture fuzz::random_requests
+	MODEL_SEEDS=$(MODEL_SEEDS) cargo test --release -p fake-apiserver --test integration -- --nocapture model::concurrent_clients

@@ -1,1 +1,1 @@
-//! Integration tests live in tests/tests.
+//! Integration tests live in tests/tests/integration (one test binary, one module per subject).

@@ -1,0 +1,89 @@
+//! Objects as a real server stores them, seen through the HTTP API: decoded into the internal
+//! type and encoded back as Go writes the `v1` struct (`rules::go_encoding`).
+
+use crate::http_support;
+
+use axum::http::{Method, StatusCode};
+use fake_apiserver::FakeApiServer;
+use http_support::json as call;
+use serde_json::{json, Value};
+
+fn server() -> FakeApiServer {
+    FakeApiServer::builder().seed(1).build()
+}
+
+/// `podCIDR` and `podCIDRs` are one field in the internal `NodeSpec`: either one written reads
+/// back as both, and an update that sends only `podCIDR` changes nothing.
+#[tokio::test]
+async fn a_nodes_pod_cidr_is_one_field() {
+    let server = server();
+    let (status, node) = call(
+        &server,
+        Method::POST,
+        "/api/v1/nodes",
+        &json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/24"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{node}");
+    assert_eq!(node["spec"]["podCIDRs"], json!(["10.0.0.0/24"]));
+
+    // An older client's update: the single field only.
+    let mut update = node.clone();
+    update["spec"].as_object_mut().unwrap().remove("podCIDRs");
+    let (status, updated) = call(&server, Method::PUT, "/api/v1/nodes/n", &update).await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(
+        updated["metadata"]["resourceVersion"], node["metadata"]["resourceVersion"],
+        "nothing changed"
+    );
+
+    // A different podCIDR is a change of podCIDRs, which may only be set once.
+    let mut changed = updated.clone();
+    changed["spec"]["podCIDR"] = json!("10.9.0.0/24");
+    let (status, refusal) = call(&server, Method::PUT, "/api/v1/nodes/n", &changed).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refusal}");
+    assert_eq!(refusal["details"]["causes"][0]["field"], "spec.podCIDRs");
+}
+
+/// Zero values a client leaves out come back; empty `omitempty` fields it sends do not, and a
+/// re-sent object without them is no change.
+#[tokio::test]
+async fn zero_values_are_written_and_empty_fields_dropped() {
+    let server = server();
+    let (status, role) = call(
+        &server,
+        Method::POST,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        &json!({"metadata": {"name": "r", "labels": {}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{role}");
+    assert_eq!(role.get("rules"), Some(&Value::Null));
+    assert!(role["metadata"].get("labels").is_none());
+
+    let mut resent = role.clone();
+    resent.as_object_mut().unwrap().remove("rules");
+    let (status, same) = call(
+        &server,
+        Method::PUT,
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/r",
+        &resent,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{same}");
+    assert_eq!(same, role, "the same object, same resourceVersion");
+
+    let (_, set) = call(
+        &server,
+        Method::POST,
+        "/apis/apps/v1/namespaces/default/statefulsets",
+        &json!({"metadata": {"name": "s"}, "spec": {"selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}),
+    )
+    .await;
+    assert_eq!(
+        set["status"],
+        json!({"replicas": 0, "availableReplicas": 0})
+    );
+    assert_eq!(set["spec"]["serviceName"], "");
+}

@@ -1,0 +1,41 @@
+//! The tests crate's integration tests, one module per subject, linked into one binary
+//! (one link and one copy of the dependencies instead of one per file).
+
+mod api_faults;
+mod controller_client;
+mod crds_valid;
+mod deploy_rbac;
+mod deploy_support;
+mod eno_bad_input;
+mod eno_binary;
+mod eno_deploy;
+mod eno_e2e;
+mod eno_lifecycle;
+mod eno_rollout;
+mod eno_slice_cleanup;
+mod eno_support;
+mod karpenter_bad_input;
+mod karpenter_e2e;
+mod karpenter_lifecycle;
+mod karpenter_read_own_writes;
+mod karpenter_support;
+mod kube_defaults;
+mod kube_delete_answers;
+mod kube_generation;
+mod kube_subresources;
+mod kubectl_admission_policy;
+mod kubectl_api_services;
+mod kubectl_auth;
+mod kubectl_autoscaling;
+mod kubectl_certificates;
+mod kubectl_crd;
+mod kubectl_csi_storage;
+mod kubectl_field_selectors;
+mod kubectl_gc;
+mod kubectl_imperative;
+mod kubectl_read;
+mod kubectl_support;
+mod kubectl_validation;
+mod kubectl_volume_attachments;
+mod kubectl_write;
+mod server_side_apply;
