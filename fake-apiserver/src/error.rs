@@ -30,6 +30,9 @@ pub struct ApiError {
     /// `details` is written even when it holds nothing (`"details":{}`), as Go writes a `Status`
     /// whose `Details` pointer is set but empty (`NewGenericServerResponse`).
     pub details_set: bool,
+    /// `metadata.continue` of the `Status` (a list's ListMeta): the token a `410` for an expired
+    /// continue token carries to go on with the rest of the list at the newest revision.
+    pub list_continue: Option<String>,
 }
 
 impl ApiError {
@@ -45,6 +48,7 @@ impl ApiError {
             causes: Vec::new(),
             retry_after_seconds: None,
             details_set: false,
+            list_continue: None,
         }
     }
 
@@ -197,8 +201,11 @@ impl ApiError {
     /// `retryAfterSeconds`, then `code`), strings escaped as Go escapes them.
     pub fn to_status_json(&self) -> String {
         let string = |s: &str| crate::rules::validation::go_json(&Value::String(s.to_string()));
-        let mut out =
-            String::from(r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","#);
+        let mut out = String::from(r#"{"kind":"Status","apiVersion":"v1","metadata":{"#);
+        if let Some(token) = &self.list_continue {
+            out.push_str(&format!(r#""continue":{}"#, string(token)));
+        }
+        out.push_str(r#"},"status":"Failure","#);
         out.push_str(&format!(r#""message":{}"#, string(&self.message)));
         if !self.reason.is_empty() {
             out.push_str(&format!(r#","reason":{}"#, string(&self.reason)));

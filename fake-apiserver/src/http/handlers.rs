@@ -533,6 +533,7 @@ impl Call<'_> {
     }
 
     fn get(&self) -> Result<Response, ApiError> {
+        self.check_get_resource_version()?;
         let bytes = self
             .server
             .shared
@@ -552,6 +553,29 @@ impl Call<'_> {
             StatusCode::OK,
             typed_bytes(self.info, &bytes),
         ))
+    }
+
+    /// A GET with a `resourceVersion` is served by the real server's watch cache, which reads
+    /// it with storage's `ParseResourceVersion` (a malformed one is an unclassified 500: the
+    /// registry passes storage's `InvalidError` on) and waits for a revision it has not reached
+    /// yet, answering `504` when it does not come. Here the store is the cache and never lags,
+    /// so a revision beyond the newest is answered at once; anything else reads the newest
+    /// object, which is at least that new.
+    fn check_get_resource_version(&self) -> Result<(), ApiError> {
+        let Some(rv) = self
+            .query
+            .get("resourceVersion")
+            .filter(|rv| !rv.is_empty())
+        else {
+            return Ok(());
+        };
+        let wanted =
+            crate::rules::strconv::parse_resource_version(rv).map_err(ApiError::plain_500)?;
+        let current = self.server.shared.store.revision();
+        if wanted > current {
+            return Err(crate::store::too_large_rv(wanted, current));
+        }
+        Ok(())
     }
 
     fn list(&self) -> Result<Response, ApiError> {
@@ -857,7 +881,8 @@ impl Call<'_> {
 
     /// Creates `object` for a `PUT` or an apply `PATCH` that found nothing to update: through the
     /// create rules and create admission, authorized for `create` as well, answered `201`. The
-    /// body's `resourceVersion` is dropped (storage clears it before writing); `applied` for a
+    /// body's `resourceVersion` is dropped (storage clears it before writing) once the registry
+    /// has read it as a number (a malformed one is its unclassified 500); `applied` for a
     /// server-side apply (its managedFields entry is an `Apply`).
     fn create_instead_of_update(
         &self,
@@ -866,6 +891,10 @@ impl Call<'_> {
         validation: FieldValidation,
         applied: bool,
     ) -> Result<Response, ApiError> {
+        let rv = crate::store::resource_version_of(&object);
+        if !rv.is_empty() {
+            crate::rules::strconv::parse_uint(&rv).map_err(ApiError::plain_500)?;
+        }
         if let Some(meta) = object["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
@@ -1511,6 +1540,9 @@ pub(crate) fn create_object(
             }],
         ));
     }
+    // Storage refuses a sent revision when it writes (after validation and admission); the
+    // create rules clear it from the candidate before then.
+    let sent_revision_refused = semantics::check_create_resource_version(&object).err();
     // A generated name that collides is retried with another suffix, as the real server does.
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
     let mut last_error = None;
@@ -1619,9 +1651,14 @@ pub(crate) fn create_object(
             &resource_key(&info.group, &info.plural),
             &ns,
             &name,
-            |current| match current {
-                Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
-                None => Ok(Mutation::Put(candidate)),
+            |current| {
+                if let (false, Some(refused)) = (dry_run, &sent_revision_refused) {
+                    return Err(refused.clone());
+                }
+                match current {
+                    Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
+                    None => Ok(Mutation::Put(candidate)),
+                }
             },
         );
         match result {

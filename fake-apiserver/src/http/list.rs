@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::context::FakeApiServer;
 use crate::error::{ApiError, StatusCause};
+use crate::http::continue_token;
 use crate::http::encoding::typed_bytes;
 use crate::http::request::Query;
 use crate::http::server::{json_response, value_response};
@@ -25,10 +26,11 @@ pub enum ReadAt {
     NotOlderThan(u64),
     /// Exactly this revision (`resourceVersionMatch=Exact`).
     Exact(u64),
-    /// Continue an earlier paged list.
+    /// Continue an earlier paged list: at its revision (`None`: the newest), from a storage key
+    /// (after the list's prefix) on.
     Continue {
-        revision: u64,
-        after: (String, String),
+        revision: Option<u64>,
+        start: String,
     },
 }
 
@@ -51,100 +53,124 @@ fn selector_error(e: crate::rules::selectors::SelectorError) -> ApiError {
     ApiError::new(e.code(), e.reason(), e.to_string())
 }
 
-fn list_options_invalid(field: &str, message: &str) -> ApiError {
-    ApiError::invalid(
-        "meta.k8s.io",
-        "ListOptions",
-        "",
-        vec![StatusCause {
-            reason: "FieldValueInvalid".into(),
-            message: message.into(),
-            field: field.into(),
-        }],
-    )
+/// apimachinery's `ValidateListOptions` for a list (not a watch): every cause in one 422.
+fn validate_list_options(
+    rv: Option<&str>,
+    rv_match: Option<&str>,
+    has_continue: bool,
+    send_initial_events: bool,
+) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    if let Some(rv_match) = rv_match {
+        if rv.is_none() {
+            causes.push(StatusCause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if has_continue {
+            causes.push(StatusCause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if rv_match != "Exact" && rv_match != "NotOlderThan" {
+            causes.push(StatusCause::not_supported(
+                "resourceVersionMatch",
+                &json!(rv_match),
+                &["Exact".into(), "NotOlderThan".into(), String::new()],
+            ));
+        }
+        if rv_match == "Exact" && rv == Some("0") {
+            causes.push(StatusCause::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if send_initial_events {
+        causes.push(StatusCause::forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
 }
 
 impl ListRequest {
-    /// Parses the query of a LIST (or WATCH) request.
+    /// Parses the query of a LIST (or WATCH) request, checking it in the real server's order:
+    /// the parameter codec (integers, then the selectors' syntax), `ValidateListOptions`, the
+    /// field selector's labels, then storage's checks of `continue` and `resourceVersion`.
     pub fn parse(info: &ResourceInfo, query: &Query) -> Result<Self, ApiError> {
         let include_object = query.get("includeObject").map(str::to_string);
+        // `timeoutSeconds` comes before `limit` in `ListOptions`; a list reads neither further.
+        query.int("timeoutSeconds")?;
+        let limit = query.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
         let labels = match query.get("labelSelector").filter(|s| !s.trim().is_empty()) {
             Some(s) => Some(LabelSelector::parse(s).map_err(selector_error)?),
             None => None,
         };
         let fields = match query.get("fieldSelector").filter(|s| !s.trim().is_empty()) {
-            Some(s) => {
-                let selector = FieldSelector::parse(s).map_err(selector_error)?;
-                let selector = if info.custom {
+            Some(s) => Some(FieldSelector::parse(s).map_err(selector_error)?),
+            None => None,
+        };
+        let rv = query.get("resourceVersion").filter(|r| !r.is_empty());
+        let rv_match = query.get("resourceVersionMatch").filter(|r| !r.is_empty());
+        let token = query.get("continue").filter(|c| !c.is_empty());
+        if !query.flag("watch") {
+            validate_list_options(
+                rv,
+                rv_match,
+                token.is_some(),
+                query.get("sendInitialEvents").is_some(),
+            )?;
+        }
+        let fields = match fields {
+            Some(selector) => Some(
+                if info.custom {
                     selector
                         .validate_for_custom(info.namespaced, &info.selectable_fields)
                         .map(|()| selector)
                 } else {
                     selector.convert_for(&info.group, &info.version, &info.kind)
                 }
-                .map_err(selector_error)?;
-                Some(selector)
-            }
+                .map_err(selector_error)?,
+            ),
             None => None,
         };
-        let limit = query.int("limit")?.filter(|l| *l > 0).map(|l| l as usize);
-        if query.get("sendInitialEvents").is_some() && !query.flag("watch") {
-            return Err(list_options_invalid(
-                "sendInitialEvents",
-                "Forbidden: sendInitialEvents is forbidden for list",
-            ));
-        }
-        let rv = query.get("resourceVersion").filter(|r| !r.is_empty());
-        let rv_match = query.get("resourceVersionMatch").filter(|r| !r.is_empty());
-        let parse_rv = |rv: &str| -> Result<u64, ApiError> {
-            rv.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(format!("invalid resource version: {rv:?}")).with_message(
-                    format!(
-                        "resourceVersion: Invalid value: {rv:?}: must be a valid resource version"
-                    ),
-                )
-            })
-        };
-        if let Some(token) = query.get("continue").filter(|c| !c.is_empty()) {
+        // Storage's `ValidateListOptions`: a continue token first, then the resourceVersion.
+        if let Some(token) = token {
+            let token = continue_token::decode(token)
+                .map_err(|e| ApiError::bad_request(format!("invalid continue token: {e}")))?;
             if rv.is_some_and(|r| r != "0") {
-                return Err(list_options_invalid(
-                    "resourceVersion",
-                    "Forbidden: specifying resource version is not allowed when using continue",
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
                 ));
             }
-            let (revision, after) = decode_continue(token)?;
             return Ok(Self {
                 labels,
                 fields,
                 limit,
-                read_at: ReadAt::Continue { revision, after },
+                read_at: ReadAt::Continue {
+                    revision: token.revision,
+                    start: token.start,
+                },
                 include_object,
             });
         }
-        let read_at = match (rv, rv_match) {
-            (None, None) => ReadAt::Latest,
-            (None, Some(_)) => {
-                return Err(list_options_invalid(
-                    "resourceVersionMatch",
-                    "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-                ))
-            }
-            (Some(rv), None) | (Some(rv), Some("NotOlderThan")) => ReadAt::NotOlderThan(parse_rv(rv)?),
-            (Some(rv), Some("Exact")) => {
-                let revision = parse_rv(rv)?;
-                if revision == 0 {
-                    return Err(list_options_invalid(
-                        "resourceVersionMatch",
-                        "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                    ));
+        let read_at = match rv {
+            None => ReadAt::Latest,
+            Some(rv) => {
+                let revision = crate::rules::strconv::parse_resource_version(rv)
+                    .map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}")))?;
+                if rv_match == Some("Exact") {
+                    ReadAt::Exact(revision)
+                } else {
+                    ReadAt::NotOlderThan(revision)
                 }
-                ReadAt::Exact(revision)
-            }
-            (Some(_), Some(other)) => {
-                return Err(list_options_invalid(
-                    "resourceVersionMatch",
-                    &format!("Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""),
-                ))
             }
         };
         Ok(Self {
@@ -197,32 +223,30 @@ impl ListRequest {
     }
 }
 
-/// Continue tokens: the revision of the first page and the last key returned, hex-encoded.
-pub fn encode_continue(revision: u64, namespace: &str, name: &str) -> String {
-    let raw = format!("{revision}\u{0}{namespace}\u{0}{name}");
-    raw.bytes().map(|b| format!("{b:02x}")).collect()
+/// An object's storage key after the list's prefix: its name in a namespace's list (and for
+/// cluster-scoped objects), `namespace/name` in a list across namespaces.
+fn storage_key<'k>(
+    list_namespace: Option<&str>,
+    (namespace, name): &'k (String, String),
+) -> impl Iterator<Item = u8> + 'k {
+    let across = list_namespace.is_none() && !namespace.is_empty();
+    let prefix: &'k [u8] = if across { namespace.as_bytes() } else { b"" };
+    let separator: &'static [u8] = if across { b"/" } else { b"" };
+    prefix
+        .iter()
+        .chain(separator)
+        .chain(name.as_bytes())
+        .copied()
 }
 
-fn decode_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
-    let bad = || {
-        ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-    };
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    let bytes: Result<Vec<u8>, _> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(token.get(i..i + 2).unwrap_or("zz"), 16))
-        .collect();
-    let raw = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
-    let mut parts = raw.split('\u{0}');
-    let revision = parts
-        .next()
-        .and_then(|r| r.parse::<u64>().ok())
-        .ok_or_else(bad)?;
-    let namespace = parts.next().ok_or_else(bad)?.to_string();
-    let name = parts.next().ok_or_else(bad)?.to_string();
-    Ok((revision, (namespace, name)))
+/// etcd's `handleCompactedErrorForPaging`: `410 Expired` for a token whose revision is gone,
+/// with a token to go on from the same key at the newest revision.
+fn continue_expired(start: &str) -> ApiError {
+    let mut error = ApiError::expired(
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+    );
+    error.list_continue = Some(continue_token::encode_start(-1, start));
+    error
 }
 
 /// Serves a LIST.
@@ -235,7 +259,7 @@ pub fn serve(
 ) -> Result<Response, ApiError> {
     let store = &server.shared.store;
     let key = resource_key(&info.group, &info.plural);
-    let (snapshot, after): (Snapshot, Option<(String, String)>) = match &request.read_at {
+    let (snapshot, start): (Snapshot, Option<&str>) = match &request.read_at {
         ReadAt::Latest | ReadAt::NotOlderThan(_) => {
             if let ReadAt::NotOlderThan(rv) = request.read_at {
                 let current = store.revision();
@@ -253,10 +277,22 @@ pub fn serve(
             (snapshot, None)
         }
         ReadAt::Exact(rv) => (store.snapshot_at(&key, namespace, *rv)?, None),
-        ReadAt::Continue { revision, after } => (
-            store.snapshot_at(&key, namespace, *revision)?,
-            Some(after.clone()),
+        ReadAt::Continue {
+            revision: Some(revision),
+            start,
+        } => (
+            store
+                .snapshot_at(&key, namespace, *revision)
+                .map_err(|e| match e.code {
+                    410 => continue_expired(start),
+                    _ => e,
+                })?,
+            Some(start.as_str()),
         ),
+        ReadAt::Continue {
+            revision: None,
+            start,
+        } => (store.snapshot(&key, namespace), Some(start.as_str())),
     };
     let selecting = request.has_selector();
     let mut page: Vec<(&(String, String), &Bytes)> = Vec::new();
@@ -264,7 +300,7 @@ pub fn serve(
     let mut more = false;
     let mut last_key: Option<&(String, String)> = None;
     for (k, bytes) in &snapshot.items {
-        if after.as_ref().is_some_and(|a| k <= a) {
+        if start.is_some_and(|start| storage_key(namespace, k).lt(start.bytes())) {
             continue;
         }
         if selecting && !request.matches_bytes(bytes) {
@@ -283,8 +319,11 @@ pub fn serve(
     }
     let mut metadata = json!({"resourceVersion": snapshot.revision.to_string()});
     if more {
-        if let Some((ns, name)) = last_key {
-            metadata["continue"] = json!(encode_continue(snapshot.revision, ns, name));
+        if let Some(last) = last_key {
+            let last = String::from_utf8_lossy(&storage_key(namespace, last).collect::<Vec<u8>>())
+                .into_owned();
+            let revision = i64::try_from(snapshot.revision).unwrap_or(i64::MAX);
+            metadata["continue"] = json!(continue_token::encode(revision, &last));
         }
         if !selecting {
             metadata["remainingItemCount"] = json!(remaining);
@@ -413,18 +452,6 @@ mod tests {
                     assert_eq!(items, all["items"].as_array().unwrap().len());
                 }
             }
-        }
-    }
-
-    #[test]
-    fn continue_tokens_round_trip_and_reject_garbage() {
-        let token = encode_continue(42, "ns", "cm3");
-        assert_eq!(
-            decode_continue(&token).unwrap(),
-            (42, ("ns".into(), "cm3".into()))
-        );
-        for bad in ["zz", "abc", "00", "not-a-token"] {
-            assert_eq!(decode_continue(bad).unwrap_err().code, 400);
         }
     }
 }

@@ -11,6 +11,7 @@
 
 pub(crate) mod chain;
 pub(crate) mod component_status;
+pub(crate) mod continue_token;
 pub(crate) mod converted;
 pub(crate) mod crd_cleanup;
 pub mod discovery;

@@ -140,15 +140,15 @@ impl Query {
         self.get(key).is_some_and(go_bool)
     }
 
-    /// An integer parameter; a malformed value is a 400.
+    /// An integer parameter, read as the real server's parameter codec reads one
+    /// (`Convert_Slice_string_To_int64`: the first value, by `strconv.ParseInt`, so an empty
+    /// value is malformed too). A malformed value is a 400 with strconv's error as the message.
     pub fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
         match self.get(key) {
-            None | Some("") => Ok(None),
-            Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
-                ApiError::bad_request(format!(
-                    "invalid value for {key}: strconv.ParseInt: parsing {v:?}: invalid syntax"
-                ))
-            }),
+            None => Ok(None),
+            Some(v) => crate::rules::strconv::parse_int(v)
+                .map(Some)
+                .map_err(ApiError::bad_request),
         }
     }
 }
@@ -254,7 +254,13 @@ mod tests {
         assert!(q.flag("watch"));
         assert_eq!(q.int("limit").unwrap(), Some(5));
         assert_eq!(q.get("bad%"), Some(""));
-        assert!(Query::parse(Some("limit=x")).int("limit").is_err());
+        let malformed = Query::parse(Some("limit=x")).int("limit").unwrap_err();
+        assert_eq!(
+            (malformed.code, malformed.message.as_str()),
+            (400, r#"strconv.ParseInt: parsing "x": invalid syntax"#)
+        );
+        // Present but empty is malformed too, as `strconv.ParseInt("")` is.
+        assert!(Query::parse(Some("limit=")).int("limit").is_err());
     }
 
     #[rstest]

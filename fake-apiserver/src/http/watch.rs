@@ -56,17 +56,42 @@ struct WatchSpec {
     matcher_view: crate::hooks::RequestInfo,
 }
 
-fn invalid(field: &str, message: &str) -> ApiError {
-    ApiError::invalid(
-        "meta.k8s.io",
-        "ListOptions",
-        "",
-        vec![StatusCause {
-            reason: "FieldValueForbidden".into(),
-            message: message.into(),
-            field: field.into(),
-        }],
-    )
+/// apimachinery's `validateWatchOptions`: every cause in one 422.
+fn validate_watch_options(
+    send_initial: Option<bool>,
+    rv_match: Option<&str>,
+    has_continue: bool,
+) -> Result<(), ApiError> {
+    let forbidden = |detail: &str| StatusCause::forbidden("resourceVersionMatch", detail);
+    let mut causes = Vec::new();
+    if send_initial.is_some() && rv_match != Some("NotOlderThan") {
+        causes.push(forbidden(
+            "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ));
+    }
+    if let Some(rv_match) = rv_match {
+        if send_initial.is_none() {
+            causes.push(forbidden(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rv_match != "NotOlderThan" {
+            causes.push(StatusCause::not_supported(
+                "resourceVersionMatch",
+                &serde_json::json!(rv_match),
+                &["NotOlderThan".into()],
+            ));
+        }
+        if has_continue {
+            causes.push(forbidden(
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", causes))
 }
 
 /// Serves a WATCH request.
@@ -90,31 +115,28 @@ fn start(
     query: &Query,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let send_initial = match query.get("sendInitialEvents") {
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        _ => None,
-    };
+    // `sendInitialEvents` is a `*bool` (absent, or true unless `0`/`false`).
+    let send_initial = query
+        .get("sendInitialEvents")
+        .map(crate::http::request::go_bool);
     let rv = query.get("resourceVersion").filter(|r| !r.is_empty());
     let rv_match = query.get("resourceVersionMatch").filter(|r| !r.is_empty());
     let bookmarks = query.flag("allowWatchBookmarks");
-    if send_initial.is_some() && rv_match != Some("NotOlderThan") {
-        return Err(invalid(
-            "resourceVersionMatch",
-            "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-        ));
-    }
-    if rv_match.is_some() && send_initial.is_none() {
-        return Err(invalid(
-            "resourceVersionMatch",
-            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-        ));
-    }
+    validate_watch_options(
+        send_initial,
+        rv_match,
+        query.get("continue").is_some_and(|c| !c.is_empty()),
+    )?;
     // The selector and field checks are those of a list.
     let mut list_query = query.clone();
-    list_query.remove("resourceVersion");
-    list_query.remove("resourceVersionMatch");
-    list_query.remove("continue");
+    for option in [
+        "resourceVersion",
+        "resourceVersionMatch",
+        "continue",
+        "sendInitialEvents",
+    ] {
+        list_query.remove(option);
+    }
     let filter = ListRequest::parse(&info, &list_query)?;
     let start = match (rv, send_initial) {
         (_, Some(true)) => Start::Current {
@@ -123,9 +145,10 @@ fn start(
         (None | Some("0"), _) => Start::Current {
             initial_end_bookmark: false,
         },
+        // The watch cache's `ParseResourceVersion` fails with storage's `InvalidError`, which
+        // the watch handler answers as an unclassified 500.
         (Some(rv), _) => Start::After(
-            rv.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))?,
+            crate::rules::strconv::parse_resource_version(rv).map_err(ApiError::plain_500)?,
         ),
     };
     let timeout = query

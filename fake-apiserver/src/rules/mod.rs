@@ -19,6 +19,7 @@ pub mod go_encoding;
 pub mod options;
 pub mod schema;
 pub mod selectors;
+pub mod strconv;
 pub mod validation;
 
 pub mod apps;

@@ -757,7 +757,7 @@ impl Store {
                 .take_while(|(n, _)| n == ns)
                 .filter_map(item)
                 .collect(),
-            None => keys.iter().filter_map(item).collect(),
+            None => in_key_order(keys.iter().filter_map(item).collect()),
         };
         Snapshot { revision, items }
     }
@@ -792,9 +792,11 @@ impl Store {
             return Err(too_large_rv(revision, inner.revision));
         }
         if revision < inner.compacted {
-            return Err(ApiError::expired(format!(
-                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list. (revision {revision} has been compacted)"
-            )));
+            // etcd's `ErrCompacted` for a list (storage's `expired`); a paged list's caller
+            // turns it into the continue variant.
+            return Err(ApiError::expired(
+                "The resourceVersion for the provided list is too old.",
+            ));
         }
         let mut state: Objects = inner.objects.get(resource).cloned().unwrap_or_default();
         for event in inner.history.iter().rev() {
@@ -946,11 +948,39 @@ fn collect(objects: Option<&Objects>, namespace: Option<&str>) -> Vec<((String, 
             .take_while(|((n, _), _)| n == ns)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        None => objects
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        None => in_key_order(
+            objects
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
     }
+}
+
+/// Orders `(namespace, name)` keys as the real server's storage keys `<namespace>/<name>` sort
+/// (etcd, and the watch cache's B-tree): across namespaces a list is in that order, in which
+/// namespace `a-b` comes before `a` (`-` sorts before `/`). Within one namespace, and for
+/// cluster-scoped objects (empty namespace), it is the order of the names.
+pub fn key_order(a: &(String, String), b: &(String, String)) -> std::cmp::Ordering {
+    fn storage_key((namespace, name): &(String, String)) -> impl Iterator<Item = u8> + '_ {
+        let separator: &'static [u8] = if namespace.is_empty() { b"" } else { b"/" };
+        namespace
+            .bytes()
+            .chain(separator.iter().copied())
+            .chain(name.bytes())
+    }
+    if a.0 == b.0 {
+        return a.1.cmp(&b.1);
+    }
+    storage_key(a).cmp(storage_key(b))
+}
+
+/// Sorts items of several namespaces into [`key_order`]. They come in `(namespace, name)` order,
+/// which differs only where one namespace's name is a prefix of another's, so this is mostly a
+/// check of a sorted run.
+fn in_key_order(mut items: Vec<((String, String), Bytes)>) -> Vec<((String, String), Bytes)> {
+    items.sort_by(|a, b| key_order(&a.0, &b.0));
+    items
 }
 
 /// `metadata.resourceVersion` of an object, or empty.

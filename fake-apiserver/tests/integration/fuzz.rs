@@ -49,8 +49,12 @@ const REAL_SERVER_5XX: &[(u16, &str)] = &[
         500,
         "resourceVersion should not be set on objects to be created",
     ),
-    // etcd3 store: an update whose resourceVersion is not a number.
-    (500, "invalid resource version"),
+    // The registry's update: a sent resourceVersion that is not a number (the versioner's
+    // `strconv.ParseUint` error, passed on).
+    (500, "strconv.ParseUint: parsing "),
+    // The watch cache's GET or WATCH at a resourceVersion that is not a number (storage's
+    // `InvalidError`, passed on).
+    (500, "resourceVersion: Invalid value: "),
     // Server-side apply of a body that does not fit the kind's schema, or corrupt managedFields.
     (500, "failed to create typed patch object"),
     (500, "failed to decode managed fields"),

@@ -19,6 +19,7 @@ mod metadata_only;
 mod model;
 mod pod_update_validation;
 mod pretty_answers;
+mod read_options;
 mod robustness;
 mod state_file;
 mod token_auth_file;
