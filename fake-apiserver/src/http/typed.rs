@@ -158,15 +158,17 @@ pub fn decode(
     {
         return Ok(Vec::new());
     }
-    // Go's base64 decoder skips line breaks: a wrapped `[]byte` value decodes.
-    crate::rules::go_encoding::join_wrapped_base64(&info.group, &info.kind, object);
-    let typed = through(object).map_err(|e| {
+    let undecodable = |e: &dyn std::fmt::Display| {
         ApiError::bad_request(format!(
             "{kind} in version \"{version}\" cannot be handled as a {kind}: {e}",
             kind = info.kind,
             version = info.version
         ))
-    })?;
+    };
+    // `[]byte` fields are read by Go's base64 decoder, more lenient than the typed decode's.
+    crate::rules::go_encoding::canonical_base64(&info.group, &info.kind, object)
+        .map_err(|e| undecodable(&e))?;
+    let typed = through(object).map_err(|e| undecodable(&e))?;
     let Some(typed) = typed else {
         return Ok(Vec::new());
     };

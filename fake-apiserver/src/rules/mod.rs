@@ -18,6 +18,7 @@ pub mod field_labels;
 pub mod go_encoding;
 pub mod options;
 pub mod schema;
+pub mod schema_format;
 pub mod selectors;
 pub mod strconv;
 pub mod validation;

@@ -4,7 +4,7 @@
 //! treats a structural schema: only the structural part (`type`, `properties`, `items`,
 //! `additionalProperties`, the `x-kubernetes-*` extensions) drives pruning and defaulting, and
 //! validation reports the field errors (paths, cause types, messages) a real server returns.
-//! Not implemented: `pattern`, `format`, `anyOf`/`oneOf`/`not`. CEL rules (`x-kubernetes-validations`)
+//! `format` is checked by [`crate::rules::schema_format`]. CEL rules (`x-kubernetes-validations`)
 //! are evaluated by [`crate::cel::crd_rules`].
 
 use serde_json::{Map, Value};
@@ -467,15 +467,25 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
         }
     }
 
-    // The validator's order: composition, then string/number/array checks, then enum, then
-    // object checks (properties before required).
-    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
-        for sub in all {
-            validate_value(x, sub, path, root, causes);
-        }
-    }
+    // The validator's order: composition, then string/format/number/array checks, then enum,
+    // then object checks (properties before required).
+    validate_composition(x, s, path, root, causes);
     match x {
-        Value::String(text) => validate_string(text, x, s, path, causes),
+        Value::String(text) => {
+            validate_string(text, x, s, path, causes);
+            if let Some(format) = s.get("format").and_then(Value::as_str) {
+                if crate::rules::schema_format::check(format, text) == Some(false) {
+                    causes.push(Cause::type_invalid(
+                        path,
+                        x,
+                        &format!(
+                            "{path} in body must be of type {format}: {}",
+                            crate::rules::validation::go_quote(text)
+                        ),
+                    ));
+                }
+            }
+        }
         Value::Number(n) => validate_number(n.as_f64().unwrap_or(0.0), x, s, path, causes),
         Value::Array(list) => validate_array(list, x, s, path, causes),
         _ => {}
@@ -497,11 +507,14 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
     }
 }
 
+/// kube-openapi's `stringValidator`: `maxLength`, `minLength`, then `pattern`, stopping at the
+/// first that fails.
 fn validate_string(text: &str, x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
     let len = text.chars().count() as u64;
     if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
         if len > max {
             causes.push(Cause::too_long(path, max as i64));
+            return;
         }
     }
     if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
@@ -511,6 +524,120 @@ fn validate_string(text: &str, x: &Value, s: &Value, path: &str, causes: &mut Ve
                 x,
                 &format!("{path} in body should be at least {min} chars long"),
             ));
+            return;
+        }
+    }
+    if let Some(pattern) = s
+        .get("pattern")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+    {
+        if pattern_rejects(pattern, text) {
+            causes.push(Cause::invalid(
+                path,
+                x,
+                &format!("{path} in body should match '{pattern}'"),
+            ));
+        }
+    }
+}
+
+/// Whether `text` fails `pattern` (a Go RE2 expression; the `regex` crate reads the same
+/// syntax). Compiled patterns are kept, as kube-openapi keeps them. A pattern this crate
+/// cannot compile checks nothing: a CRD whose pattern Go cannot compile is refused when it is
+/// written, so that is only a pattern the two engines read differently.
+fn pattern_rejects(pattern: &str, text: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static COMPILED: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let regex = compiled
+        .entry(pattern.to_string())
+        .or_insert_with(|| regex::Regex::new(pattern).ok());
+    regex.as_ref().is_some_and(|r| !r.is_match(text))
+}
+
+/// kube-openapi's `schemaPropsValidator`: `anyOf`, `oneOf`, `allOf`, then `not`. A failed
+/// composition adds its own error (which the apiextensions server reports against the root,
+/// with the value `""`) to the errors of the failing alternatives: for `anyOf` and `oneOf` those
+/// of the one that ran the most checks, for `allOf` every one's.
+fn validate_composition(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
+    let composite = |message: String| Cause::invalid("", &Value::String(String::new()), &message);
+    let quoted = crate::rules::validation::go_quote(path);
+    let results = |key: &str| -> Option<Vec<Vec<Cause>>> {
+        let alternatives = s.get(key)?.as_array()?;
+        (!alternatives.is_empty()).then(|| {
+            alternatives
+                .iter()
+                .map(|sub| {
+                    let mut found = Vec::new();
+                    validate_value(x, sub, path, root, &mut found);
+                    found
+                })
+                .collect()
+        })
+    };
+    // The validator keeps the failing alternative with the most checks run (its `MatchCount`,
+    // the first on a tie): for alternatives of one value that is the first one, unless a later
+    // one also declares a `type` or `format` (a check more) and the earlier ones do not.
+    let closest = |key: &str, failures: Vec<Vec<Cause>>| -> Vec<Cause> {
+        let typed = |i: usize| s[key][i].get("type").is_some() || s[key][i].get("format").is_some();
+        let mut best: Option<(usize, Vec<Cause>)> = None;
+        for (i, failure) in failures.into_iter().enumerate() {
+            if failure.is_empty() {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(b, _)| typed(i) && !typed(*b)) {
+                best = Some((i, failure));
+            }
+        }
+        best.map(|(_, f)| f).unwrap_or_default()
+    };
+    if let Some(any) = results("anyOf") {
+        if !any.iter().any(Vec::is_empty) {
+            causes.push(composite(format!(
+                "{quoted} must validate at least one schema (anyOf)"
+            )));
+            causes.extend(closest("anyOf", any));
+        }
+    }
+    if let Some(one) = results("oneOf") {
+        match one.iter().filter(|r| r.is_empty()).count() {
+            1 => {}
+            0 => {
+                causes.push(composite(format!(
+                    "{quoted} must validate one and only one schema (oneOf). Found none valid"
+                )));
+                causes.extend(closest("oneOf", one));
+            }
+            n => causes.push(composite(format!(
+                "{quoted} must validate one and only one schema (oneOf). Found {n} valid alternatives"
+            ))),
+        }
+    }
+    if let Some(all) = results("allOf") {
+        let valid = all.iter().filter(|r| r.is_empty()).count();
+        let count = all.len();
+        for failures in all {
+            causes.extend(failures);
+        }
+        if valid != count {
+            let none = if valid == 0 { ". None validated" } else { "" };
+            causes.push(composite(format!(
+                "{quoted} must validate all the schemas (allOf){none}"
+            )));
+        }
+    }
+    if let Some(not) = s.get("not").filter(|n| n.is_object()) {
+        let mut found = Vec::new();
+        validate_value(x, not, path, root, &mut found);
+        if found.is_empty() {
+            causes.push(composite(format!(
+                "{quoted} must not validate the schema (not)"
+            )));
         }
     }
 }
@@ -806,6 +933,53 @@ mod tests {
             (c.field.as_str(), c.reason.as_str(), c.message.as_str()),
             (field, reason, message)
         );
+    }
+
+    /// `pattern`, `format` and the compositions, with the causes the apiextensions server
+    /// reports (kube-openapi's messages; a failed composition is reported against the root).
+    #[rstest]
+    #[case::pattern(json!({"code": "ab1"}), &[
+        "spec.code FieldValueInvalid Invalid value: \"ab1\": spec.code in body should match '^[a-z]+$'"])]
+    #[case::pattern_after_length(json!({"code": "abcdefghijk"}), &[
+        "spec.code FieldValueTooLong Too long: may not be more than 10 bytes"])]
+    #[case::format(json!({"when": "yesterday"}), &[
+        "spec.when FieldValueTypeInvalid Invalid value: \"yesterday\": spec.when in body must be of type date-time: \"yesterday\""])]
+    #[case::format_valid(json!({"when": "2024-05-01T12:00:00Z", "ip": "10.1.2.3"}), &[])]
+    #[case::unchecked_format(json!({"count": "12"}), &[])]
+    #[case::any_of(json!({"size": "large"}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)",
+        "spec.size FieldValueNotSupported Unsupported value: \"large\": supported values: \"small\", \"medium\""])]
+    // An alternative that declares its type runs one check more: its errors are the ones kept.
+    #[case::any_of_typed(json!({"limit": "large"}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.limit\" must validate at least one schema (anyOf)",
+        "spec.limit FieldValueInvalid Invalid value: \"large\": spec.limit in body should match '^[0-9]+$'"])]
+    #[case::any_of_valid(json!({"size": "small"}), &[])]
+    #[case::one_of_two(json!({"choice": "ab"}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.choice\" must validate one and only one schema (oneOf). Found 2 valid alternatives"])]
+    #[case::one_of_one(json!({"choice": "abc"}), &[])]
+    #[case::all_of(json!({"both": "x"}), &[
+        "spec.both FieldValueInvalid Invalid value: \"x\": spec.both in body should be at least 2 chars long",
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.both\" must validate all the schemas (allOf)"])]
+    #[case::not(json!({"other": "forbidden"}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.other\" must not validate the schema (not)"])]
+    fn patterns_formats_and_compositions(#[case] spec: Value, #[case] expected: &[&str]) {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "code": {"type": "string", "maxLength": 10, "pattern": "^[a-z]+$"},
+            "when": {"type": "string", "format": "date-time"},
+            "ip": {"type": "string", "format": "ipv4"},
+            "count": {"type": "string", "format": "int32"},
+            "size": {"type": "string", "anyOf": [{"enum": ["small", "medium"]}, {"pattern": "^[0-9]+(Mi|Gi)$"}]},
+            "limit": {"type": "string", "anyOf": [{"enum": ["none"]}, {"type": "string", "pattern": "^[0-9]+$"}]},
+            "choice": {"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 2}]},
+            "both": {"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 5}]},
+            "other": {"type": "string", "not": {"enum": ["forbidden"]}}
+        }}}});
+        let causes = validate(&schema, &json!({"spec": spec}));
+        let got: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{} {} {}", c.field, c.reason, c.message))
+            .collect();
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -87,3 +87,42 @@ async fn zero_values_are_written_and_empty_fields_dropped() {
     );
     assert_eq!(set["spec"]["serviceName"], "");
 }
+
+/// `[]byte` fields are read by Go's base64 decoder: bits after the last symbol are ignored and
+/// the value is written back canonical; a value it cannot read is its own error, offset
+/// included.
+#[rstest::rstest]
+#[case::stray_bits("YR==", Ok("YQ=="))]
+#[case::wrapped("aGVs\nbG8=", Ok("aGVsbG8="))]
+#[case::bad_symbol(
+    "ab.c",
+    Err("Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 2")
+)]
+#[case::unpadded(
+    "abc",
+    Err("Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input byte 0")
+)]
+#[tokio::test]
+async fn secret_data_is_read_by_go_s_base64_decoder(
+    #[case] sent: &str,
+    #[case] expected: Result<&str, &str>,
+) {
+    let server = server();
+    let (status, answer) = call(
+        &server,
+        Method::POST,
+        "/api/v1/namespaces/default/secrets",
+        &json!({"metadata": {"name": "s"}, "data": {"k": sent}}),
+    )
+    .await;
+    match expected {
+        Ok(stored) => {
+            assert_eq!(status, StatusCode::CREATED, "{answer}");
+            assert_eq!(answer["data"]["k"], stored);
+        }
+        Err(message) => {
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+            assert_eq!(answer["message"], message);
+        }
+    }
+}

@@ -474,3 +474,38 @@ fn multi_version_crds_are_stored_at_the_storage_version_and_served_at_every_vers
     );
     assert_eq!(at("v1")["apiVersion"], format!("{GROUP}/v1"));
 }
+
+/// A CRD's `pattern`, `format` and `anyOf` are enforced as the apiextensions server enforces
+/// them: `kubectl apply` of an object that breaks them is refused with every cause, and one
+/// that keeps them is created.
+#[test]
+fn schema_patterns_formats_and_compositions_are_enforced() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = json!({
+        "color": {"type": "string", "pattern": "^[a-z]+$"},
+        "size": {"type": "integer"},
+        "since": {"type": "string", "format": "date-time"},
+        "quota": {"type": "string", "anyOf": [{"enum": ["unlimited"]}, {"pattern": "^[0-9]+Gi$"}]}
+    });
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let mut bad = widget("w1", "Teal", 5);
+    bad["spec"]["since"] = json!("last tuesday");
+    bad["spec"]["quota"] = json!("lots");
+    let bad_file = cluster.write_json("bad.json", &bad);
+    cluster
+        .kubectl(&["apply", "-f", &bad_file])
+        .fails()
+        .stderr_has("spec.color: Invalid value: \"Teal\": spec.color in body should match '^[a-z]+$'")
+        .stderr_has("spec.since: Invalid value: \"last tuesday\": spec.since in body must be of type date-time: \"last tuesday\"")
+        .stderr_has("\"spec.quota\" must validate at least one schema (anyOf)");
+    assert!(cluster
+        .object(&format!("{GROUP}/v1"), "widgets", Some("default"), "w1")
+        .is_none());
+    let mut good = widget("w1", "teal", 5);
+    good["spec"]["since"] = json!("2026-12-04T08:00:00Z");
+    good["spec"]["quota"] = json!("20Gi");
+    let good_file = cluster.write_json("good.json", &good);
+    cluster.kubectl(&["apply", "-f", &good_file]).ok();
+}

@@ -22,6 +22,7 @@
 //! type that change a stored core object ([`conversion`]: a Node's `podCIDR` and `podCIDRs`).
 
 #[rustfmt::skip]
+mod base64;
 mod shapes;
 
 mod conversion;
@@ -195,40 +196,47 @@ pub fn encode_stored(resource: &str, object: &mut Value) {
     }
 }
 
-/// Takes the line breaks out of the `[]byte` fields (base64 text) of an object of the built-in
-/// kind `group`/`kind`, as Go's base64 decoder skips `\r` and `\n`: a wrapped value (a
-/// certificate in a YAML block) decodes, and is written back on one line. Whether anything
-/// changed.
-pub fn join_wrapped_base64(group: &str, kind: &str, object: &mut Value) -> bool {
-    fn walk(ty: Ty, value: &mut Value) -> bool {
+/// Reads the `[]byte` fields (base64 text) of an object of the built-in kind `group`/`kind` as
+/// Go's JSON decoder does ([`base64::decode_std`]): a value wrapped over lines (a certificate in
+/// a YAML block) or with stray bits after its last symbol decodes, and is written back in the
+/// canonical encoding; one that does not decode is the decoder's error (the first in key order).
+/// Whether anything changed.
+pub fn canonical_base64(group: &str, kind: &str, object: &mut Value) -> Result<bool, String> {
+    fn walk(ty: Ty, value: &mut Value) -> Result<bool, String> {
+        let mut changed = false;
         match (ty, value) {
-            (Ty::Bytes, Value::String(s)) if s.contains(['\r', '\n']) => {
-                s.retain(|c| c != '\r' && c != '\n');
-                true
+            (Ty::Bytes, Value::String(s)) => {
+                if let Some(canonical) = base64::canonical(s)? {
+                    *s = canonical;
+                    changed = true;
+                }
             }
-            (Ty::Ptr(inner), value) => walk(*inner, value),
-            (Ty::Slice(inner), Value::Array(items)) => items
-                .iter_mut()
-                .fold(false, |changed, v| walk(*inner, v) | changed),
-            (Ty::Map(inner), Value::Object(map)) => map
-                .values_mut()
-                .fold(false, |changed, v| walk(*inner, v) | changed),
+            (Ty::Ptr(inner), value) => changed = walk(*inner, value)?,
+            (Ty::Slice(inner), Value::Array(items)) => {
+                for item in items {
+                    changed |= walk(*inner, item)?;
+                }
+            }
+            (Ty::Map(inner), Value::Object(map)) => {
+                for item in map.values_mut() {
+                    changed |= walk(*inner, item)?;
+                }
+            }
             (Ty::Struct(index), Value::Object(map)) => {
                 let shape = &shapes::STRUCTS[usize::from(index)];
-                map.iter_mut().fold(false, |changed, (key, v)| {
-                    let field = shape.fields.binary_search_by(|f| f.json.cmp(key.as_str()));
-                    match field {
-                        Ok(i) => walk(shape.fields[i].ty, v) | changed,
-                        Err(_) => changed,
+                for (key, item) in map.iter_mut() {
+                    if let Ok(i) = shape.fields.binary_search_by(|f| f.json.cmp(key.as_str())) {
+                        changed |= walk(shape.fields[i].ty, item)?;
                     }
-                })
+                }
             }
-            _ => false,
+            _ => {}
         }
+        Ok(changed)
     }
     match kind_struct(group, kind) {
         Some(index) => walk(Ty::Struct(index), object),
-        None => false,
+        None => Ok(false),
     }
 }
 

@@ -208,24 +208,33 @@ fn a_stored_node_converts_its_pod_cidr() {
 }
 
 #[test]
-fn wrapped_base64_is_joined_where_the_type_is_bytes() {
-    let mut secret = json!({"data": {"a": "aGVs\nbG8=", "b": "d29y\r\nbGQ="}, "type": "x\ny"});
-    assert!(join_wrapped_base64("", "Secret", &mut secret));
+fn base64_is_read_as_go_reads_it_where_the_type_is_bytes() {
+    let mut secret =
+        json!({"data": {"a": "aGVs\nbG8=", "b": "d29y\r\nbGQ=", "c": "YR=="}, "type": "x\ny"});
+    assert_eq!(canonical_base64("", "Secret", &mut secret), Ok(true));
     assert_eq!(
         secret,
-        json!({"data": {"a": "aGVsbG8=", "b": "d29ybGQ="}, "type": "x\ny"})
+        json!({"data": {"a": "aGVsbG8=", "b": "d29ybGQ=", "c": "YQ=="}, "type": "x\ny"})
     );
     let mut webhooks =
         json!({"webhooks": [{"name": "w", "clientConfig": {"caBundle": "LS0t\nLS0t"}}]});
-    assert!(join_wrapped_base64(
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-        &mut webhooks
-    ));
+    assert_eq!(
+        canonical_base64(
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+            &mut webhooks
+        ),
+        Ok(true)
+    );
     assert_eq!(
         webhooks["webhooks"][0]["clientConfig"]["caBundle"],
         "LS0tLS0t"
     );
     let mut plain = json!({"data": {"a": "aGVsbG8="}});
-    assert!(!join_wrapped_base64("", "Secret", &mut plain));
+    assert_eq!(canonical_base64("", "Secret", &mut plain), Ok(false));
+    let mut broken = json!({"data": {"a": "aGVsbG8=", "b": "ab.c"}});
+    assert_eq!(
+        canonical_base64("", "Secret", &mut broken),
+        Err("illegal base64 data at input byte 2".to_string())
+    );
 }
