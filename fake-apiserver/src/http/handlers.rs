@@ -1274,7 +1274,7 @@ fn finish_custom_object(
     };
     crate::rules::schema::apply_defaults(schema, object);
     crate::rules::schema::prune(schema, object);
-    let mut causes = crate::rules::schema::validate(schema, object);
+    let mut causes = crate::rules::schema::validate(schema, object, old);
     causes.extend(crate::registry::scale::validate_custom_replicas(
         info, object,
     ));

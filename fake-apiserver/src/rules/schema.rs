@@ -264,9 +264,9 @@ fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
 /// `minItems`/`maxItems`, `uniqueItems`, `minProperties`/`maxProperties`, `allOf`, recursively,
 /// with the field paths and messages of a real server (`spec.replicas: Invalid value:
 /// "string": spec.replicas in body must be of type integer: "string"`).
-pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
+pub fn validate(schema: &Value, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
-    validate_value(obj, schema, "", true, &mut causes);
+    validate_value(obj, schema, "", true, old, &mut causes);
     validate_list_types(obj, schema, "", true, &mut causes);
     // Errors about the root itself have no field path: Go prints the nil path as `<nil>`.
     for cause in &mut causes {
@@ -283,7 +283,7 @@ pub fn validate(schema: &Value, obj: &Value) -> Vec<Cause> {
 /// checks.
 pub fn validate_detached(schema: &Value, value: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    validate_value(value, schema, "", false, &mut causes);
+    validate_value(value, schema, "", false, None, &mut causes);
     causes
 }
 
@@ -432,7 +432,22 @@ fn json_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
+/// Validates `x` against `s`. `old` is the value this one had before an update, where the
+/// two correlate (the same property, or the item with the same keys of a `map` list): the
+/// apiextensions server ratchets (`CRDValidationRatcheting`), so a value equal to its old one
+/// is not held to the schema (its errors are only warnings there, which the server does not
+/// send), nor is anything inside it.
+fn validate_value(
+    x: &Value,
+    s: &Value,
+    path: &str,
+    root: bool,
+    old: Option<&Value>,
+    causes: &mut Vec<Cause>,
+) {
+    if old.is_some_and(|old| json_equal(old, x)) {
+        return;
+    }
     let declared = s.get("type").and_then(Value::as_str);
     let int_or_string = flag(s, "x-kubernetes-int-or-string");
     let actual = type_name(x);
@@ -469,7 +484,7 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
 
     // The validator's order: composition, then string/format/number/array checks, then enum,
     // then object checks (properties before required).
-    validate_composition(x, s, path, root, causes);
+    validate_composition(x, s, path, root, old, causes);
     match x {
         Value::String(text) => {
             validate_string(text, x, s, path, causes);
@@ -487,7 +502,7 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
             }
         }
         Value::Number(n) => validate_number(n.as_f64().unwrap_or(0.0), x, s, path, causes),
-        Value::Array(list) => validate_array(list, x, s, path, causes),
+        Value::Array(list) => validate_array(list, x, s, path, old, causes),
         _ => {}
     }
     if let Some(options) = s.get("enum").and_then(Value::as_array) {
@@ -503,7 +518,7 @@ fn validate_value(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec
         }
     }
     if let Value::Object(m) = x {
-        validate_object(m, s, path, root, causes);
+        validate_object(m, s, path, root, old, causes);
     }
 }
 
@@ -564,7 +579,14 @@ fn pattern_rejects(pattern: &str, text: &str) -> bool {
 /// composition adds its own error (which the apiextensions server reports against the root,
 /// with the value `""`) to the errors of the failing alternatives: for `anyOf` and `oneOf` those
 /// of the one that ran the most checks, for `allOf` every one's.
-fn validate_composition(x: &Value, s: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
+fn validate_composition(
+    x: &Value,
+    s: &Value,
+    path: &str,
+    root: bool,
+    old: Option<&Value>,
+    causes: &mut Vec<Cause>,
+) {
     let composite = |message: String| Cause::invalid("", &Value::String(String::new()), &message);
     let quoted = crate::rules::validation::go_quote(path);
     let results = |key: &str| -> Option<Vec<Vec<Cause>>> {
@@ -574,7 +596,7 @@ fn validate_composition(x: &Value, s: &Value, path: &str, root: bool, causes: &m
                 .iter()
                 .map(|sub| {
                     let mut found = Vec::new();
-                    validate_value(x, sub, path, root, &mut found);
+                    validate_value(x, sub, path, root, old, &mut found);
                     found
                 })
                 .collect()
@@ -633,7 +655,7 @@ fn validate_composition(x: &Value, s: &Value, path: &str, root: bool, causes: &m
     }
     if let Some(not) = s.get("not").filter(|n| n.is_object()) {
         let mut found = Vec::new();
-        validate_value(x, not, path, root, &mut found);
+        validate_value(x, not, path, root, old, &mut found);
         if found.is_empty() {
             causes.push(composite(format!(
                 "{quoted} must not validate the schema (not)"
@@ -692,10 +714,25 @@ fn validate_number(n: f64, x: &Value, s: &Value, path: &str, causes: &mut Vec<Ca
     }
 }
 
-fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
+fn validate_array(
+    list: &[Value],
+    x: &Value,
+    s: &Value,
+    path: &str,
+    old: Option<&Value>,
+    causes: &mut Vec<Cause>,
+) {
     if let Some(item_schema) = items(s) {
         for (i, v) in list.iter().enumerate() {
-            validate_value(v, item_schema, &format!("{path}[{i}]"), false, causes);
+            let old_item = old.and_then(|old| correlated_item(s, old, v));
+            validate_value(
+                v,
+                item_schema,
+                &format!("{path}[{i}]"),
+                false,
+                old_item,
+                causes,
+            );
         }
     }
     let len = list.len() as i64;
@@ -728,13 +765,33 @@ fn validate_array(list: &[Value], x: &Value, s: &Value, path: &str, causes: &mut
     }
 }
 
+/// The old item an item of a list correlates with for ratcheting: only a `map` list's items
+/// correlate, with the old item of the same keys (`CorrelatedObject.Index`); items of other
+/// lists have no old value.
+fn correlated_item<'o>(s: &Value, old: &'o Value, item: &Value) -> Option<&'o Value> {
+    if s.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map") {
+        return None;
+    }
+    let keys: Vec<&str> = s
+        .get("x-kubernetes-list-map-keys")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    old.as_array()?
+        .iter()
+        .find(|candidate| keys.iter().all(|k| candidate.get(*k) == item.get(*k)))
+}
+
 fn validate_object(
     m: &Map<String, Value>,
     s: &Value,
     path: &str,
     root: bool,
+    old: Option<&Value>,
     causes: &mut Vec<Cause>,
 ) {
+    let old_of = |k: &str| old.and_then(|old| old.get(k));
     let count = m.len() as i64;
     if let Some(min) = s.get("minProperties").and_then(Value::as_i64) {
         if count < min {
@@ -755,7 +812,7 @@ fn validate_object(
     if let Additional::Schema(ap) = additional(s) {
         for (k, v) in m {
             if !skip(k) && !props.is_some_and(|p| p.contains_key(k)) {
-                validate_value(v, ap, &join(path, k), false, causes);
+                validate_value(v, ap, &join(path, k), false, old_of(k), causes);
             }
         }
     }
@@ -765,7 +822,7 @@ fn validate_object(
                 continue;
             }
             if let Some(v) = m.get(k) {
-                validate_value(v, prop, &join(path, k), false, causes);
+                validate_value(v, prop, &join(path, k), false, old_of(k), causes);
             }
         }
     }
@@ -887,7 +944,7 @@ mod tests {
     }
 
     fn single_cause(spec: Value) -> Cause {
-        let causes = validate(&widget_schema(), &json!({"spec": spec}));
+        let causes = validate(&widget_schema(), &json!({"spec": spec}), None);
         assert_eq!(causes.len(), 1, "{causes:?}");
         causes.into_iter().next().unwrap()
     }
@@ -974,12 +1031,55 @@ mod tests {
             "both": {"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 5}]},
             "other": {"type": "string", "not": {"enum": ["forbidden"]}}
         }}}});
-        let causes = validate(&schema, &json!({"spec": spec}));
+        let causes = validate(&schema, &json!({"spec": spec}), None);
         let got: Vec<String> = causes
             .iter()
             .map(|c| format!("{} {} {}", c.field, c.reason, c.message))
             .collect();
         assert_eq!(got, expected);
+    }
+
+    /// `CRDValidationRatcheting`: on update a value equal to the one it correlates with before
+    /// (same property, same keys in a `map` list) is not held to the schema; a changed one is,
+    /// and so is every item of a changed list of another type.
+    #[test]
+    fn unchanged_values_are_ratcheted_on_update() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "code": {"type": "string", "pattern": "^[a-z]+$"},
+            "other": {"type": "string"},
+            "keyed": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "properties": {
+                          "name": {"type": "string"}, "value": {"type": "string", "pattern": "^[a-z]+$"}}}},
+            "plain": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
+        }}}});
+        let old = json!({"spec": {"code": "BAD", "other": "a", "keyed": [{"name": "a", "value": "X"}], "plain": ["X"]}});
+        let fields = |new: Value| -> Vec<String> {
+            validate(&schema, &new, Some(&old))
+                .into_iter()
+                .map(|c| c.field)
+                .collect()
+        };
+        assert!(fields(json!({"spec": {"code": "BAD", "other": "b", "keyed": [{"name": "a", "value": "X"}], "plain": ["X"]}})).is_empty());
+        assert_eq!(
+            fields(
+                json!({"spec": {"code": "WORSE", "other": "a", "keyed": [{"name": "a", "value": "X"}], "plain": ["X"]}})
+            ),
+            ["spec.code"]
+        );
+        assert_eq!(
+            fields(
+                json!({"spec": {"code": "BAD", "keyed": [{"name": "b", "value": "Y"}, {"name": "a", "value": "X"}], "plain": ["X"]}})
+            ),
+            ["spec.keyed[0].value"]
+        );
+        assert_eq!(
+            fields(
+                json!({"spec": {"code": "BAD", "keyed": [{"name": "a", "value": "X"}], "plain": ["X", "y"]}})
+            ),
+            ["spec.plain[0]"]
+        );
+        // A create has nothing to ratchet against.
+        assert_eq!(validate(&schema, &old, None).len(), 3);
     }
 
     #[test]
@@ -990,7 +1090,7 @@ mod tests {
                       "items": {"type": "object", "properties": {"name": {"type": "string", "default": "http"}, "port": {"type": "integer"}}}}
         }}}});
         let obj = json!({"spec": {"tags": ["a", "b", "a", "a"], "ports": [{"name": "x", "port": 1}, {"port": 2}, {"name": "x", "port": 3}, {"name": "http"}]}});
-        let causes = validate(&schema, &obj);
+        let causes = validate(&schema, &obj, None);
         let rendered: Vec<String> = causes.iter().map(Cause::error_text).collect();
         assert_eq!(
             rendered,
@@ -1002,7 +1102,7 @@ mod tests {
             ]
         );
         assert_eq!(causes[0].reason, "FieldValueDuplicate");
-        let bad = validate(&schema, &json!({"spec": {"ports": [1]}}));
+        let bad = validate(&schema, &json!({"spec": {"ports": [1]}}), None);
         assert!(bad.iter().any(|c| c
             .message
             .ends_with("must be an object for an array of list-type map")));
@@ -1010,12 +1110,16 @@ mod tests {
 
     #[test]
     fn max_length_is_too_long() {
-        let causes = validate(&widget_schema(), &json!({"spec": {"color": "redddd"}}));
+        let causes = validate(
+            &widget_schema(),
+            &json!({"spec": {"color": "redddd"}}),
+            None,
+        );
         let reasons: Vec<&str> = causes.iter().map(|c| c.reason.as_str()).collect();
         assert_eq!(reasons, ["FieldValueTooLong", "FieldValueNotSupported"]);
         let schema =
             json!({"type": "object", "properties": {"s": {"type": "string", "maxLength": 3}}});
-        let causes = validate(&schema, &json!({"s": "abcd"}));
+        let causes = validate(&schema, &json!({"s": "abcd"}), None);
         assert_eq!(causes[0].message, "Too long: may not be more than 3 bytes");
         assert_eq!(causes[0].reason, "FieldValueTooLong");
     }
@@ -1024,7 +1128,7 @@ mod tests {
     fn errors_come_in_the_validators_order() {
         let schema = json!({"type": "object", "required": ["b"], "minProperties": 3, "properties": {
             "a": {"type": "array", "minItems": 3, "items": {"type": "integer"}}}});
-        let causes = validate(&schema, &json!({"a": ["x"]}));
+        let causes = validate(&schema, &json!({"a": ["x"]}), None);
         let fields: Vec<String> = causes.iter().map(Cause::error_text).collect();
         assert_eq!(
             fields,
@@ -1043,10 +1147,11 @@ mod tests {
                          "spec": {"color": "red", "size": 3, "ratio": 1.0, "port": "http", "maybe": null,
                                   "tags": ["a"], "ports": [{"port": 8080}], "labels": {"a": "b"}},
                          "status": {"phase": "x"}});
-        assert!(validate(&widget_schema(), &obj).is_empty());
+        assert!(validate(&widget_schema(), &obj, None).is_empty());
         assert!(validate(
             &widget_schema(),
-            &json!({"spec": {"color": "red", "size": 2.0}})
+            &json!({"spec": {"color": "red", "size": 2.0}}),
+            None
         )
         .is_empty());
     }
@@ -1056,6 +1161,7 @@ mod tests {
         let causes = validate(
             &widget_schema(),
             &json!({"spec": {"color": "red", "size": "big"}}),
+            None,
         );
         let err =
             crate::rules::validation::InvalidError::new("example.com", "Widget", "bad", causes);
@@ -1087,7 +1193,7 @@ mod tests {
                 let mut x = o.clone();
                 apply_defaults(s, &mut x);
                 prune(s, &mut x);
-                let _ = validate(s, &x);
+                let _ = validate(s, &x, None);
             }
         }
     }

@@ -509,3 +509,50 @@ fn schema_patterns_formats_and_compositions_are_enforced() {
     let good_file = cluster.write_json("good.json", &good);
     cluster.kubectl(&["apply", "-f", &good_file]).ok();
 }
+
+/// A schema tightened after objects were written ratchets (`CRDValidationRatcheting`): an
+/// object that breaks the new rule can still be labelled or have other fields changed, but the
+/// offending value cannot be changed to another one that breaks it.
+#[test]
+fn a_tightened_schema_ratchets_values_that_do_not_change() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json("crd.json", &widget_crd());
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let object = cluster.write_json("w1.json", &widget("w1", "Teal", 5));
+    cluster.kubectl(&["apply", "-f", &object]).ok();
+    let mut tightened = widget_crd();
+    tightened["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"]["color"]["pattern"] = json!("^[a-z]+$");
+    let file = cluster.write_json("tightened.json", &tightened);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let widget_name = format!("widgets.{GROUP}/w1");
+    cluster.kubectl(&["label", &widget_name, "tier=gold"]).ok();
+    cluster
+        .kubectl(&[
+            "patch",
+            &widget_name,
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":6}}"#,
+        ])
+        .ok();
+    cluster
+        .kubectl(&[
+            "patch",
+            &widget_name,
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"color":"Cyan"}}"#,
+        ])
+        .fails()
+        .stderr_has("spec.color in body should match '^[a-z]+$'");
+    cluster
+        .kubectl(&[
+            "patch",
+            &widget_name,
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"color":"cyan"}}"#,
+        ])
+        .ok();
+}
