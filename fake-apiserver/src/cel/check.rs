@@ -27,6 +27,8 @@ const KNOWN_IDENTS: &[&str] = &[
     "lists",
     "base64",
     "cel",
+    // `ip.isCanonical(...)`, a function of the Kubernetes IP library.
+    "ip",
 ];
 
 /// One cel-go issue: `ERROR: <input>:LINE:COL: MESSAGE`, the source line and a caret under the

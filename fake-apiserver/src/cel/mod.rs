@@ -19,7 +19,9 @@
 //! - the Kubernetes list library: `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`;
 //!   the Kubernetes regex library: `find`, `findAll`.
 //!
-//! Left out: the Kubernetes `url`, `quantity`, `ip`, `cidr`, `semver`, `format` and
+//! - the Kubernetes `quantity`, `ip` and `cidr` libraries ([`value_types`]).
+//!
+//! Left out: the Kubernetes `url`, `semver`, `format` and
 //! `authorizer` libraries; cost estimation and the runtime cost budget; full static type
 //! checking. The check at compile time finds syntax errors, references to undeclared
 //! variables, results that are literals of the wrong type and (for CRD rules, with the
@@ -32,6 +34,7 @@ mod convert;
 pub mod crd_rules;
 mod library;
 mod program;
+mod value_types;
 
 pub use check::{check_fields, FieldSchema};
 pub use convert::{json_to_val, schema_json_to_val};

@@ -116,3 +116,41 @@ fn schema_conversion_escapes_names_and_types_numbers() {
     )]);
     assert_eq!(result, Ok(cel::Value::Bool(true)));
 }
+
+/// The Kubernetes `quantity`, `ip` and `cidr` libraries (`value_types`).
+#[rstest]
+#[case::quantity_compare("quantity(self.mem).isGreaterThan(quantity('1Gi'))", json!({"mem": "2Gi"}))]
+#[case::quantity_less("quantity('500m').isLessThan(quantity('1'))", json!({}))]
+#[case::quantity_equal("quantity('1Gi') == quantity('1024Mi')", json!({}))]
+#[case::quantity_compare_to("quantity('1k').compareTo(quantity('1000')) == 0 && quantity('1').compareTo(quantity('2')) == -1", json!({}))]
+#[case::quantity_arith("quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi') && quantity('1').sub(1).sign() == 0", json!({}))]
+#[case::quantity_integer("quantity('1k').asInteger() == 1000 && !quantity('1.5').isInteger()", json!({}))]
+#[case::quantity_float("quantity('1.5').asApproximateFloat() == 1.5", json!({}))]
+#[case::is_quantity("isQuantity('10Mi') && !isQuantity('ten')", json!({}))]
+#[case::ip_family("ip(self.addr).family() == 4 && ip('fe80::1').family() == 6", json!({"addr": "10.0.0.1"}))]
+#[case::ip_kinds("ip('127.0.0.1').isLoopback() && ip('::').isUnspecified() && ip('169.254.1.1').isLinkLocalUnicast() && ip('10.1.2.3').isGlobalUnicast() && ip('ff02::1').isLinkLocalMulticast()", json!({}))]
+#[case::is_ip("isIP('1.2.3.4') && !isIP('1.2.3') && !isIP('::ffff:1.2.3.4')", json!({}))]
+#[case::ip_canonical("ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1')", json!({}))]
+#[case::ip_string("string(ip('10.0.0.1')) == '10.0.0.1' && ip('10.0.0.1') == ip('10.0.0.1')", json!({}))]
+#[case::cidr_contains("cidr('10.0.0.0/8').containsIP('10.1.2.3') && !cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))", json!({}))]
+#[case::cidr_contains_cidr("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))", json!({}))]
+#[case::cidr_parts("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3') && cidr('fd00::/64').prefixLength() == 64", json!({}))]
+#[case::is_cidr("isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33') && !isCIDR('10.0.0.0')", json!({}))]
+#[case::cidr_string("string(cidr('10.0.0.0/8')) == '10.0.0.0/8'", json!({}))]
+fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
+    assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
+}
+
+#[rstest]
+#[case::bad_quantity(
+    "quantity('ten') == quantity('1')",
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)]
+#[case::not_integer("quantity('1.5').asInteger() == 1", "cannot convert value to integer")]
+#[case::mapped_ip(
+    "ip('::ffff:1.2.3.4').family() == 6",
+    "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"
+)]
+fn kubernetes_value_type_errors(#[case] expr: &str, #[case] message: &str) {
+    assert_eq!(run(expr, json!({})), Err(message.to_string()));
+}

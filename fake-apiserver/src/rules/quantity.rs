@@ -89,6 +89,11 @@ impl Quantity {
         }
     }
 
+    /// A quantity of `nanos` nano-units written in `format` (what a sum or a difference is).
+    pub fn from_nanos(nanos: i128, format: Format) -> Self {
+        Self { nanos, format }
+    }
+
     /// The value in nano-units (`value * 10^9`), for sums and comparisons.
     pub fn nanos(&self) -> i128 {
         self.nanos

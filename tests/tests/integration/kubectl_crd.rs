@@ -556,3 +556,40 @@ fn a_tightened_schema_ratchets_values_that_do_not_change() {
         ])
         .ok();
 }
+
+/// CRD rules may use the Kubernetes `quantity`, `ip` and `cidr` CEL libraries: objects are
+/// judged by them (before, every object of such a CRD was refused with `no such attribute`).
+#[test]
+fn crd_rules_use_the_quantity_ip_and_cidr_libraries() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+        "type": "object",
+        "properties": {
+            "color": {"type": "string"}, "size": {"type": "integer"},
+            "memory": {"type": "string"}, "address": {"type": "string"}
+        },
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.memory) || quantity(self.memory).isGreaterThan(quantity('1Gi'))",
+             "message": "memory must be above 1Gi"},
+            {"rule": "!has(self.address) || (isIP(self.address) && cidr('10.0.0.0/8').containsIP(self.address))",
+             "message": "address must be in 10.0.0.0/8"}
+        ]
+    });
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let mut good = widget("w1", "teal", 5);
+    good["spec"]["memory"] = json!("2Gi");
+    good["spec"]["address"] = json!("10.1.2.3");
+    let good_file = cluster.write_json("good.json", &good);
+    cluster.kubectl(&["apply", "-f", &good_file]).ok();
+    let mut bad = widget("w2", "teal", 5);
+    bad["spec"]["memory"] = json!("512Mi");
+    bad["spec"]["address"] = json!("192.168.0.1");
+    let bad_file = cluster.write_json("bad.json", &bad);
+    cluster
+        .kubectl(&["apply", "-f", &bad_file])
+        .fails()
+        .stderr_has("memory must be above 1Gi")
+        .stderr_has("address must be in 10.0.0.0/8");
+}
