@@ -19,9 +19,9 @@
 //! - the Kubernetes list library: `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`;
 //!   the Kubernetes regex library: `find`, `findAll`.
 //!
-//! - the Kubernetes `quantity`, `ip` and `cidr` libraries ([`value_types`]).
+//! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]).
 //!
-//! Left out: the Kubernetes `url`, `semver`, `format` and
+//! Left out: the Kubernetes `semver`, `format` and
 //! `authorizer` libraries; cost estimation and the runtime cost budget; full static type
 //! checking. The check at compile time finds syntax errors, references to undeclared
 //! variables, results that are literals of the wrong type and (for CRD rules, with the

@@ -137,6 +137,9 @@ fn schema_conversion_escapes_names_and_types_numbers() {
 #[case::cidr_parts("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3') && cidr('fd00::/64').prefixLength() == 64", json!({}))]
 #[case::is_cidr("isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33') && !isCIDR('10.0.0.0')", json!({}))]
 #[case::cidr_string("string(cidr('10.0.0.0/8')) == '10.0.0.0/8'", json!({}))]
+#[case::url_parts("url(self.u).getScheme() == 'https' && url(self.u).getHostname() == 'example.com' && url(self.u).getPort() == '8443' && url(self.u).getHost() == 'example.com:8443'", json!({"u": "HTTPS://example.com:8443/a/b?x=1#top"}))]
+#[case::url_path_query("url('https://x/a%20b?k=1&k=2&v=a+b').getEscapedPath() == '/a%20b' && url('https://x/?k=1&k=2&v=a+b').getQuery() == {'k': ['1', '2'], 'v': ['a b']}", json!({}))]
+#[case::is_url("isURL('https://example.com') && isURL('/path') && !isURL('example.com')", json!({}))]
 fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
     assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
 }
@@ -147,6 +150,10 @@ fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )]
 #[case::not_integer("quantity('1.5').asInteger() == 1", "cannot convert value to integer")]
+#[case::bad_url(
+    "url('example.com').getScheme() == ''",
+    "URL parse error during conversion from string: parse \"example.com\": invalid URI for request"
+)]
 #[case::mapped_ip(
     "ip('::ffff:1.2.3.4').family() == 6",
     "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"

@@ -13,10 +13,12 @@ use cel::objects::Opaque;
 use cel::{DeclarationError, Env, ExecutionError, Value};
 
 use crate::rules::quantity::{Quantity, QUANTITY_FORMAT_ERROR};
+use crate::rules::request_uri::{self, RequestUri};
 
 const QUANTITY: &str = "kubernetes.Quantity";
 const IP: &str = "net.IP";
 const CIDR: &str = "net.CIDR";
+const URL: &str = "kubernetes.URL";
 const NANO: i128 = 1_000_000_000;
 
 /// A `kubernetes.Quantity`; equal when the amounts are (`Quantity.Equal`).
@@ -56,11 +58,21 @@ impl Opaque for CelCidr {
     }
 }
 
+/// A `kubernetes.URL`: a request URI (`url.ParseRequestURI` accepted it), its fragment dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CelUrl(RequestUri);
+impl Opaque for CelUrl {
+    fn runtime_type_name(&self) -> &str {
+        URL
+    }
+}
+
 /// Adds the functions to `env`.
 pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     let quantity = Type::new_opaque_type(QUANTITY);
     let ip = Type::new_opaque_type(IP);
     let cidr = Type::new_opaque_type(CIDR);
+    let url = Type::new_opaque_type(URL);
     let globals: Vec<(&str, &str, Vec<Type>, cel::common::functions::Function)> = vec![
         (
             "quantity",
@@ -91,6 +103,8 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
             vec![cidr.to_owned()],
             cidr_to_string,
         ),
+        ("url", "string_to_url", vec![STRING_TYPE], to_url),
+        ("isURL", "is_url_string", vec![STRING_TYPE], is_url),
     ];
     for (name, id, args, f) in globals {
         env.add_overload(name, id, args, f)?;
@@ -246,6 +260,30 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
             vec![],
             prefix_length,
         ),
+        (
+            "getScheme",
+            "url_get_scheme",
+            url.to_owned(),
+            vec![],
+            get_scheme,
+        ),
+        ("getHost", "url_get_host", url.to_owned(), vec![], get_host),
+        (
+            "getHostname",
+            "url_get_hostname",
+            url.to_owned(),
+            vec![],
+            get_hostname,
+        ),
+        ("getPort", "url_get_port", url.to_owned(), vec![], get_port),
+        (
+            "getEscapedPath",
+            "url_get_escaped_path",
+            url.to_owned(),
+            vec![],
+            get_escaped_path,
+        ),
+        ("getQuery", "url_get_query", url, vec![], get_query),
     ];
     for (name, id, target, args, f) in members {
         env.add_member_overload(name, id, target, args, f)?;
@@ -616,4 +654,79 @@ fn prefix_length<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
     out(Value::Int(i64::from(
         cidr_arg(&args, 0, "prefixLength")?.bits,
     )))
+}
+
+// ---- url ----
+
+/// `url(string)`: checked by `url.ParseRequestURI`, then read without its fragment, as the
+/// library parses it again with `url.Parse`.
+fn parse_url(text: &str) -> Result<RequestUri, String> {
+    request_uri::parse(text).map_err(|why| {
+        format!("URL parse error during conversion from string: parse {text:?}: {why}")
+    })?;
+    let without_fragment = text.split('#').next().unwrap_or_default();
+    request_uri::parse(without_fragment).map_err(|why| {
+        format!("URL parse error during conversion from string: parse {text:?}: {why}")
+    })
+}
+
+fn to_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    let text = string_arg(&args, 0, "url")?;
+    let uri = parse_url(&text).map_err(|e| ExecutionError::function_error("url", e))?;
+    opaque(CelUrl(uri))
+}
+
+fn is_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    out(Value::Bool(
+        request_uri::parse(&string_arg(&args, 0, "isURL")?).is_ok(),
+    ))
+}
+
+fn url_arg(args: &[CowVal<'_, '_>], function: &str) -> Result<RequestUri, ExecutionError> {
+    match arg(args, 0)? {
+        Value::Opaque(o) => o
+            .downcast_ref::<CelUrl>()
+            .map(|u| u.0.clone())
+            .ok_or_else(|| ExecutionError::no_such_overload(function, vec![])),
+        _ => Err(ExecutionError::no_such_overload(function, vec![])),
+    }
+}
+
+fn text<'b, 'v>(value: &str) -> Answer<'b, 'v> {
+    out(Value::String(value.to_string().into()))
+}
+
+fn get_scheme<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    text(&url_arg(&args, "getScheme")?.scheme)
+}
+
+fn get_host<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    text(&url_arg(&args, "getHost")?.host)
+}
+
+fn get_hostname<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    text(url_arg(&args, "getHostname")?.hostname())
+}
+
+fn get_port<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    text(url_arg(&args, "getPort")?.port())
+}
+
+fn get_escaped_path<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    text(&url_arg(&args, "getEscapedPath")?.path)
+}
+
+fn get_query<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
+    let query: std::collections::HashMap<String, Value> = url_arg(&args, "getQuery")?
+        .query()
+        .into_iter()
+        .map(|(key, values)| {
+            let values: Vec<Value> = values
+                .into_iter()
+                .map(|v| Value::String(v.into()))
+                .collect();
+            (key, Value::List(values.into()))
+        })
+        .collect();
+    out(Value::from(query))
 }

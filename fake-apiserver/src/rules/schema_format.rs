@@ -3,7 +3,7 @@
 //! from the schema and checks nothing), each by the function kube-openapi's `strfmt.Default`
 //! registers for it. A format's name is compared without dashes (`date-time` is `datetime`).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -13,7 +13,8 @@ use regex::Regex;
 pub fn check(format: &str, text: &str) -> Option<bool> {
     let valid = match format.replace('-', "").as_str() {
         "bsonobjectid" => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
-        "uri" => is_request_uri(text),
+        // govalidator's `IsRequestURI`.
+        "uri" => crate::rules::request_uri::parse(text).is_ok(),
         "email" => is_email(text),
         "hostname" => is_hostname(text),
         "ipv4" => parse_ip_sloppy(text).is_some() && text.contains('.'),
@@ -149,82 +150,6 @@ fn is_mac(text: &str) -> bool {
         _ => None,
     };
     matches!(count, Some(6 | 8 | 20))
-}
-
-/// govalidator's `IsRequestURI` (`url.ParseRequestURI`): an absolute URI or an absolute path,
-/// no control characters, valid escapes, and a numeric port after a host.
-fn is_request_uri(text: &str) -> bool {
-    if text.is_empty() || text.bytes().any(|b| b < 0x20 || b == 0x7f) {
-        return false;
-    }
-    if text == "*" {
-        return true;
-    }
-    let (scheme, rest) = match text.find(':') {
-        Some(0) => return false,
-        Some(i)
-            if text[..i].starts_with(|c: char| c.is_ascii_alphabetic())
-                && text[..i]
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
-        {
-            (Some(&text[..i]), &text[i + 1..])
-        }
-        _ => (None, text),
-    };
-    if scheme.is_none() && !rest.starts_with('/') {
-        return false;
-    }
-    let valid_escapes = |s: &str| {
-        let bytes = s.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'%' {
-                if !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                    && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
-                {
-                    return false;
-                }
-                i += 3;
-            } else {
-                i += 1;
-            }
-        }
-        true
-    };
-    let Some(after) = rest.strip_prefix("//") else {
-        return valid_escapes(rest);
-    };
-    let (authority, path) = match after.find('/') {
-        Some(i) => (&after[..i], &after[i..]),
-        None => (after, ""),
-    };
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let port = if let Some(bracketed) = host.strip_prefix('[') {
-        let Some((inside, after)) = bracketed.split_once(']') else {
-            return false;
-        };
-        if inside
-            .split('%')
-            .next()
-            .unwrap_or_default()
-            .parse::<Ipv6Addr>()
-            .is_err()
-        {
-            return false;
-        }
-        match after.strip_prefix(':') {
-            Some(port) => Some(port),
-            None if after.is_empty() => None,
-            None => return false,
-        }
-    } else {
-        host.rsplit_once(':').map(|(_, port)| port)
-    };
-    if port.is_some_and(|p| !p.bytes().all(|b| b.is_ascii_digit())) {
-        return false;
-    }
-    valid_escapes(path)
 }
 
 /// `strfmt.IsEmail` (`mail.ParseAddress`, an address found): a bare address, or one in angle
