@@ -664,7 +664,55 @@ fn validate_composition(
     }
 }
 
+/// kube-openapi's `IsValueValidAgainstRange`, the number validator's first check: an integer
+/// must fit its format (`int32`, `uint32`, `uint64`, else `int64`), a `float` number `float32`.
+/// Its error is a plain one, which the apiextensions server reports against the root.
+fn out_of_range(x: &serde_json::Number, s: &Value, path: &str) -> Option<Cause> {
+    let declared = s.get("type").and_then(Value::as_str).unwrap_or_default();
+    let format = s.get("format").and_then(Value::as_str).unwrap_or_default();
+    // The value as the validator prints it before converting (a whole float prints as an
+    // integer): here as an integer, when it is one.
+    let whole: Option<i128> = x
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| x.as_u64().map(i128::from))
+        .or_else(|| {
+            x.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e30)
+                .map(|f| f as i128)
+        });
+    let fits_in = |min: i128, max: i128| whole.is_some_and(|v| (min..=max).contains(&v));
+    let fits = match (declared, format) {
+        ("integer", "int32") => fits_in(i32::MIN.into(), i32::MAX.into()),
+        ("integer", "uint32") => fits_in(0, u32::MAX.into()),
+        ("integer", "uint64") => fits_in(0, u64::MAX.into()),
+        ("integer", _) => fits_in(i64::MIN.into(), i64::MAX.into()),
+        (_, "float" | "float32") => x.as_f64().is_some_and(|v| v.abs() <= f64::from(f32::MAX)),
+        _ => true,
+    };
+    if fits {
+        return None;
+    }
+    let kind = if declared.is_empty() {
+        "number"
+    } else {
+        declared
+    };
+    let what = if format.is_empty() {
+        format!("Checked value must be of type {kind} (default format) in {path}")
+    } else {
+        format!("Checked value must be of type {kind} with format {format} in {path}")
+    };
+    Some(Cause::invalid("", &Value::String(String::new()), &what))
+}
+
 fn validate_number(n: f64, x: &Value, s: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if let Some(cause) = x
+        .as_number()
+        .and_then(|number| out_of_range(number, s, path))
+    {
+        causes.push(cause);
+    }
     if let Some(max_v) = s.get("maximum").filter(|v| v.is_number()) {
         let max = max_v.as_f64().unwrap_or(f64::MAX);
         let exclusive = flag(s, "exclusiveMaximum");
@@ -1002,6 +1050,9 @@ mod tests {
     #[case::format(json!({"when": "yesterday"}), &[
         "spec.when FieldValueTypeInvalid Invalid value: \"yesterday\": spec.when in body must be of type date-time: \"yesterday\""])]
     #[case::format_valid(json!({"when": "2024-05-01T12:00:00Z", "ip": "10.1.2.3"}), &[])]
+    #[case::int32_range(json!({"small": 3000000000i64}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": Checked value must be of type integer with format int32 in spec.small"])]
+    #[case::int32_fits(json!({"small": -2147483648i64}), &[])]
     #[case::unchecked_format(json!({"count": "12"}), &[])]
     #[case::any_of(json!({"size": "large"}), &[
         "<nil> FieldValueInvalid Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)",
@@ -1024,6 +1075,7 @@ mod tests {
             "code": {"type": "string", "maxLength": 10, "pattern": "^[a-z]+$"},
             "when": {"type": "string", "format": "date-time"},
             "ip": {"type": "string", "format": "ipv4"},
+            "small": {"type": "integer", "format": "int32"},
             "count": {"type": "string", "format": "int32"},
             "size": {"type": "string", "anyOf": [{"enum": ["small", "medium"]}, {"pattern": "^[0-9]+(Mi|Gi)$"}]},
             "limit": {"type": "string", "anyOf": [{"enum": ["none"]}, {"type": "string", "pattern": "^[0-9]+$"}]},
