@@ -19,9 +19,10 @@
 //! - the Kubernetes list library: `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`;
 //!   the Kubernetes regex library: `find`, `findAll`.
 //!
-//! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]).
+//! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]) and its
+//!   `semver` library ([`semver`]).
 //!
-//! Left out: the Kubernetes `semver`, `format` and
+//! Left out: the Kubernetes `format` and
 //! `authorizer` libraries; cost estimation and the runtime cost budget; full static type
 //! checking. The check at compile time finds syntax errors, references to undeclared
 //! variables, results that are literals of the wrong type and (for CRD rules, with the
@@ -34,6 +35,7 @@ mod convert;
 pub mod crd_rules;
 mod library;
 mod program;
+mod semver;
 mod value_types;
 
 pub use check::{check_fields, FieldSchema};

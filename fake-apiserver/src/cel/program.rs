@@ -131,6 +131,9 @@ pub(crate) fn env() -> &'static Arc<Env> {
         if let Err(e) = crate::cel::value_types::add(&mut env) {
             tracing::error!(error = %e, "CEL: the Kubernetes value types could not be added");
         }
+        if let Err(e) = crate::cel::semver::add(&mut env) {
+            tracing::error!(error = %e, "CEL: the Kubernetes semver library could not be added");
+        }
         Arc::new(env)
     })
 }

@@ -139,6 +139,8 @@ fn schema_conversion_escapes_names_and_types_numbers() {
 #[case::cidr_string("string(cidr('10.0.0.0/8')) == '10.0.0.0/8'", json!({}))]
 #[case::url_parts("url(self.u).getScheme() == 'https' && url(self.u).getHostname() == 'example.com' && url(self.u).getPort() == '8443' && url(self.u).getHost() == 'example.com:8443'", json!({"u": "HTTPS://example.com:8443/a/b?x=1#top"}))]
 #[case::url_path_query("url('https://x/a%20b?k=1&k=2&v=a+b').getEscapedPath() == '/a%20b' && url('https://x/?k=1&k=2&v=a+b').getQuery() == {'k': ['1', '2'], 'v': ['a b']}", json!({}))]
+#[case::semver("semver(self.v).isGreaterThan(semver('1.2.3')) && semver('1.2.3-alpha').isLessThan(semver('1.2.3')) && semver('v1.2', true).compareTo(semver('1.2.0')) == 0", json!({"v": "1.10.0"}))]
+#[case::semver_parts("semver('3.4.5').major() == 3 && semver('3.4.5').minor() == 4 && semver('3.4.5').patch() == 5 && isSemver('1.0.0') && !isSemver('v1.0') && isSemver('v1.0', true)", json!({}))]
 #[case::is_url("isURL('https://example.com') && isURL('/path') && !isURL('example.com')", json!({}))]
 fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
     assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
@@ -154,6 +156,7 @@ fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde
     "url('example.com').getScheme() == ''",
     "URL parse error during conversion from string: parse \"example.com\": invalid URI for request"
 )]
+#[case::bad_semver("semver('1.0').major() == 1", "No Major.Minor.Patch elements found")]
 #[case::mapped_ip(
     "ip('::ffff:1.2.3.4').family() == 6",
     "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"

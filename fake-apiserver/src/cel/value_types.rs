@@ -291,31 +291,35 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     Ok(())
 }
 
-type Answer<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
+pub(super) type Answer<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
 
-fn out<'b, 'v>(v: Value) -> Answer<'b, 'v> {
+pub(super) fn out<'b, 'v>(v: Value) -> Answer<'b, 'v> {
     let boxed: Box<dyn Val> = v.try_into()?;
     Ok(CowVal::Owned(boxed))
 }
 
-fn opaque<'b, 'v>(v: impl Opaque) -> Answer<'b, 'v> {
+pub(super) fn opaque<'b, 'v>(v: impl Opaque) -> Answer<'b, 'v> {
     out(Value::Opaque(Arc::new(v)))
 }
 
-fn arg(args: &[CowVal<'_, '_>], i: usize) -> Result<Value, ExecutionError> {
+pub(super) fn arg(args: &[CowVal<'_, '_>], i: usize) -> Result<Value, ExecutionError> {
     args.get(i)
         .ok_or_else(|| ExecutionError::no_such_overload("argument", vec![]))
         .and_then(|a| Value::try_from(a.as_ref()))
 }
 
-fn string_arg(args: &[CowVal<'_, '_>], i: usize, function: &str) -> Result<String, ExecutionError> {
+pub(super) fn string_arg(
+    args: &[CowVal<'_, '_>],
+    i: usize,
+    function: &str,
+) -> Result<String, ExecutionError> {
     match arg(args, i)? {
         Value::String(s) => Ok(s.to_string()),
         _ => Err(ExecutionError::no_such_overload(function, vec![])),
     }
 }
 
-fn typed<T: Copy + 'static>(
+pub(super) fn typed<T: Copy + 'static>(
     args: &[CowVal<'_, '_>],
     i: usize,
     function: &str,
