@@ -299,10 +299,14 @@ pub fn serve(
     let mut remaining = 0usize;
     let mut more = false;
     let mut last_key: Option<&(String, String)> = None;
-    for (k, bytes) in &snapshot.items {
-        if start.is_some_and(|start| storage_key(namespace, k).lt(start.bytes())) {
-            continue;
-        }
+    // The items are in storage-key order: a continued page starts where the key reaches the
+    // token's, found by bisection rather than a comparison per item.
+    let first = start.map_or(0, |start| {
+        snapshot
+            .items
+            .partition_point(|(k, _)| storage_key(namespace, k).lt(start.bytes()))
+    });
+    for (k, bytes) in &snapshot.items[first..] {
         if selecting && !request.matches_bytes(bytes) {
             continue;
         }
