@@ -1,6 +1,8 @@
 //! The Kubernetes CEL library functions controllers' policies use most, beyond cel-go's
 //! standard library: lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`) and
-//! regular expressions (`find`, `findAll`), with Kubernetes' semantics and error texts.
+//! regular expressions (`find`, `findAll`), with Kubernetes' semantics and error texts; and the
+//! standard library's `matches`, because cel-go reads its pattern as Go's `regexp` does
+//! ([`crate::rules::go_regexp`]), not as the `regex` crate would.
 
 use std::cmp::Ordering;
 
@@ -50,6 +52,19 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     for (name, id, target, args, f) in overloads {
         env.add_member_overload(&name, &id, target, args, f)?;
     }
+    env.add_member_overload(
+        "matches",
+        "matches_string",
+        STRING_TYPE,
+        vec![STRING_TYPE],
+        matches,
+    )?;
+    env.add_overload(
+        "matches",
+        "matches",
+        vec![STRING_TYPE, STRING_TYPE],
+        matches,
+    )?;
     Ok(())
 }
 
@@ -165,19 +180,29 @@ fn last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
     out(Value::Int(at.map_or(-1, |i| i as i64)))
 }
 
-fn strings(args: &[CowVal<'_, '_>]) -> Result<(String, regex::Regex), ExecutionError> {
+/// The string and the compiled pattern `function` is called with.
+fn strings(
+    args: &[CowVal<'_, '_>],
+    function: &str,
+) -> Result<(String, regex::Regex), ExecutionError> {
     let vals = values(args)?;
-    let (Value::String(s), Value::String(re)) = (&vals[0], &vals[1]) else {
-        return Err(ExecutionError::no_such_overload("find", vec![]));
+    let (Some(Value::String(s)), Some(Value::String(re))) = (vals.first(), vals.get(1)) else {
+        return Err(ExecutionError::no_such_overload(function, vec![]));
     };
-    let re = regex::Regex::new(re).map_err(|e| {
-        ExecutionError::function_error("find", format!("error parsing regexp: {e}"))
-    })?;
+    // Go's regexp syntax and its error text (`error parsing regexp: missing closing ): ...`).
+    let re = crate::rules::go_regexp::compile(re)
+        .map_err(|e| ExecutionError::function_error(function, e.to_string()))?;
     Ok((s.to_string(), re))
 }
 
+/// `matches`, as cel-go's `regexp.MatchString`: anywhere in the string unless anchored.
+fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (s, re) = strings(&args, "matches")?;
+    out(Value::Bool(re.is_match(&s)))
+}
+
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let (s, re) = strings(&args)?;
+    let (s, re) = strings(&args, "find")?;
     let found = re.find(&s).map_or("", |m| m.as_str()).to_string();
     out(Value::String(found.into()))
 }
@@ -186,7 +211,7 @@ fn find_all_limited<'b, 'v>(
     args: &[CowVal<'b, 'v>],
     limit: Option<usize>,
 ) -> Result<CowVal<'b, 'v>, ExecutionError> {
-    let (s, re) = strings(args)?;
+    let (s, re) = strings(args, "findAll")?;
     let found: Vec<Value> = re
         .find_iter(&s)
         .take(limit.unwrap_or(usize::MAX))

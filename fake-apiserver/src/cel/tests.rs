@@ -14,6 +14,7 @@ fn run(expr: &str, self_value: serde_json::Value) -> Result<cel::Value, String> 
 #[case::size("size(self.items) == 2", json!({"items": [1, 2]}))]
 #[case::has("has(self.a) && !has(self.b)", json!({"a": 1}))]
 #[case::matches("self.name.matches('^[a-z]+$')", json!({"name": "abc"}))]
+#[case::matches_reads_go_syntax("!self.n.matches('^\\\\d$') && matches('a_', 'a\\\\_') && self.n.matches('\\\\pN')", json!({"n": "٣"}))]
 #[case::starts_with("self.name.startsWith('ab')", json!({"name": "abc"}))]
 #[case::all("self.items.all(x, x > 0)", json!({"items": [1, 2]}))]
 #[case::exists("self.items.exists(x, x == 2)", json!({"items": [1, 2]}))]
@@ -23,6 +24,7 @@ fn run(expr: &str, self_value: serde_json::Value) -> Result<cel::Value, String> 
 #[case::index_of("self.items.indexOf(2) == 1 && self.items.lastIndexOf(9) == -1", json!({"items": [1, 2]}))]
 #[case::find("self.s.find('[0-9]+') == '42'", json!({"s": "ab42cd7"}))]
 #[case::find_all("self.s.findAll('[0-9]+') == ['42', '7']", json!({"s": "ab42cd7"}))]
+#[case::find_reads_go_syntax("self.s.find('\\\\d+') == '42' && self.s.find('\\\\Q.\\\\E') == '.'", json!({"s": "٣ab42.c"}))]
 #[case::strings_ext("self.s.lowerAscii() == 'abc' && self.s.split('b').size() == 2", json!({"s": "AbC"}))]
 #[case::optional("self.?missing.orValue(5) == 5", json!({}))]
 #[case::map_keys("'k' in self.labels", json!({"labels": {"k": "v"}}))]
@@ -36,6 +38,8 @@ fn expressions_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
 #[case::no_such_key("self.missing == 1", json!({}), "no such key: missing")]
 #[case::division("1 / self.zero == 1", json!({"zero": 0}), "division by zero")]
 #[case::overload("self.s > 1", json!({"s": "x"}), "no such overload")]
+#[case::matches_invalid_regex("self.s.matches('a**')", json!({"s": "x"}), "error parsing regexp: invalid nested repetition operator: `**`")]
+#[case::find_invalid_regex("self.s.find('(a') == ''", json!({"s": "x"}), "error parsing regexp: missing closing ): `(a`")]
 fn runtime_errors_are_worded_as_cel_go(
     #[case] expr: &str,
     #[case] value: serde_json::Value,

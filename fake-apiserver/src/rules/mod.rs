@@ -16,6 +16,7 @@ pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
 pub mod go_encoding;
+pub mod go_regexp;
 pub mod options;
 pub mod request_uri;
 pub mod schema;

@@ -547,32 +547,63 @@ fn validate_string(text: &str, x: &Value, s: &Value, path: &str, causes: &mut Ve
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty())
     {
-        if pattern_rejects(pattern, text) {
-            causes.push(Cause::invalid(
+        match pattern_rejects(pattern, text) {
+            PatternCheck::Matches => {}
+            PatternCheck::Rejects => causes.push(Cause::invalid(
                 path,
                 x,
                 &format!("{path} in body should match '{pattern}'"),
-            ));
+            )),
+            PatternCheck::Invalid(error) => causes.push(Cause::invalid(
+                path,
+                x,
+                &format!(
+                    "{path} in body should match '{pattern}, but pattern is invalid: {error}'"
+                ),
+            )),
         }
     }
 }
 
-/// Whether `text` fails `pattern` (a Go RE2 expression; the `regex` crate reads the same
-/// syntax). Compiled patterns are kept, as kube-openapi keeps them. A pattern this crate
-/// cannot compile checks nothing: a CRD whose pattern Go cannot compile is refused when it is
-/// written, so that is only a pattern the two engines read differently.
-fn pattern_rejects(pattern: &str, text: &str) -> bool {
+/// What a schema's `pattern` says about a string.
+enum PatternCheck {
+    Matches,
+    Rejects,
+    /// Go cannot compile the pattern (its error text): kube-openapi's `Pattern` then fails
+    /// every value, `..., but pattern is invalid: ...`. The CRD itself was accepted: its
+    /// validation does not compile patterns.
+    Invalid(String),
+}
+
+/// Whether `text` matches `pattern`, a Go regular expression read as Go reads it
+/// ([`crate::rules::go_regexp`]). Compiled patterns are kept, as kube-openapi keeps them. A
+/// pattern Go accepts but the `regex` crate cannot run checks nothing.
+fn pattern_rejects(pattern: &str, text: &str) -> PatternCheck {
+    use crate::rules::go_regexp::{self, CompileError};
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static COMPILED: OnceLock<Mutex<HashMap<String, Option<regex::Regex>>>> = OnceLock::new();
+    type Compiled = Result<regex::Regex, CompileError>;
+    static COMPILED: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
     let mut compiled = COMPILED
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let regex = compiled
         .entry(pattern.to_string())
-        .or_insert_with(|| regex::Regex::new(pattern).ok());
-    regex.as_ref().is_some_and(|r| !r.is_match(text))
+        .or_insert_with(|| go_regexp::compile(pattern));
+    match regex {
+        Ok(r) if r.is_match(text) => PatternCheck::Matches,
+        Ok(_) => PatternCheck::Rejects,
+        Err(CompileError::Go(error)) => PatternCheck::Invalid(error.clone()),
+        Err(CompileError::Unsupported(error)) => {
+            tracing::debug!(
+                pattern,
+                error,
+                "a schema pattern this server cannot run is not checked"
+            );
+            PatternCheck::Matches
+        }
+    }
 }
 
 /// kube-openapi's `schemaPropsValidator`: `anyOf`, `oneOf`, `allOf`, then `not`. A failed
@@ -1045,6 +1076,13 @@ mod tests {
     #[rstest]
     #[case::pattern(json!({"code": "ab1"}), &[
         "spec.code FieldValueInvalid Invalid value: \"ab1\": spec.code in body should match '^[a-z]+$'"])]
+    // Go's `\d` is ASCII: Arabic-Indic digits do not match it.
+    #[case::pattern_ascii_digits(json!({"digits": "١٢"}), &[
+        "spec.digits FieldValueInvalid Invalid value: \"١٢\": spec.digits in body should match '^\\d+$'"])]
+    #[case::pattern_digits(json!({"digits": "12"}), &[])]
+    // A pattern Go cannot compile fails every value (the CRD was accepted with it).
+    #[case::pattern_invalid(json!({"broken": "a"}), &[
+        "spec.broken FieldValueInvalid Invalid value: \"a\": spec.broken in body should match '(a, but pattern is invalid: error parsing regexp: missing closing ): `(a`'"])]
     #[case::pattern_after_length(json!({"code": "abcdefghijk"}), &[
         "spec.code FieldValueTooLong Too long: may not be more than 10 bytes"])]
     #[case::format(json!({"when": "yesterday"}), &[
@@ -1073,6 +1111,8 @@ mod tests {
     fn patterns_formats_and_compositions(#[case] spec: Value, #[case] expected: &[&str]) {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "code": {"type": "string", "maxLength": 10, "pattern": "^[a-z]+$"},
+            "digits": {"type": "string", "pattern": "^\\d+$"},
+            "broken": {"type": "string", "pattern": "(a"},
             "when": {"type": "string", "format": "date-time"},
             "ip": {"type": "string", "format": "ipv4"},
             "small": {"type": "integer", "format": "int32"},

@@ -510,6 +510,39 @@ fn schema_patterns_formats_and_compositions_are_enforced() {
     cluster.kubectl(&["apply", "-f", &good_file]).ok();
 }
 
+/// A CRD's `pattern` is a Go regular expression and reads as Go reads it: `\d` is ASCII, `\_`
+/// is an underscore, and a pattern Go cannot compile is accepted in the CRD but then refuses
+/// every value with Go's parse error (kube-openapi's `..., but pattern is invalid: ...`).
+#[test]
+fn schema_patterns_are_go_regular_expressions() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = json!({
+        "color": {"type": "string", "pattern": "^\\d+\\_[a-z]+$"},
+        "size": {"type": "integer"},
+        "shape": {"type": "string", "pattern": "a{2}{3}"}
+    });
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let arabic = cluster.write_json("arabic.json", &widget("w1", "\u{663}_teal", 5));
+    cluster
+        .kubectl(&["apply", "-f", &arabic])
+        .fails()
+        .stderr_has("spec.color in body should match '^\\d+\\_[a-z]+$'");
+    let ascii = cluster.write_json("ascii.json", &widget("w1", "3_teal", 5));
+    cluster.kubectl(&["apply", "-f", &ascii]).ok();
+    let mut shaped = widget("w2", "3_teal", 5);
+    shaped["spec"]["shape"] = json!("aaaaaa");
+    let shaped = cluster.write_json("shaped.json", &shaped);
+    cluster
+        .kubectl(&["apply", "-f", &shaped])
+        .fails()
+        .stderr_has(
+        "spec.shape in body should match 'a{2}{3}, but pattern is invalid: error parsing regexp: \
+         invalid nested repetition operator: `{2}{3}`'",
+    );
+}
+
 /// A schema tightened after objects were written ratchets (`CRDValidationRatcheting`): an
 /// object that breaks the new rule can still be labelled or have other fields changed, but the
 /// offending value cannot be changed to another one that breaks it.
