@@ -130,16 +130,18 @@ fn binary() -> Result<PathBuf> {
 
 /// The binary's start-up timeline steps (`RUST_LOG=fake_apiserver::startup=debug`), each in µs
 /// since its `main` began, in the order they happen.
-const TIMELINE_STEPS: [&str; 5] = ["logging", "bound", "runtime", "server", "serving"];
+const TIMELINE_STEPS: [&str; 5] = ["bound", "logging", "runtime", "server", "serving"];
 
 /// Starts the binary [`EXEC_RUNS`] times on a free port and measures, each time, from the
 /// spawn to the first `200` answer to `GET /readyz`, polling every [`POLL`]. Also says where the
-/// time goes: the binary's own timeline of each start, and before its `main` (the spawn, the
-/// loader) as what the timeline does not cover.
+/// time goes: from the spawn to the binary's `main` (the fork, exec and loader: the binary logs
+/// when its `main` began on the monotonic clock this process reads too), the binary's own
+/// timeline of each start, and after it serves, the wait for the poll that sees it.
 fn exec_binary() -> Result<(Samples, String)> {
     let binary = binary()?;
     let mut samples = Samples::with_capacity(EXEC_RUNS);
-    let mut before_main = Samples::with_capacity(EXEC_RUNS);
+    let mut to_main = Samples::with_capacity(EXEC_RUNS);
+    let mut after_serving = Samples::with_capacity(EXEC_RUNS);
     let mut steps: Vec<Samples> = TIMELINE_STEPS
         .iter()
         .map(|_| Samples::with_capacity(EXEC_RUNS))
@@ -170,22 +172,55 @@ fn exec_binary() -> Result<(Samples, String)> {
         let _ = child.wait();
         let answered = answered.ok_or("the binary did not answer /readyz within 5 s")?;
         samples.push(answered);
-        if let Some(timeline) = timeline(&log) {
-            let serving = timeline[TIMELINE_STEPS.len() - 1];
-            before_main.push(answered.saturating_sub(serving));
-            for (step, at) in steps.iter_mut().zip(timeline) {
-                step.push(at);
-            }
+        let (Some(timeline), Some(main_began), Some(start_at)) = (
+            timeline(&log),
+            monotonic_of_log(&log),
+            monotonic_of_debug(&format!("{start:?}")),
+        ) else {
+            continue;
+        };
+        let main_at = Duration::from_nanos(main_began.saturating_sub(start_at));
+        let serving = main_at + timeline[TIMELINE_STEPS.len() - 1];
+        to_main.push(main_at);
+        after_serving.push(answered.saturating_sub(serving));
+        for (step, at) in steps.iter_mut().zip(timeline) {
+            step.push(at);
         }
     }
-    if before_main.is_empty() {
+    if to_main.is_empty() {
         return Ok((samples, "the binary logged no start-up timeline".into()));
     }
-    let mut breakdown = format!("before main {:.2} ms", before_main.percentile_ms(50.0));
+    let mut breakdown = format!("spawn to main {:.2} ms; then", to_main.percentile_ms(50.0));
     for (name, at) in TIMELINE_STEPS.iter().zip(&steps) {
-        breakdown.push_str(&format!(", {name} at {:.2} ms", at.percentile_ms(50.0)));
+        breakdown.push_str(&format!(" {name} at {:.2} ms,", at.percentile_ms(50.0)));
     }
+    breakdown.push_str(&format!(
+        " answered {:.2} ms after serving (the {} ms poll)",
+        after_serving.percentile_ms(50.0),
+        POLL.as_millis()
+    ));
     Ok((samples, breakdown))
+}
+
+/// The monotonic clock's reading in ns from an `Instant`'s `Debug` text (`Instant { tv_sec: 5,
+/// tv_nsec: 7 }` on Linux); `None` where it reads otherwise.
+fn monotonic_of_debug(text: &str) -> Option<u64> {
+    let number = |key: &str| -> Option<u64> {
+        let digits: String = text
+            .split(key)
+            .nth(1)?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some(number("tv_sec: ")? * 1_000_000_000 + number("tv_nsec: ")?)
+}
+
+/// When the binary's `main` began, from its start-up timeline line (`main_began=Instant {...}`).
+fn monotonic_of_log(log: &str) -> Option<u64> {
+    let line = log.lines().find(|l| l.contains("start-up timeline"))?;
+    monotonic_of_debug(line.split("main_began=").nth(1)?)
 }
 
 /// The `*_us` figures of [`TIMELINE_STEPS`] in the binary's start-up timeline line.

@@ -190,18 +190,20 @@ const STARTUP_TARGET: &str = "fake_apiserver::startup";
 fn main() -> ExitCode {
     let began = Instant::now();
     let args = Args::parse();
+    // Bound before anything else is built, logging included (its filter takes longer to set up
+    // than the bind): a client connecting while the server starts waits in the accept queue for
+    // the answer instead of being refused and left to retry.
+    let bound = bind(&args.listen);
+    let bound_us = began.elapsed().as_micros();
     init_logging(args.log_format);
     let logging_us = began.elapsed().as_micros();
-    // Bound before anything else is built: a client connecting while the server starts waits
-    // in the accept queue for the answer instead of being refused.
-    let listener = match bind(&args.listen) {
+    let listener = match bound {
         Ok(listener) => listener,
         Err(e) => {
             tracing::error!(error = %e, "fake-apiserver failed");
             return ExitCode::FAILURE;
         }
     };
-    let bound_us = began.elapsed().as_micros();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
