@@ -267,7 +267,16 @@ fn skip_prune(x: &mut Value, s: Option<&Value>, resource_root: bool) {
 pub fn validate(schema: &Value, obj: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
     validate_value(obj, schema, "", true, old, &mut causes);
-    validate_list_types(obj, schema, "", true, &mut causes);
+    // The list-type checks ratchet as a whole (the custom resource strategy's `ValidateUpdate`):
+    // an update is held to them only if the object it replaces keeps them.
+    let old_keeps_list_types = old.is_none_or(|old| {
+        let mut old_causes = Vec::new();
+        validate_list_types(old, schema, "", true, &mut old_causes);
+        old_causes.is_empty()
+    });
+    if old_keeps_list_types {
+        validate_list_types(obj, schema, "", true, &mut causes);
+    }
     // Errors about the root itself have no field path: Go prints the nil path as `<nil>`.
     for cause in &mut causes {
         if cause.field.is_empty() {
@@ -1198,6 +1207,25 @@ mod tests {
         assert!(bad.iter().any(|c| c
             .message
             .ends_with("must be an object for an array of list-type map")));
+    }
+
+    /// On update the list-type checks ratchet as a whole: an object that already repeats a set
+    /// item may be updated with any lists; one that keeps them may not start repeating.
+    #[test]
+    fn list_types_ratchet_on_the_whole_old_object() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "more": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}
+        }}}});
+        let repeated = json!({"spec": {"tags": ["a", "a"]}});
+        let clean = json!({"spec": {"tags": ["a"]}});
+        let worse = json!({"spec": {"tags": ["a", "a"], "more": ["b", "b"]}});
+        assert!(validate(&schema, &worse, Some(&repeated)).is_empty());
+        let fields: Vec<String> = validate(&schema, &worse, Some(&clean))
+            .iter()
+            .map(|c| c.field.clone())
+            .collect();
+        assert_eq!(fields, ["spec.more[1]", "spec.tags[1]"]);
     }
 
     #[test]
