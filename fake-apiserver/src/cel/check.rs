@@ -29,6 +29,8 @@ const KNOWN_IDENTS: &[&str] = &[
     "cel",
     // `ip.isCanonical(...)`, a function of the Kubernetes IP library.
     "ip",
+    // `format.named(...)`, `format.dns1123Label()`: the Kubernetes format library.
+    "format",
 ];
 
 /// One cel-go issue: `ERROR: <input>:LINE:COL: MESSAGE`, the source line and a caret under the

@@ -7,8 +7,8 @@
 //!
 //! What the environment has (cel-go's base library as Kubernetes configures it, minus what is
 //! listed as left out):
-//! - the standard library: operators, `size`, `has()`, `matches` (RE2-like regular
-//!   expressions), `startsWith`, `endsWith`, `contains`, conversions (`int`, `string`, `double`,
+//! - the standard library: operators, `size`, `has()`, `matches` (Go's regular expressions,
+//!   `crate::rules::go_regexp`), `startsWith`, `endsWith`, `contains`, conversions (`int`, `string`, `double`,
 //!   `bool`, `bytes`, `duration`, `timestamp`), `in`, the macros `all`, `exists`, `exists_one`,
 //!   `map`, `filter`, and optional values (`?.`, `[?k]`, `optional.of`, `hasValue`, `value`,
 //!   `orValue`);
@@ -19,11 +19,10 @@
 //! - the Kubernetes list library: `isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`;
 //!   the Kubernetes regex library: `find`, `findAll`.
 //!
-//! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]) and its
-//!   `semver` library ([`semver`]).
+//! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]), its
+//!   `semver` library ([`semver`]) and its `format` library ([`format`]).
 //!
-//! Left out: the Kubernetes `format` and
-//! `authorizer` libraries; cost estimation and the runtime cost budget; full static type
+//! Left out: the Kubernetes `authorizer` library; cost estimation and the runtime cost budget; full static type
 //! checking. The check at compile time finds syntax errors, references to undeclared
 //! variables, results that are literals of the wrong type and (for CRD rules, with the
 //! schema) fields that the schema does not declare; other type errors surface when the
@@ -33,6 +32,7 @@ mod check;
 pub mod conditions;
 mod convert;
 pub mod crd_rules;
+mod format;
 mod library;
 mod program;
 mod semver;

@@ -134,6 +134,9 @@ pub(crate) fn env() -> &'static Arc<Env> {
         if let Err(e) = crate::cel::semver::add(&mut env) {
             tracing::error!(error = %e, "CEL: the Kubernetes semver library could not be added");
         }
+        if let Err(e) = crate::cel::format::add(&mut env) {
+            tracing::error!(error = %e, "CEL: the Kubernetes format library could not be added");
+        }
         Arc::new(env)
     })
 }

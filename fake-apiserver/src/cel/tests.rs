@@ -168,3 +168,22 @@ fn kubernetes_value_type_libraries_hold(#[case] expr: &str, #[case] value: serde
 fn kubernetes_value_type_errors(#[case] expr: &str, #[case] message: &str) {
     assert_eq!(run(expr, json!({})), Err(message.to_string()));
 }
+
+/// The Kubernetes `format` library: a valid string is `optional.none()`, an invalid one the
+/// format's messages; `format.named` knows the library's names only.
+#[rstest]
+#[case::label_valid("!format.dns1123Label().validate(self.s).hasValue()", json!({"s": "my-name"}))]
+#[case::label_invalid(
+    "format.dns1123Label().validate(self.s).value() == ['a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \\'-\\', and must start and end with an alphanumeric character (e.g. \\'my-name\\',  or \\'123-abc\\', regex used for validation is \\'[a-z0-9]([-a-z0-9]*[a-z0-9])?\\')']",
+    json!({"s": "My_Name"})
+)]
+#[case::prefix_allows_trailing_dash("!format.dns1123SubdomainPrefix().validate(self.s).hasValue()", json!({"s": "web-"}))]
+#[case::subdomain_rejects_trailing_dash("format.dns1123Subdomain().validate(self.s).hasValue()", json!({"s": "web-"}))]
+#[case::named("format.named('uuid').hasValue() && !format.named('nope').hasValue()", json!({}))]
+#[case::named_validates("format.named('uuid').value().validate(self.s).value() == ['does not match the UUID format']", json!({"s": "x"}))]
+#[case::uri("format.uri().validate(self.s).value() == ['parse \"x\": invalid URI for request']", json!({"s": "x"}))]
+#[case::datetime("!format.datetime().validate('2026-12-04T10:00:00Z').hasValue() && format.date().validate('2026-13-01').value() == ['invalid date']", json!({}))]
+#[case::byte_and_label_value("format.byte().validate('!').value() == ['invalid base64'] && !format.labelValue().validate('a.b_c').hasValue()", json!({}))]
+fn the_format_library_validates(#[case] expr: &str, #[case] value: serde_json::Value) {
+    assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
+}

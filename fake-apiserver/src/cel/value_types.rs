@@ -665,13 +665,14 @@ fn prefix_length<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
 /// `url(string)`: checked by `url.ParseRequestURI`, then read without its fragment, as the
 /// library parses it again with `url.Parse`.
 fn parse_url(text: &str) -> Result<RequestUri, String> {
-    request_uri::parse(text).map_err(|why| {
-        format!("URL parse error during conversion from string: parse {text:?}: {why}")
-    })?;
+    // `*url.Error` quotes the URL with `strconv.Quote`.
+    let error = |why: &str| {
+        let quoted = crate::rules::validation::go_quote(text);
+        format!("URL parse error during conversion from string: parse {quoted}: {why}")
+    };
+    request_uri::parse(text).map_err(error)?;
     let without_fragment = text.split('#').next().unwrap_or_default();
-    request_uri::parse(without_fragment).map_err(|why| {
-        format!("URL parse error during conversion from string: parse {text:?}: {why}")
-    })
+    request_uri::parse(without_fragment).map_err(error)
 }
 
 fn to_url<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {

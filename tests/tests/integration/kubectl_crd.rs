@@ -626,3 +626,36 @@ fn crd_rules_use_the_quantity_ip_and_cidr_libraries() {
         .stderr_has("memory must be above 1Gi")
         .stderr_has("address must be in 10.0.0.0/8");
 }
+
+/// A CRD rule validates with the Kubernetes `format` library, and its `messageExpression`
+/// reports the format's own messages.
+#[test]
+fn crd_rules_use_the_format_library() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+        "type": "object",
+        "properties": {
+            "color": {"type": "string"}, "size": {"type": "integer"}, "target": {"type": "string"}
+        },
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.target) || !format.dns1123Label().validate(self.target).hasValue()",
+             "messageExpression": "'target: ' + format.dns1123Label().validate(self.target).value().join(', ')"}
+        ]
+    });
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let mut good = widget("w1", "teal", 5);
+    good["spec"]["target"] = json!("web-1");
+    let good_file = cluster.write_json("good.json", &good);
+    cluster.kubectl(&["apply", "-f", &good_file]).ok();
+    let mut bad = widget("w2", "teal", 5);
+    bad["spec"]["target"] = json!("Web_1");
+    let bad_file = cluster.write_json("bad.json", &bad);
+    cluster
+        .kubectl(&["apply", "-f", &bad_file])
+        .fails()
+        .stderr_has(
+            "target: a lowercase RFC 1123 label must consist of lower case alphanumeric characters",
+        );
+}
