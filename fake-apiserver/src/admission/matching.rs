@@ -198,19 +198,20 @@ pub(crate) fn should_call(
     };
     namespace?;
     object?;
-    if !match_conditions(hook, a, &invocation)? {
+    if !match_conditions(shared, hook, a, &invocation)? {
         return Ok(None);
     }
     Ok(Some(invocation))
 }
 
 /// The webhook's `matchConditions` (`matchconditions.matcher.Match`): CEL expressions over
-/// `object`, `oldObject` and `request` (the `AdmissionRequest` the webhook would get; the
-/// `authorizer` variable is not offered, so an expression naming it fails to compile). One
-/// `false` skips the webhook; otherwise errors (compilation or evaluation) follow the failure
-/// policy: `Ignore` skips the webhook, `Fail` refuses the request with a `403`
-/// (`ShouldCallHook`'s `NewForbidden`).
+/// `object`, `oldObject`, `request` (the `AdmissionRequest` the webhook would get) and
+/// `authorizer` with `authorizer.requestResource` (the server's authorizer asking about the
+/// requesting user). One `false` skips the webhook; otherwise errors (compilation or
+/// evaluation) follow the failure policy: `Ignore` skips the webhook, `Fail` refuses the
+/// request with a `403` (`ShouldCallHook`'s `NewForbidden`).
 fn match_conditions(
+    shared: &Shared,
     hook: &Webhook,
     a: &Attributes,
     invocation: &Invocation,
@@ -221,15 +222,31 @@ fn match_conditions(
     }
     let review = super::review::request(super::review::ReviewVersion::V1, "", a, invocation);
     let request = &review["request"];
+    let authorizer =
+        crate::cel::authz::CelAuthorizer::new(a.user.clone(), crate::auth::authorizer(shared));
+    let request_resource = authorizer.request_resource(
+        &a.info.group,
+        &a.info.plural,
+        &a.subresource,
+        &a.namespace,
+        &a.name,
+    );
     let errors = match crate::cel::conditions::match_conditions(conditions, |expr| {
-        let vars = vec![
+        let mut vars = vec![
             ("object", crate::cel::json_to_val(&request["object"])),
             ("oldObject", crate::cel::json_to_val(&request["oldObject"])),
             ("request", crate::cel::json_to_val(request)),
         ];
+        vars.extend(crate::cel::authz::values(&authorizer, &request_resource));
         crate::cel::conditions::run(
             expr,
-            &["object", "oldObject", "request"],
+            &[
+                "object",
+                "oldObject",
+                "request",
+                "authorizer",
+                "authorizer.requestResource",
+            ],
             crate::cel::ResultKind::Bool,
             vars,
         )

@@ -163,15 +163,53 @@ pub(crate) fn request_user(extensions: &http::Extensions) -> UserInfo {
 
 /// Whether the configured authorizer allows the request.
 pub(crate) fn authorize(shared: &Shared, attrs: &Attributes) -> Decision {
-    if shared.auth.config.authorization_mode == AuthorizationMode::AlwaysAllow
-        || attrs.user.in_group(user::MASTERS)
-    {
-        return Decision {
-            allowed: true,
-            reason: String::new(),
+    authorizer(shared).authorize(attrs)
+}
+
+/// The configured authorizer as it stands now, kept to be asked later (the CEL `authorizer`
+/// of an admission policy asks it while the write it judges holds the store).
+pub(crate) fn authorizer(shared: &Shared) -> Authorizer {
+    let rbac = (shared.auth.config.authorization_mode != AuthorizationMode::AlwaysAllow)
+        .then(|| rbac_index(shared));
+    Authorizer { rbac }
+}
+
+/// The server's authorizer chain: `system:masters` is allowed everything, then `AlwaysAllow`
+/// or RBAC (as of when this was made).
+#[derive(Clone)]
+pub(crate) struct Authorizer {
+    /// The RBAC index; `None` under `AlwaysAllow`.
+    rbac: Option<Arc<rbac::RbacIndex>>,
+}
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = if self.rbac.is_some() {
+            "RBAC"
+        } else {
+            "AlwaysAllow"
         };
+        f.debug_struct("Authorizer").field("mode", &mode).finish()
     }
-    rbac_index(shared).authorize(attrs)
+}
+
+impl Authorizer {
+    /// An authorizer that allows everything (`AlwaysAllow`).
+    #[cfg(test)]
+    pub(crate) fn allow_all() -> Self {
+        Authorizer { rbac: None }
+    }
+
+    /// Whether the request described by `attrs` is allowed, and why.
+    pub(crate) fn authorize(&self, attrs: &Attributes) -> Decision {
+        match &self.rbac {
+            Some(index) if !attrs.user.in_group(user::MASTERS) => index.authorize(attrs),
+            _ => Decision {
+                allowed: true,
+                reason: String::new(),
+            },
+        }
+    }
 }
 
 /// The second check of a write that creates through `PATCH` (server-side apply on a missing

@@ -22,12 +22,15 @@
 //! - the Kubernetes `quantity`, `ip`, `cidr` and `url` libraries ([`value_types`]), its
 //!   `semver` library ([`semver`]) and its `format` library ([`format`]).
 //!
-//! Left out: the Kubernetes `authorizer` library; cost estimation and the runtime cost budget; full static type
+//! - the Kubernetes `authorizer` library ([`authz`]), for admission policies.
+//!
+//! Left out: cost estimation and the runtime cost budget; full static type
 //! checking. The check at compile time finds syntax errors, references to undeclared
 //! variables, results that are literals of the wrong type and (for CRD rules, with the
 //! schema) fields that the schema does not declare; other type errors surface when the
 //! expression runs, as `no such overload` errors.
 
+pub(crate) mod authz;
 mod check;
 pub mod conditions;
 mod convert;

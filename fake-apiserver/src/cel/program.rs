@@ -137,6 +137,9 @@ pub(crate) fn env() -> &'static Arc<Env> {
         if let Err(e) = crate::cel::format::add(&mut env) {
             tracing::error!(error = %e, "CEL: the Kubernetes format library could not be added");
         }
+        if let Err(e) = crate::cel::authz::add(&mut env) {
+            tracing::error!(error = %e, "CEL: the Kubernetes authorizer library could not be added");
+        }
         Arc::new(env)
     })
 }

@@ -425,3 +425,100 @@ async fn expressions_see_the_request_and_the_namespace_and_an_object_selector_li
         .await
         .expect("the object selector leaves it out");
 }
+
+/// The `authorizer` variable asks the server's authorizer (RBAC here) about the requesting
+/// user: a policy lets only users allowed the custom verb `approve` on configmaps set the
+/// `approved` label, another checks `authorizer.requestResource` and a service account, and a
+/// decision's `reason()` is RBAC's.
+#[tokio::test]
+async fn the_authorizer_variable_asks_rbac_about_the_requesting_user() {
+    let server = FakeApiServer::builder()
+        .authorization_mode(fake_apiserver::auth::AuthorizationMode::Rbac)
+        .build();
+    let admin = server.client();
+    let rbac = |kind: &str, plural: &str| {
+        let gvk = GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind);
+        Api::<DynamicObject>::all_with(
+            admin.clone(),
+            &ApiResource::from_gvk_with_plural(&gvk, plural),
+        )
+    };
+    for (name, verbs) in [
+        ("cm-writer", json!(["create", "update", "get"])),
+        ("cm-approver", json!(["approve"])),
+    ] {
+        let role: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": verbs}]
+        }))
+        .expect("a role");
+        rbac("ClusterRole", "clusterroles")
+            .create(&PostParams::default(), &role)
+            .await
+            .expect("role");
+    }
+    for (name, role, users) in [
+        (
+            "writers",
+            "cm-writer",
+            json!([{"kind": "User", "name": "alice"}, {"kind": "User", "name": "bob"}]),
+        ),
+        (
+            "approvers",
+            "cm-approver",
+            json!([{"kind": "User", "name": "alice"}]),
+        ),
+    ] {
+        let binding: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": users
+        }))
+        .expect("a binding");
+        rbac("ClusterRoleBinding", "clusterrolebindings")
+            .create(&PostParams::default(), &binding)
+            .await
+            .expect("binding");
+    }
+    install(
+        &server,
+        json!({"name": "approval", "spec": {
+            "matchConstraints": configmap_rules(&["CREATE", "UPDATE"]),
+            "validations": [
+                {"expression": "!has(object.metadata.labels) || !('approved' in object.metadata.labels) || authorizer.group('').resource('configmaps').namespace(object.metadata.namespace).name(object.metadata.name).check('approve').allowed()",
+                 "messageExpression": "'only approvers may approve: ' + authorizer.group('').resource('configmaps').check('approve').reason()"},
+                {"expression": "authorizer.requestResource.check('create').allowed() && authorizer.path('/healthz').check('get').allowed()",
+                 "message": "cannot create here"},
+                {"expression": "!authorizer.serviceAccount('default', 'default').group('').resource('configmaps').check('approve').allowed()",
+                 "message": "the default service account may not approve"}
+            ]
+        }}),
+        &[json!({"name": "approval-binding", "spec": {"policyName": "approval", "validationActions": ["Deny"]}})],
+    )
+    .await;
+    let approved = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {"approved": "yes"}}}))
+            .expect("a ConfigMap")
+    };
+    let as_alice = Api::<ConfigMap>::namespaced(server.client_as("alice", &[]), "default");
+    let as_bob = Api::<ConfigMap>::namespaced(server.client_as("bob", &[]), "default");
+    as_alice
+        .create(&PostParams::default(), &approved("by-alice"))
+        .await
+        .expect("alice may approve");
+    let (code, _, message) = refusal(
+        as_bob
+            .create(&PostParams::default(), &approved("by-bob"))
+            .await
+            .expect_err("bob may not"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.ends_with("only approvers may approve:"),
+        "RBAC gives no reason when nothing allows it: {message}"
+    );
+    as_bob
+        .create(&PostParams::default(), &cm("plain", json!({})))
+        .await
+        .expect("bob may create unapproved");
+}

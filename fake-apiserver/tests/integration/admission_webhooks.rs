@@ -1168,6 +1168,8 @@ async fn match_conditions_decide_whether_a_webhook_is_called() {
                 json!({"matchConditions": [
                     {"name": "checked-only", "expression": "object.metadata.name.startsWith('checked-')"},
                     {"name": "creates-only", "expression": "request.operation == 'CREATE'"},
+                    // The authorizer is declared for webhooks' conditions too.
+                    {"name": "may-create", "expression": "authorizer.requestResource.check('create').allowed() && authorizer.path('/healthz').check('get').allowed()"},
                 ]}),
             ),
             hook(

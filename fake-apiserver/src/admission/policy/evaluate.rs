@@ -8,10 +8,11 @@ use cel::common::value::Val;
 use serde_json::{json, Value};
 
 use super::{matching, name_of, Attributes, Prepared};
+use crate::cel::authz::{CelAuthorizer, ResourceCheck};
 use crate::cel::{json_to_val, ResultKind};
 use crate::error::{ApiError, StatusCause};
 
-/// The variables every policy expression may use (`authorizer` is left out).
+/// The variables every policy expression may use.
 const VARS: &[&str] = &[
     "object",
     "oldObject",
@@ -19,7 +20,16 @@ const VARS: &[&str] = &[
     "params",
     "namespaceObject",
     "variables",
+    "authorizer",
+    "authorizer.requestResource",
 ];
+
+/// `authorizer` (the server's authorizer, asking about the requesting user) and
+/// `authorizer.requestResource` (a check of what the request writes).
+struct AuthzVars {
+    authorizer: CelAuthorizer,
+    request_resource: ResourceCheck,
+}
 
 /// The inputs of one evaluation.
 #[derive(Clone, Copy)]
@@ -30,6 +40,7 @@ struct Input<'a> {
     params: &'a Value,
     namespace: &'a Value,
     variables: &'a [(String, cel::Value)],
+    authz: &'a AuthzVars,
 }
 
 impl<'a> Input<'a> {
@@ -40,14 +51,19 @@ impl<'a> Input<'a> {
                 variables.insert(CelMapKey::from(name.clone()), v);
             }
         }
-        vec![
+        let mut vars: Vec<(&'static str, Box<dyn Val + 'a>)> = vec![
             ("object", json_to_val(self.object)),
             ("oldObject", json_to_val(self.old)),
             ("request", json_to_val(self.request)),
             ("params", json_to_val(self.params)),
             ("namespaceObject", json_to_val(self.namespace)),
             ("variables", Box::new(CelMap::from(variables))),
-        ]
+        ];
+        vars.extend(crate::cel::authz::values(
+            &self.authz.authorizer,
+            &self.authz.request_resource,
+        ));
+        vars
     }
 }
 
@@ -81,6 +97,17 @@ pub(super) fn dispatch(
     let null = Value::Null;
     let request = request_of(attrs, object, old);
     let namespace = prepared.namespace.as_ref().map(namespace_object);
+    let authorizer = CelAuthorizer::new(attrs.user.clone(), prepared.authorizer.clone());
+    let authz = AuthzVars {
+        request_resource: authorizer.request_resource(
+            &attrs.info.group,
+            &attrs.info.plural,
+            attrs.subresource.unwrap_or_default(),
+            attrs.namespace,
+            attrs.name,
+        ),
+        authorizer,
+    };
     let mut denied: Vec<Denied> = Vec::new();
     for hook in &prepared.hooks {
         let spec = &hook.policy["spec"];
@@ -153,6 +180,7 @@ pub(super) fn dispatch(
                     params: param.as_ref().unwrap_or(&null),
                     namespace: namespace.as_ref().unwrap_or(&null),
                     variables: &[],
+                    authz: &authz,
                 };
                 for decision in validate(spec, fail, input) {
                     if !decision.deny {

@@ -11,8 +11,9 @@
 //!   `false` follow the failure policy.
 //! - `variables` (each may use the earlier ones as `variables.NAME`), then `validations`
 //!   (`expression`, `message`, `messageExpression`, `reason`) with the variables `object`,
-//!   `oldObject`, `request`, `params`, `namespaceObject` and `variables`. `authorizer` is not
-//!   declared (an expression using it does not compile).
+//!   `oldObject`, `request`, `params`, `namespaceObject`, `variables`, and `authorizer` with
+//!   `authorizer.requestResource` (the server's authorizer asking about the requesting user;
+//!   `crate::cel::authz`).
 //! - `paramKind` + a binding's `paramRef` (`name` or `selector`, `namespace`,
 //!   `parameterNotFoundAction`): params from any served kind, ConfigMaps and custom resources
 //!   included; with a selector the validations run once per param.
@@ -101,6 +102,9 @@ struct Hook {
 pub(crate) struct Prepared {
     hooks: Vec<Hook>,
     namespace: Option<Value>,
+    /// The authorizer the expressions' `authorizer` asks (read before the write holds the
+    /// store).
+    authorizer: crate::auth::Authorizer,
 }
 
 fn key(plural: &str) -> String {
@@ -164,7 +168,11 @@ pub(crate) fn prepare(shared: &Shared, attrs: &Attributes<'_>) -> Option<Prepare
     let namespace = (!namespace.is_empty() && !is_namespace_kind)
         .then(|| shared.store.get_value("/namespaces", "", namespace))
         .flatten();
-    Some(Prepared { hooks, namespace })
+    Some(Prepared {
+        hooks,
+        namespace,
+        authorizer: crate::auth::authorizer(shared),
+    })
 }
 
 /// The params of a binding (`generic.CollectParams`).
