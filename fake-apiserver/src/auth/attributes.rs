@@ -160,16 +160,16 @@ impl Attributes {
     /// The message of a refusal: `User "u" cannot list resource "pods" in API group "" in the
     /// namespace "ns"`, `... at the cluster scope`, or `User "u" cannot get path "/api"`.
     pub fn forbidden_message(&self) -> String {
-        let user = super::user::go_quote(&self.user.name);
+        let user = crate::rules::validation::go_quote(&self.user.name);
         if !self.resource_request {
             return format!(
                 "User {user} cannot {} path {}",
                 self.verb,
-                super::user::go_quote(&self.path)
+                crate::rules::validation::go_quote(&self.path)
             );
         }
-        let resource = super::user::go_quote(&self.combined_resource());
-        let group = super::user::go_quote(&self.group);
+        let resource = crate::rules::validation::go_quote(&self.combined_resource());
+        let group = crate::rules::validation::go_quote(&self.group);
         if self.namespace.is_empty() {
             format!(
                 "User {user} cannot {} resource {resource} in API group {group} at the cluster scope",
@@ -179,7 +179,7 @@ impl Attributes {
             format!(
                 "User {user} cannot {} resource {resource} in API group {group} in the namespace {}",
                 self.verb,
-                super::user::go_quote(&self.namespace)
+                crate::rules::validation::go_quote(&self.namespace)
             )
         }
     }

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::rules::validation::go_quote;
+
 /// The user anonymous requests are made as.
 pub const ANONYMOUS: &str = "system:anonymous";
 /// The group of every authenticated user.
@@ -120,11 +122,6 @@ pub fn split_service_account(username: &str) -> Option<(&str, &str)> {
 pub fn go_quote_list(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
     format!("[{}]", quoted.join(" "))
-}
-
-/// A string as Go's `%q` prints it (for the ASCII names used here, a JSON string is the same).
-pub fn go_quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
 
 #[cfg(test)]
