@@ -103,6 +103,8 @@ pub(crate) fn check(
             &format!("undeclared reference to '{name}' (in container '')"),
         )
     })?;
+    validate_literals(program.expression(), false)
+        .map_err(|(id, msg)| issue(src, program, id, &msg))?;
     let result = result_kind(program.expression());
     match (kind, result) {
         (ResultKind::Bool, Some(k)) if k != "bool" => Err(CompileError {
@@ -188,6 +190,144 @@ fn walk_idents(
         }
         Expr::Literal(_) | Expr::Unspecified => Ok(()),
     }
+}
+
+/// cel-go's AST validators as Kubernetes turns them on (since 1.29): a literal argument of
+/// `matches` (a Go regular expression), `duration` or `timestamp` must be valid (`invalid
+/// matches argument`), and a list or map literal must not mix element types (`expected type
+/// 'int' but found 'string'`), except inside the arguments of the strings extension's
+/// `format`. Element types are known here only for literals: a list with other elements is not
+/// judged. `in_format`: `e` is such an argument (or nested in one through lists and maps).
+fn validate_literals(e: &IdedExpr, in_format: bool) -> Result<(), (u64, String)> {
+    match &e.expr {
+        Expr::Call(c) => {
+            if let Some(Expr::Literal(LiteralValue::String(text))) = c.args.first().map(|a| &a.expr)
+            {
+                let valid = match c.func_name.as_str() {
+                    "matches" => crate::rules::go_regexp::compile(text).is_ok(),
+                    "duration" | "timestamp" => converts(&c.func_name, text),
+                    _ => true,
+                };
+                if !valid {
+                    return Err((c.args[0].id, format!("invalid {} argument", c.func_name)));
+                }
+            }
+            let format = c.func_name == "format";
+            if let Some(t) = &c.target {
+                validate_literals(t, format)?;
+            }
+            c.args.iter().try_for_each(|a| validate_literals(a, format))
+        }
+        Expr::List(l) => {
+            if !in_format {
+                let types: Vec<(u64, Option<&str>)> = l
+                    .elements
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !l.optional_indices.contains(i))
+                    .map(|(_, x)| (x.id, literal_type(x)))
+                    .collect();
+                if types.iter().all(|(_, t)| t.is_some()) {
+                    let mut first: Option<&str> = None;
+                    for (id, t) in &types {
+                        let t = t.unwrap_or_default();
+                        match first {
+                            None => first = Some(t),
+                            Some(f) if f != t => {
+                                return Err((*id, format!("expected type '{f}' but found '{t}'")));
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+            }
+            l.elements
+                .iter()
+                .try_for_each(|x| validate_literals(x, in_format))
+        }
+        Expr::Map(m) => {
+            let mut entries = Vec::new();
+            for entry in &m.entries {
+                if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                    entries.push(me);
+                }
+            }
+            if !in_format && entries.iter().all(|me| !me.optional) {
+                let typed: Option<Vec<_>> = entries
+                    .iter()
+                    .map(|me| {
+                        Some((
+                            me.key.id,
+                            literal_type(&me.key)?,
+                            me.value.id,
+                            literal_type(&me.value)?,
+                        ))
+                    })
+                    .collect();
+                if let Some(typed) = typed {
+                    if let Some((_, key0, _, value0)) = typed.first().copied() {
+                        for (key_id, key, value_id, value) in typed {
+                            if key != key0 {
+                                return Err((
+                                    key_id,
+                                    format!("expected type '{key0}' but found '{key}'"),
+                                ));
+                            }
+                            if value != value0 {
+                                return Err((
+                                    value_id,
+                                    format!("expected type '{value0}' but found '{value}'"),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            entries.iter().try_for_each(|me| {
+                validate_literals(&me.key, in_format)?;
+                validate_literals(&me.value, in_format)
+            })
+        }
+        Expr::Select(s) => validate_literals(&s.operand, false),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .try_for_each(|x| validate_literals(x, false)),
+        Expr::Struct(s) => s.entries.iter().try_for_each(|entry| match &entry.expr {
+            cel::common::ast::EntryExpr::StructField(f) => validate_literals(&f.value, false),
+            cel::common::ast::EntryExpr::MapEntry(me) => validate_literals(&me.value, false),
+        }),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Ok(()),
+    }
+}
+
+/// The CEL type name of a literal; `None` for anything else.
+fn literal_type(e: &IdedExpr) -> Option<&'static str> {
+    match &e.expr {
+        Expr::Literal(LiteralValue::Boolean(_)) => Some("bool"),
+        Expr::Literal(LiteralValue::String(_)) => Some("string"),
+        Expr::Literal(LiteralValue::Int(_)) => Some("int"),
+        Expr::Literal(LiteralValue::UInt(_)) => Some("uint"),
+        Expr::Literal(LiteralValue::Double(_)) => Some("double"),
+        Expr::Literal(LiteralValue::Bytes(_)) => Some("bytes"),
+        Expr::Literal(LiteralValue::Null) => Some("null_type"),
+        _ => None,
+    }
+}
+
+/// Whether `function(text)` (`duration` or `timestamp`) converts, as evaluating the call
+/// would: cel-go's validator evaluates it.
+fn converts(function: &str, text: &str) -> bool {
+    let Ok(program) = super::compile(&format!("{function}(x)"), &["x"], ResultKind::Any) else {
+        return true;
+    };
+    let text = Value::String(text.to_string());
+    program.eval(vec![("x", super::json_to_val(&text))]).is_ok()
 }
 
 /// The result type where the top of the AST shows it.

@@ -38,7 +38,7 @@ fn expressions_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
 #[case::no_such_key("self.missing == 1", json!({}), "no such key: missing")]
 #[case::division("1 / self.zero == 1", json!({"zero": 0}), "division by zero")]
 #[case::overload("self.s > 1", json!({"s": "x"}), "no such overload")]
-#[case::matches_invalid_regex("self.s.matches('a**')", json!({"s": "x"}), "error parsing regexp: invalid nested repetition operator: `**`")]
+#[case::matches_invalid_regex("self.s.matches(self.p)", json!({"s": "x", "p": "a**"}), "error parsing regexp: invalid nested repetition operator: `**`")]
 #[case::find_invalid_regex("self.s.find('(a') == ''", json!({"s": "x"}), "error parsing regexp: missing closing ): `(a`")]
 fn runtime_errors_are_worded_as_cel_go(
     #[case] expr: &str,
@@ -186,4 +186,37 @@ fn kubernetes_value_type_errors(#[case] expr: &str, #[case] message: &str) {
 #[case::byte_and_label_value("format.byte().validate('!').value() == ['invalid base64'] && !format.labelValue().validate('a.b_c').hasValue()", json!({}))]
 fn the_format_library_validates(#[case] expr: &str, #[case] value: serde_json::Value) {
     assert_eq!(run(expr, value), Ok(cel::Value::Bool(true)), "{expr}");
+}
+
+/// cel-go's literal validators, as Kubernetes enables them: a bad literal argument of
+/// `matches`, `duration` or `timestamp`, or a list or map literal of mixed types, is a compile
+/// error at the offending literal.
+#[rstest]
+#[case::regex("self.s.matches('(a')", "1:16: invalid matches argument")]
+#[case::duration("duration('1x') > duration('1s')", "1:10: invalid duration argument")]
+#[case::timestamp(
+    "timestamp('yesterday') < timestamp('2026-01-01T00:00:00Z')",
+    "1:11: invalid timestamp argument"
+)]
+#[case::mixed_list("[1, 'a'].size() == 2", "1:5: expected type 'int' but found 'string'")]
+#[case::mixed_map(
+    "{'a': 1, 'b': true}.size() == 2",
+    "1:15: expected type 'int' but found 'bool'"
+)]
+fn bad_literals_are_compile_errors(#[case] expr: &str, #[case] position_and_message: &str) {
+    let err = compile(expr, &["self"], ResultKind::Bool).unwrap_err();
+    let text = err.detail();
+    assert!(
+        text.contains(&format!("ERROR: <input>:{position_and_message}")),
+        "{text}"
+    );
+}
+
+#[rstest]
+#[case::format_arguments("'%s %s'.format([1, 'a']) == '1 a'")]
+#[case::good_literals(
+    "self.s.matches('^\\\\d+$') || duration('1h') > duration('1m') || [1, 2].size() == 2"
+)]
+fn good_literals_compile(#[case] expr: &str) {
+    assert!(compile(expr, &["self"], ResultKind::Bool).is_ok(), "{expr}");
 }
