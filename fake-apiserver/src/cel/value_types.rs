@@ -434,21 +434,21 @@ fn compare_to<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
 
 // ---- ip ----
 
-/// `netip.ParseAddr` as the library takes it: no zone, no IPv4-mapped IPv6 address.
+/// `parseIPAddr`: `netip.ParseAddr` as the library takes it, then no zone and no IPv4-mapped
+/// IPv6 address.
 fn parse_ip(text: &str) -> Result<IpAddr, String> {
-    if let Some((_, zone)) = text.split_once('%') {
-        if !zone.is_empty() && text.contains(':') {
-            return Err(format!(
-                "IP address {text:?} with zone value is not allowed"
-            ));
-        }
-    }
-    let address: IpAddr = text.parse().map_err(|_| {
-        format!("IP Address {text:?} parse error during conversion from string: ParseAddr({text:?}): unable to parse IP")
+    let quoted = crate::rules::validation::go_quote(text);
+    let (address, zone) = crate::rules::netip::parse_addr(text).map_err(|e| {
+        format!("IP Address {quoted} parse error during conversion from string: {e}")
     })?;
+    if !zone.is_empty() {
+        return Err(format!(
+            "IP address {quoted} with zone value is not allowed"
+        ));
+    }
     if let IpAddr::V6(v6) = address {
         if v6.to_ipv4_mapped().is_some() {
-            return Err(format!("IPv4-mapped IPv6 address {text:?} is not allowed"));
+            return Err(format!("IPv4-mapped IPv6 address {quoted} is not allowed"));
         }
     }
     Ok(address)
@@ -550,20 +550,16 @@ fn is_global_unicast<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
 
 /// `netip.ParsePrefix` as the library takes it: an address (no zone, not IPv4-mapped) and a
 /// decimal prefix length without leading zeros, within the family's bits.
+/// `parseCIDR`: `netip.ParsePrefix`, then no IPv4-mapped IPv6 address.
 fn parse_cidr(text: &str) -> Result<CelCidr, String> {
-    let bad = || {
-        format!("network address parse error during conversion from string: netip.ParsePrefix({text:?}): invalid prefix")
-    };
-    let (address, bits) = text.split_once('/').ok_or_else(bad)?;
-    let address = parse_ip(address).map_err(|_| bad())?;
-    let max = if address.is_ipv4() { 32 } else { 128 };
-    if bits.is_empty()
-        || !bits.bytes().all(|b| b.is_ascii_digit())
-        || (bits.len() > 1 && bits.starts_with('0'))
-    {
-        return Err(bad());
+    let (address, bits) = crate::rules::netip::parse_prefix(text)
+        .map_err(|e| format!("network address parse error during conversion from string: {e}"))?;
+    if let IpAddr::V6(v6) = address {
+        if v6.to_ipv4_mapped().is_some() {
+            let quoted = crate::rules::validation::go_quote(text);
+            return Err(format!("IPv4-mapped IPv6 address {quoted} is not allowed"));
+        }
     }
-    let bits: u8 = bits.parse().ok().filter(|b| *b <= max).ok_or_else(bad)?;
     Ok(CelCidr { address, bits })
 }
 

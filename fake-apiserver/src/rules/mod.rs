@@ -17,6 +17,7 @@ pub mod defaults;
 pub mod field_labels;
 pub mod go_encoding;
 pub mod go_regexp;
+pub mod netip;
 pub mod options;
 pub mod request_uri;
 pub mod schema;
