@@ -642,18 +642,17 @@ fn validate_composition(
                 .collect()
         })
     };
-    // The validator keeps the failing alternative with the most checks run (its `MatchCount`,
-    // the first on a tie): for alternatives of one value that is the first one, unless a later
-    // one also declares a `type` or `format` (a check more) and the earlier ones do not.
+    // The validator keeps the errors of the failing alternative with the most checks run (its
+    // `MatchCount`), the first of those on a tie.
     let closest = |key: &str, failures: Vec<Vec<Cause>>| -> Vec<Cause> {
-        let typed = |i: usize| s[key][i].get("type").is_some() || s[key][i].get("format").is_some();
         let mut best: Option<(usize, Vec<Cause>)> = None;
         for (i, failure) in failures.into_iter().enumerate() {
             if failure.is_empty() {
                 continue;
             }
-            if best.as_ref().is_none_or(|(b, _)| typed(i) && !typed(*b)) {
-                best = Some((i, failure));
+            let count = match_count(x, &s[key][i]);
+            if best.as_ref().is_none_or(|(b, _)| count > *b) {
+                best = Some((count, failure));
             }
         }
         best.map(|(_, f)| f).unwrap_or_default()
@@ -702,6 +701,145 @@ fn validate_composition(
             )));
         }
     }
+}
+
+/// kube-openapi's `MatchCount` of validating `x` against `s`: how many checks the schema
+/// validator ran on it, counted as `SchemaValidator.Validate` counts them (each validator that
+/// applies counts once after its own count: type, composition, string, format, number, array
+/// with its items, enum, object with its properties; and once more for the schema). An
+/// `anyOf`/`oneOf` that fails reports the errors of its alternative with the highest count.
+fn match_count(x: &Value, s: &Value) -> usize {
+    if x.is_null() {
+        // Only the type validator's own count, without the schema's.
+        return usize::from(type_validator_passes(x, s));
+    }
+    let mut count = 0;
+    let typed = s.get("type").is_some()
+        || flag(s, "x-kubernetes-int-or-string")
+        || s.get("format").is_some();
+    if typed {
+        count += usize::from(type_validator_passes(x, s)) + 1;
+    }
+    count += composition_count(x, s) + 1;
+    match x {
+        Value::String(text) => {
+            count += 1;
+            let format = s.get("format").and_then(Value::as_str).unwrap_or_default();
+            if crate::rules::schema_format::check(format, text).is_some() {
+                count += 1;
+            }
+        }
+        Value::Number(_) => count += 2,
+        Value::Array(list) => {
+            let item_counts: usize = match items(s) {
+                Some(item_schema) => list.iter().map(|v| match_count(v, item_schema)).sum(),
+                None => 0,
+            };
+            count += item_counts + 2;
+        }
+        _ => {}
+    }
+    // The enum validator applies to every value.
+    count += 1;
+    if let Value::Object(map) = x {
+        let props = properties(s);
+        let field_counts: usize = map
+            .iter()
+            .map(
+                |(k, v)| match (props.and_then(|p| p.get(k)), additional(s)) {
+                    (Some(prop), _) => match_count(v, prop),
+                    (None, Additional::Schema(a)) => match_count(v, a),
+                    _ => 0,
+                },
+            )
+            .sum();
+        count += field_counts + 1;
+    }
+    count + 1
+}
+
+/// The composition validator's count: the chosen `anyOf` and `oneOf` alternative's (the
+/// failing one with the highest count, else the first that passed), every `allOf` one's, and
+/// its own.
+fn composition_count(x: &Value, s: &Value) -> usize {
+    let passes = |alternative: &Value| {
+        let mut found = Vec::new();
+        validate_value(x, alternative, "", false, None, &mut found);
+        found.is_empty()
+    };
+    let alternatives = |key: &str| {
+        s.get(key)
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+    };
+    let mut count = 0;
+    if let Some(any) = alternatives("anyOf") {
+        let mut best: Option<usize> = None;
+        let mut first_success = None;
+        for alternative in any {
+            let c = match_count(x, alternative);
+            if passes(alternative) {
+                best = None;
+                first_success = Some(c);
+                break;
+            }
+            if best.is_none_or(|b| c > b) {
+                best = Some(c);
+            }
+        }
+        count += best.or(first_success).unwrap_or(0);
+    }
+    if let Some(one) = alternatives("oneOf") {
+        let (mut best, mut first_success, mut valid) = (None::<usize>, None, 0);
+        for alternative in one {
+            let c = match_count(x, alternative);
+            if passes(alternative) {
+                valid += 1;
+                best = None;
+                first_success.get_or_insert(c);
+            } else if valid == 0 && best.is_none_or(|b| c > b) {
+                best = Some(c);
+            }
+        }
+        count += if valid == 1 {
+            first_success.unwrap_or(0)
+        } else {
+            best.unwrap_or(0)
+        };
+    }
+    if let Some(all) = alternatives("allOf") {
+        count += all.iter().map(|a| match_count(x, a)).sum::<usize>();
+    }
+    count + 1
+}
+
+/// kube-openapi's type validator on `x` (`typeValidator.Validate`): the declared type
+/// (`integer,string` for `x-kubernetes-int-or-string`; a whole number is an integer and an
+/// integer a number), a string or array with a `format` and no numeric type passing.
+fn type_validator_passes(x: &Value, s: &Value) -> bool {
+    let types: Vec<&str> = if flag(s, "x-kubernetes-int-or-string") {
+        vec!["integer", "string"]
+    } else {
+        s.get("type").and_then(Value::as_str).into_iter().collect()
+    };
+    let contains = |t: &str| types.contains(&t);
+    if x.is_null() {
+        return types.is_empty() || contains("null") || nullable(s);
+    }
+    let format = s.get("format").and_then(Value::as_str).unwrap_or_default();
+    let actual = type_name(x);
+    let float_int = actual == "number"
+        && x.as_f64().is_some_and(|f| f.is_finite() && f == f.trunc())
+        && contains("integer");
+    let int_float = actual == "integer" && contains("number");
+    // A format on a string or array is the format validator's business, unless a numeric type
+    // is declared. (On other values the format check fails only where the type check fails
+    // too: it does not change the outcome.)
+    let string_or_array = matches!(x, Value::String(_) | Value::Array(_));
+    if !format.is_empty() && string_or_array && !(contains("number") || contains("integer")) {
+        return true;
+    }
+    contains(actual) || float_int || int_float
 }
 
 /// kube-openapi's `IsValueValidAgainstRange`, the number validator's first check: an integer
@@ -1109,6 +1247,11 @@ mod tests {
         "<nil> FieldValueInvalid Invalid value: \"\": \"spec.limit\" must validate at least one schema (anyOf)",
         "spec.limit FieldValueInvalid Invalid value: \"large\": spec.limit in body should match '^[0-9]+$'"])]
     #[case::any_of_valid(json!({"size": "small"}), &[])]
+    // The alternative that ran more checks (it knows both fields) is the one reported, though
+    // it comes second.
+    #[case::any_of_most_checks(json!({"pair": {"a": 1, "b": "x"}}), &[
+        "<nil> FieldValueInvalid Invalid value: \"\": \"spec.pair\" must validate at least one schema (anyOf)",
+        "spec.pair.y FieldValueRequired Required value"])]
     #[case::one_of_two(json!({"choice": "ab"}), &[
         "<nil> FieldValueInvalid Invalid value: \"\": \"spec.choice\" must validate one and only one schema (oneOf). Found 2 valid alternatives"])]
     #[case::one_of_one(json!({"choice": "abc"}), &[])]
@@ -1130,7 +1273,11 @@ mod tests {
             "limit": {"type": "string", "anyOf": [{"enum": ["none"]}, {"type": "string", "pattern": "^[0-9]+$"}]},
             "choice": {"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 2}]},
             "both": {"type": "string", "allOf": [{"minLength": 2}, {"maxLength": 5}]},
-            "other": {"type": "string", "not": {"enum": ["forbidden"]}}
+            "other": {"type": "string", "not": {"enum": ["forbidden"]}},
+            "pair": {"type": "object", "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["z"]},
+                {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["y"]}
+            ]}
         }}}});
         let causes = validate(&schema, &json!({"spec": spec}), None);
         let got: Vec<String> = causes
