@@ -204,7 +204,7 @@ fn validate_literals(e: &IdedExpr, in_format: bool) -> Result<(), (u64, String)>
             if let Some(Expr::Literal(LiteralValue::String(text))) = c.args.first().map(|a| &a.expr)
             {
                 let valid = match c.func_name.as_str() {
-                    "matches" => crate::rules::go_regexp::compile(text).is_ok(),
+                    "matches" => crate::rules::go_regexp::compiled(text).is_ok(),
                     "duration" | "timestamp" => converts(&c.func_name, text),
                     _ => true,
                 };

@@ -184,13 +184,13 @@ fn last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
 fn strings(
     args: &[CowVal<'_, '_>],
     function: &str,
-) -> Result<(String, regex::Regex), ExecutionError> {
+) -> Result<(String, std::sync::Arc<regex::Regex>), ExecutionError> {
     let vals = values(args)?;
     let (Some(Value::String(s)), Some(Value::String(re))) = (vals.first(), vals.get(1)) else {
         return Err(ExecutionError::no_such_overload(function, vec![]));
     };
     // Go's regexp syntax and its error text (`error parsing regexp: missing closing ): ...`).
-    let re = crate::rules::go_regexp::compile(re)
+    let re = crate::rules::go_regexp::compiled(re)
         .map_err(|e| ExecutionError::function_error(function, e.to_string()))?;
     Ok((s.to_string(), re))
 }

@@ -36,6 +36,29 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, CompileError> {
     regex::Regex::new(&translated).map_err(|e| CompileError::Unsupported(e.to_string()))
 }
 
+/// How many compiled patterns [`compiled`] keeps (it forgets them all when full).
+const CACHE_LIMIT: usize = 1024;
+
+/// [`compile`], kept: schema patterns and CEL expressions use the same few patterns on every
+/// write, as kube-openapi keeps its compiled patterns and cel-go compiles literal ones once.
+pub fn compiled(pattern: &str) -> Result<std::sync::Arc<regex::Regex>, CompileError> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Cache = Mutex<HashMap<String, Result<Arc<regex::Regex>, CompileError>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return found.clone();
+    }
+    let result = compile(pattern).map(Arc::new);
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= CACHE_LIMIT {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), result.clone());
+    result
+}
+
 /// Go's `syntax.Error` text for `code` about `expr`.
 fn go_error(code: &str, expr: &str) -> String {
     format!("error parsing regexp: {code}: `{expr}`")

@@ -585,25 +585,14 @@ enum PatternCheck {
 }
 
 /// Whether `text` matches `pattern`, a Go regular expression read as Go reads it
-/// ([`crate::rules::go_regexp`]). Compiled patterns are kept, as kube-openapi keeps them. A
-/// pattern Go accepts but the `regex` crate cannot run checks nothing.
+/// ([`crate::rules::go_regexp`], compiled once). A pattern Go accepts but the `regex` crate
+/// cannot run checks nothing.
 fn pattern_rejects(pattern: &str, text: &str) -> PatternCheck {
     use crate::rules::go_regexp::{self, CompileError};
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    type Compiled = Result<regex::Regex, CompileError>;
-    static COMPILED: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
-    let mut compiled = COMPILED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let regex = compiled
-        .entry(pattern.to_string())
-        .or_insert_with(|| go_regexp::compile(pattern));
-    match regex {
+    match go_regexp::compiled(pattern) {
         Ok(r) if r.is_match(text) => PatternCheck::Matches,
         Ok(_) => PatternCheck::Rejects,
-        Err(CompileError::Go(error)) => PatternCheck::Invalid(error.clone()),
+        Err(CompileError::Go(error)) => PatternCheck::Invalid(error),
         Err(CompileError::Unsupported(error)) => {
             tracing::debug!(
                 pattern,
