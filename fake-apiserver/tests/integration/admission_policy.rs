@@ -522,3 +522,68 @@ async fn the_authorizer_variable_asks_rbac_about_the_requesting_user() {
         .await
         .expect("bob may create unapproved");
 }
+
+/// `auditAnnotations` are evaluated though there is no audit log: a `valueExpression` that
+/// fails denies the request under `failurePolicy: Fail` and one that gives neither a string nor
+/// null denies it whatever the failure policy, both even for a binding that only warns; a
+/// string or null passes.
+#[tokio::test]
+async fn audit_annotation_errors_deny_whatever_the_binding_s_actions() {
+    let server = FakeApiServer::new();
+    let policy = |name: &str, failure: &str, value: &str| {
+        json!({"name": name, "spec": {
+            "failurePolicy": failure,
+            "matchConstraints": configmap_rules(&["CREATE"]),
+            "auditAnnotations": [{"key": "note", "valueExpression": value}]
+        }})
+    };
+    let binding = |name: &str| json!({"name": format!("{name}-binding"), "spec": {"policyName": name, "validationActions": ["Warn"]}});
+    install(
+        &server,
+        policy("fine", "Fail", "has(object.data) ? 'with data' : null"),
+        &[binding("fine")],
+    )
+    .await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    configmaps
+        .create(&PostParams::default(), &cm("a", json!({})))
+        .await
+        .expect("a string or null passes");
+    install(
+        &server,
+        policy("typed", "Ignore", "size(object.metadata.name)"),
+        &[binding("typed")],
+    )
+    .await;
+    let (code, _, message) = refusal(
+        configmaps
+            .create(&PostParams::default(), &cm("b", json!({})))
+            .await
+            .expect_err("an int is refused"),
+    );
+    assert_eq!(code, 422);
+    assert!(
+        message.ends_with("ValidatingAdmissionPolicy 'typed' with binding 'typed-binding' denied request: valueExpression 'size(object.metadata.name)' resulted in unsupported return type: int. Return type must be either string or null."),
+        "{message}"
+    );
+    api(&server, "ValidatingAdmissionPolicyBinding")
+        .delete("typed-binding", &DeleteParams::default())
+        .await
+        .expect("binding deleted");
+    install(
+        &server,
+        policy("failing", "Fail", "object.data.missing"),
+        &[binding("failing")],
+    )
+    .await;
+    let (_, _, message) = refusal(
+        configmaps
+            .create(&PostParams::default(), &cm("c", json!({})))
+            .await
+            .expect_err("an error is refused under Fail"),
+    );
+    assert!(
+        message.contains("denied request: expression 'object.data.missing' resulted in error: no such key: missing"),
+        "{message}"
+    );
+}

@@ -77,6 +77,8 @@ struct Decision {
     deny: bool,
     message: String,
     reason: Option<String>,
+    /// An audit annotation's error: a denial whatever the binding's `validationActions`.
+    whatever_actions: bool,
 }
 
 /// A refusal, with where it came from.
@@ -186,6 +188,15 @@ pub(super) fn dispatch(
                     if !decision.deny {
                         continue;
                     }
+                    if decision.whatever_actions {
+                        denied.push(Denied {
+                            policy: policy.clone(),
+                            binding: Some(binding.clone()),
+                            message: decision.message.clone(),
+                            reason: None,
+                        });
+                        continue;
+                    }
                     for action in &actions {
                         match *action {
                             "Deny" => denied.push(Denied {
@@ -218,6 +229,7 @@ fn validate(spec: &Value, fail: bool, input: Input<'_>) -> Vec<Decision> {
         deny: fail,
         message,
         reason: None,
+        whatever_actions: false,
     };
     // matchConditions: any false skips the policy; errors otherwise follow the failure policy.
     let mut errors = Vec::new();
@@ -263,6 +275,7 @@ fn validate(spec: &Value, fail: bool, input: Input<'_>) -> Vec<Decision> {
                 deny: false,
                 message: String::new(),
                 reason: None,
+                whatever_actions: false,
             },
             Ok(_) => Decision {
                 deny: true,
@@ -273,11 +286,61 @@ fn validate(spec: &Value, fail: bool, input: Input<'_>) -> Vec<Decision> {
                         .unwrap_or("Invalid")
                         .to_string(),
                 ),
+                whatever_actions: false,
             },
         };
         decisions.push(decision);
     }
+    decisions.extend(audit_annotation_errors(spec, fail, &input));
     decisions
+}
+
+/// The policy's `auditAnnotations` (there is no audit log to write them to, but their errors
+/// count): a `valueExpression` that fails to compile or run denies the request under
+/// `failurePolicy: Fail`, and one that gives neither a string nor null denies it whatever the
+/// failure policy, both whatever the binding's `validationActions` (the dispatcher's
+/// `AuditAnnotationActionError`).
+fn audit_annotation_errors(spec: &Value, fail: bool, input: &Input<'_>) -> Vec<Decision> {
+    let deny = |message: String| Decision {
+        deny: true,
+        message,
+        reason: None,
+        whatever_actions: true,
+    };
+    let mut errors = Vec::new();
+    for annotation in spec["auditAnnotations"].as_array().into_iter().flatten() {
+        let expr = annotation["valueExpression"].as_str().unwrap_or_default();
+        match run(expr, ResultKind::Any, input) {
+            Ok(cel::Value::String(_) | cel::Value::Null) => {}
+            Ok(other) => errors.push(deny(format!(
+                "valueExpression '{expr}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                cel_type_name(&other)
+            ))),
+            Err(e) if fail => errors.push(deny(e)),
+            Err(_) => {}
+        }
+    }
+    errors
+}
+
+/// The name cel-go prints for a value's type.
+fn cel_type_name(value: &cel::Value) -> String {
+    let name = match value {
+        cel::Value::Bool(_) => "bool",
+        cel::Value::Int(_) => "int",
+        cel::Value::UInt(_) => "uint",
+        cel::Value::Float(_) => "double",
+        cel::Value::String(_) => "string",
+        cel::Value::Bytes(_) => "bytes",
+        cel::Value::List(_) => "list",
+        cel::Value::Map(_) => "map",
+        cel::Value::Null => "null_type",
+        cel::Value::Duration(_) => "google.protobuf.Duration",
+        cel::Value::Timestamp(_) => "google.protobuf.Timestamp",
+        cel::Value::Opaque(o) => return o.runtime_type_name().to_string(),
+        _ => "dyn",
+    };
+    name.to_string()
 }
 
 /// The message of a failed validation: `messageExpression` when it gives a usable string, else

@@ -23,7 +23,9 @@
 //!   (`Validation failed for ValidatingAdmissionPolicy 'P' with binding 'B': MESSAGE`), `Audit`
 //!   is accepted (there is no audit log to write to).
 //! - `failurePolicy` (`Fail` by default) decides what an evaluation error or a configuration
-//!   error (a missing param) does. `auditAnnotations` are not evaluated; the policy's
+//!   error (a missing param) does. `auditAnnotations` are evaluated for their errors only
+//!   (there is no audit log): one that fails denies under `Fail`, one that gives neither a
+//!   string nor null denies always, whatever the binding's actions. The policy's
 //!   `status.typeChecking` is not computed.
 //!
 //! The policies, bindings, params and the namespace are read from the store before the write
