@@ -117,6 +117,53 @@ pub fn validate_certificate(pem_bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// client-go's `rootCertPool`, what `transport.TLSConfigFor` does with a webhook's `caBundle`
+/// (and what `webhook.ValidateCABundle` checks): the bundle is usable when at least one
+/// header-less `CERTIFICATE` block holds a parsable certificate (`AppendCertsFromPEM`);
+/// otherwise the error is `createErrorParsingCAData`'s, found by walking the blocks again,
+/// wrapped as `unable to load root certificates: ...`.
+pub fn validate_ca_bundle(bundle: &[u8]) -> Result<(), String> {
+    if bundle.is_empty() {
+        return Ok(());
+    }
+    let is_certificate =
+        |block: &pem::Block| block.kind == "CERTIFICATE" && block.headers.is_empty();
+    let mut rest = bundle;
+    while let Some((block, after)) = pem::decode(rest) {
+        rest = after;
+        if is_certificate(&block) && parse_certificate(&block.bytes).is_ok() {
+            return Ok(());
+        }
+    }
+    let mut rest = bundle;
+    let error = loop {
+        if rest.is_empty() {
+            break "no valid certificate authority data seen".to_string();
+        }
+        let Some((block, after)) = pem::decode(rest) else {
+            break "unable to parse bytes as PEM block".to_string();
+        };
+        rest = after;
+        if !is_certificate(&block) {
+            continue;
+        }
+        if let Err(e) = parse_certificate(&block.bytes) {
+            break format!("failed to parse certificate: {e}");
+        }
+    };
+    Err(format!("unable to load root certificates: {error}"))
+}
+
+/// `x509.ParseCertificate`: exactly one DER certificate.
+fn parse_certificate(der: &[u8]) -> Result<(), String> {
+    let (rest, _) = x509_parser::parse_x509_certificate(der)
+        .map_err(|_| "x509: malformed certificate".to_string())?;
+    if !rest.is_empty() {
+        return Err("x509: trailing data".into());
+    }
+    Ok(())
+}
+
 /// `x509.ParseCertificates`: concatenated DER certificates, at least one.
 fn parse_certificates(mut der: &[u8]) -> Result<usize, String> {
     let mut count = 0;
@@ -203,5 +250,38 @@ mod tests {
     )]
     fn issued_certificates(#[case] pem: &str, #[case] error: Option<&str>) {
         assert_eq!(validate_certificate(pem.as_bytes()).err().as_deref(), error);
+    }
+}
+
+#[cfg(test)]
+mod ca_bundle_tests {
+    use super::*;
+    use crate::controllers::service_accounts::ROOT_CA_PEM;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::empty("", None)]
+    #[case::one_certificate(ROOT_CA_PEM, None)]
+    // One usable certificate is enough: the other blocks are skipped.
+    #[case::with_garbage_around(&format!("junk\n{ROOT_CA_PEM}-----BEGIN KEY-----\nAAEC\n-----END KEY-----\n"), None)]
+    #[case::not_pem("hello", Some("unable to parse bytes as PEM block"))]
+    // The END line's newline is consumed with the block.
+    #[case::only_other_blocks(
+        "-----BEGIN KEY-----\nAAEC\n-----END KEY-----\n",
+        Some("no valid certificate authority data seen")
+    )]
+    #[case::junk_after_other_blocks(
+        "-----BEGIN KEY-----\nAAEC\n-----END KEY-----\njunk",
+        Some("unable to parse bytes as PEM block")
+    )]
+    #[case::bad_certificate(
+        "-----BEGIN CERTIFICATE-----\nAAEC\n-----END CERTIFICATE-----\n",
+        Some("failed to parse certificate: x509: malformed certificate")
+    )]
+    fn ca_bundles_load_as_client_go_loads_them(#[case] bundle: &str, #[case] error: Option<&str>) {
+        assert_eq!(
+            validate_ca_bundle(bundle.as_bytes()).err(),
+            error.map(|e| format!("unable to load root certificates: {e}"))
+        );
     }
 }

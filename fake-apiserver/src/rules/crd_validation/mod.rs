@@ -20,8 +20,9 @@
 //!
 //! `x-kubernetes-validations` rules are compiled by [`crate::cel::crd_rules`].
 //!
-//! Not implemented: compiling `pattern` regular expressions, the webhook CA bundle's PEM check, and the metadata
-//! coercion of defaults inside an embedded resource's `metadata`.
+//! Not implemented: the metadata coercion of defaults inside an embedded resource's `metadata`.
+//! (`pattern` regular expressions are not compiled here, as the real validation does not
+//! compile them: a pattern Go refuses fails every value, see `crate::rules::schema`.)
 
 mod defaults;
 mod go_value;
@@ -265,6 +266,9 @@ pub(crate) struct Options {
     pub require_map_list_keys: bool,
     /// A conversion webhook must accept a known ConversionReview version.
     pub require_recognized_conversion_review_version: bool,
+    /// A conversion webhook's `caBundle` is not checked (`allowInvalidCABundle`: a create, a
+    /// CRD not yet established, or one whose stored bundle is already invalid).
+    pub allow_invalid_ca_bundle: bool,
     /// Scope and kind may not change (the stored CRD is established).
     pub require_immutable_names: bool,
     /// Versions whose schema did not change in this update, with their selectable field count
@@ -284,6 +288,7 @@ impl Options {
             require_atomic_set_type: true,
             require_map_list_keys: true,
             require_recognized_conversion_review_version: true,
+            allow_invalid_ca_bundle: true,
             require_immutable_names: false,
             allow_too_many_selectable_fields: Vec::new(),
         }
@@ -324,10 +329,25 @@ impl Options {
             require_atomic_set_type: !any_old(&openapi::has_non_atomic_set_type),
             require_map_list_keys: !any_old(&openapi::has_invalid_map_list_keys),
             require_recognized_conversion_review_version: review_versions_ok,
+            allow_invalid_ca_bundle: allow_invalid_ca_bundle(old_crd),
             require_immutable_names: is_established(old_crd),
             allow_too_many_selectable_fields: allow_too_many,
         }
     }
+}
+
+/// `allowInvalidCABundle`: an update may carry an invalid conversion `caBundle` only while the
+/// stored CRD is not established, or when the stored bundle is invalid too (an empty one is
+/// not invalid).
+fn allow_invalid_ca_bundle(old_crd: &Value) -> bool {
+    if !is_established(old_crd) {
+        return true;
+    }
+    let stored = old_crd
+        .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    !stored.is_empty() && spec::ca_bundle_error(stored).is_some()
 }
 
 impl InternalSpec<'_> {

@@ -273,6 +273,7 @@ pub fn validate_spec(spec: &InternalSpec<'_>, opts: &Options, path: &Path) -> Ve
         causes.extend(validate_conversion(
             conversion,
             opts.require_recognized_conversion_review_version,
+            opts.allow_invalid_ca_bundle,
             &path.child("conversion"),
         ));
     }
@@ -687,7 +688,12 @@ fn validate_selectable_fields(
 
 /// `validateCustomResourceConversion` on the v1 `spec.conversion` (the internal form has the
 /// webhook's `clientConfig` and `conversionReviewVersions` directly under `conversion`).
-fn validate_conversion(conversion: &Value, require_recognized: bool, path: &Path) -> Vec<Cause> {
+fn validate_conversion(
+    conversion: &Value,
+    require_recognized: bool,
+    allow_invalid_ca_bundle: bool,
+    path: &Path,
+) -> Vec<Cause> {
     let mut causes = Vec::new();
     let strategy = str_of(conversion, "strategy");
     causes.extend(enum_string(
@@ -724,6 +730,19 @@ fn validate_conversion(conversion: &Value, require_recognized: bool, path: &Path
                         service,
                     )),
                 }
+                let bundle = cc
+                    .get("caBundle")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if !bundle.is_empty() && !allow_invalid_ca_bundle {
+                    if let Some(error) = ca_bundle_error(bundle) {
+                        causes.push(Cause::invalid(
+                            config_path.child("caBundle"),
+                            &Value::String(bundle.to_string()),
+                            &error,
+                        ));
+                    }
+                }
             }
         }
         causes.extend(validate_review_versions(
@@ -746,6 +765,13 @@ fn validate_conversion(conversion: &Value, require_recognized: bool, path: &Path
         }
     }
     causes
+}
+
+/// `webhook.ValidateCABundle` on a bundle as the v1 JSON carries it (base64 of the PEM text):
+/// the TLS configuration's error, if the bundle cannot be used.
+pub(super) fn ca_bundle_error(bundle_base64: &str) -> Option<String> {
+    let pem = crate::rules::go_encoding::base64::decode_std(bundle_base64.as_bytes()).ok()?;
+    crate::rules::certificates::x509::validate_ca_bundle(&pem).err()
 }
 
 /// `validateConversionReviewVersions`.

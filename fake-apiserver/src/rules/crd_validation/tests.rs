@@ -394,6 +394,37 @@ fn update_rules() {
     assert!(update_causes(&scoped, &not_established).is_empty());
 }
 
+/// `allowInvalidCABundle`: a conversion webhook's `caBundle` is checked only on an update of an
+/// established CRD whose stored bundle is empty or usable, with the TLS configuration's error.
+#[test]
+fn a_conversion_ca_bundle_is_checked_once_the_crd_is_established() {
+    use base64::Engine;
+    let encode = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
+    let with_bundle = |bundle: &str| {
+        let mut c = crd();
+        c["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://hooks.example.com/convert", "caBundle": bundle}}});
+        c
+    };
+    let valid = with_bundle(&encode(crate::controllers::service_accounts::ROOT_CA_PEM));
+    let invalid = with_bundle(&encode("not a certificate"));
+    // A create, and an update of a CRD not yet established, take any bundle.
+    assert!(create_causes(&invalid).is_empty());
+    assert!(update_causes(&invalid, &valid).is_empty());
+    assert_eq!(
+        texts(&update_causes(&invalid, &established(valid.clone()))),
+        vec![format!(
+            "spec.conversion.webhookClientConfig.caBundle: Invalid value: \"{}\": unable to load root certificates: unable to parse bytes as PEM block",
+            encode("not a certificate")
+        )]
+    );
+    // A stored bundle that is already invalid may stay so.
+    assert!(update_causes(&invalid, &established(invalid.clone())).is_empty());
+    // So may a fixed one be written.
+    assert!(update_causes(&valid, &established(invalid.clone())).is_empty());
+}
+
 #[test]
 fn an_update_does_not_tighten_what_the_stored_crd_already_breaks() {
     // A stored CRD with a non-structural schema (as written before the rule) may be updated

@@ -22,7 +22,7 @@
 //! type that change a stored core object ([`conversion`]: a Node's `podCIDR` and `podCIDRs`).
 
 #[rustfmt::skip]
-mod base64;
+pub(crate) mod base64;
 mod shapes;
 
 mod conversion;
