@@ -9,7 +9,7 @@ use crate::http::server::value_response;
 
 /// Answers an OpenAPI request.
 pub(crate) fn serve(server: &FakeApiServer, path: &str, headers: &HeaderMap) -> Response {
-    let resources = server.resources();
+    let resources = server.discoverable_resources();
     if path == "/openapi/v2" {
         let accept = headers
             .get(header::ACCEPT)

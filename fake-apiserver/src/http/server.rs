@@ -329,6 +329,28 @@ impl FakeApiServer {
         self.shared.registry.all()
     }
 
+    /// The resource types discovery and the OpenAPI documents list: all, but those of a CRD
+    /// that is not established (its objects are still served once its names are accepted, as
+    /// a real server serves them).
+    pub(crate) fn discoverable_resources(&self) -> Vec<ResourceInfo> {
+        let crds = crate::store::resource_key("apiextensions.k8s.io", "customresourcedefinitions");
+        let mut established: std::collections::BTreeMap<String, bool> = Default::default();
+        let mut resources = self.resources();
+        resources.retain(|r| {
+            if !r.custom {
+                return true;
+            }
+            let name = crate::registry::crd_name_of(r);
+            *established.entry(name).or_insert_with_key(|name| {
+                self.shared
+                    .store
+                    .get_parsed(&crds, "", name)
+                    .is_some_and(|crd| crate::registry::crd::condition_is_true(&crd, "Established"))
+            })
+        });
+        resources
+    }
+
     /// Reads an object straight from the store (with `apiVersion` and `kind`).
     pub fn get_object(
         &self,
@@ -647,7 +669,7 @@ async fn discovery_root(
     if let Err(e) = server.admit(&request).await {
         return e.into_response();
     }
-    let resources = server.resources();
+    let resources = server.discoverable_resources();
     if discovery::wants_aggregated(accept(headers)) {
         return aggregated_response(&aggregated(&resources));
     }
@@ -734,7 +756,7 @@ pub(crate) fn discovery_for_path(
     ) {
         return None;
     }
-    let resources = server.resources();
+    let resources = server.discoverable_resources();
     let found = match segments.as_slice() {
         ["api", version] => discovery::api_resource_list(&resources, "", version),
         ["apis", group] => discovery::api_group(&resources, group),

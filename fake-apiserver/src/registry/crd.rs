@@ -34,17 +34,50 @@ pub fn set_established_status(crd: &mut Value, now: &str) {
             .unwrap_or(now)
             .to_string()
     };
+    // The establishing controller establishes a CRD once, unless its conversion webhook's
+    // `caBundle` cannot be used; an established CRD stays established.
+    let (established, reason, message) =
+        if !condition_is_true(crd, "Established") && conversion_ca_bundle_invalid(crd) {
+            (
+                "False",
+                "InvalidCABundle",
+                "The conversion webhook CABundle is invalid",
+            )
+        } else {
+            (
+                "True",
+                "InitialNamesAccepted",
+                "the initial names have been accepted",
+            )
+        };
+    let established_since = match crd["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Established"))
+    {
+        Some(c) if c["status"] == established => keep_time("Established"),
+        _ => now.to_string(),
+    };
     let status = json!({
         "conditions": [
             {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
              "message": "no conflicts found", "lastTransitionTime": keep_time("NamesAccepted")},
-            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted", "lastTransitionTime": keep_time("Established")}
+            {"type": "Established", "status": established, "reason": reason,
+             "message": message, "lastTransitionTime": established_since}
         ],
         "acceptedNames": accepted,
         "storedVersions": stored_versions,
     });
     crd["status"] = status;
+}
+
+/// Whether the CRD's conversion webhook has a `caBundle` that TLS cannot use
+/// (`webhook.ValidateCABundle`; an empty one is usable).
+fn conversion_ca_bundle_invalid(crd: &Value) -> bool {
+    let bundle = crd
+        .pointer("/spec/conversion/webhook/clientConfig/caBundle")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    !bundle.is_empty() && crate::rules::crd_validation::ca_bundle_error(bundle).is_some()
 }
 
 /// The CRD strategy's `PrepareForUpdate`: a new storage version joins `status.storedVersions`
@@ -245,6 +278,41 @@ mod tests {
         set_condition(&mut c, "Terminating", "False", "C", "c", "t3");
         assert_eq!(c["status"]["conditions"][0]["lastTransitionTime"], "t3");
         assert!(!condition_is_true(&c, "Terminating"));
+    }
+
+    /// The establishing controller leaves a CRD whose conversion `caBundle` cannot be used
+    /// unestablished (`InvalidCABundle`), establishes it once the bundle is fixed, and never
+    /// takes an established CRD back.
+    #[test]
+    fn an_invalid_conversion_ca_bundle_keeps_a_crd_from_being_established() {
+        use base64::Engine;
+        let bundle = |pem: &str| base64::engine::general_purpose::STANDARD.encode(pem);
+        let mut c = crd();
+        c["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"clientConfig": {
+            "url": "https://hooks.example.com", "caBundle": bundle("junk")}}});
+        set_established_status(&mut c, "t1");
+        let established = &c["status"]["conditions"][1];
+        assert_eq!(
+            (
+                &established["status"],
+                &established["reason"],
+                &established["message"]
+            ),
+            (
+                &json!("False"),
+                &json!("InvalidCABundle"),
+                &json!("The conversion webhook CABundle is invalid")
+            )
+        );
+        c["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] =
+            json!(bundle(crate::controllers::service_accounts::ROOT_CA_PEM));
+        set_established_status(&mut c, "t2");
+        assert!(condition_is_true(&c, "Established"));
+        assert_eq!(c["status"]["conditions"][1]["lastTransitionTime"], "t2");
+        c["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = json!(bundle("junk"));
+        set_established_status(&mut c, "t3");
+        assert!(condition_is_true(&c, "Established"));
+        assert_eq!(c["status"]["conditions"][1]["lastTransitionTime"], "t2");
     }
 
     #[test]

@@ -659,3 +659,37 @@ fn crd_rules_use_the_format_library() {
             "target: a lowercase RFC 1123 label must consist of lower case alphanumeric characters",
         );
 }
+
+/// A CRD whose conversion webhook `caBundle` cannot be used is not established
+/// (`InvalidCABundle`): its objects are served, but discovery does not list it, so `kubectl`
+/// does not know the type, until the bundle is fixed.
+#[test]
+fn an_invalid_conversion_ca_bundle_keeps_a_crd_out_of_discovery() {
+    let cluster = Cluster::start();
+    let mut crd = widget_crd();
+    crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://hooks.example.com/convert", "caBundle": "bm90IGEgY2VydGlmaWNhdGU="}}});
+    let file = cluster.write_json("crd.json", &crd);
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let name = format!("widgets.{GROUP}");
+    cluster
+        .kubectl(&[
+            "get",
+            "crd",
+            &name,
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Established\")].reason}",
+        ])
+        .ok()
+        .stdout_is("InvalidCABundle");
+    let listed = cluster.kubectl(&["api-resources", "--api-group", GROUP]);
+    assert!(!listed.ok().stdout.contains("widgets"), "{listed}");
+    // Served all the same, at its path.
+    let served = cluster.kubectl(&[
+        "get",
+        "--raw",
+        &format!("/apis/{GROUP}/v1/namespaces/default/widgets"),
+    ]);
+    assert!(served.ok().stdout.contains("\"items\":[]"), "{served}");
+}

@@ -31,8 +31,9 @@ mod path;
 mod spec;
 mod structural;
 
-// The webhook client configuration checks the admission registration kinds share.
-pub(crate) use spec::{validate_webhook_service, validate_webhook_url};
+// The webhook client configuration checks the admission registration kinds share, and the
+// conversion `caBundle` check the establishing controller makes too.
+pub(crate) use spec::{ca_bundle_error, validate_webhook_service, validate_webhook_url};
 
 use serde_json::{json, Value};
 

@@ -769,7 +769,7 @@ fn validate_conversion(
 
 /// `webhook.ValidateCABundle` on a bundle as the v1 JSON carries it (base64 of the PEM text):
 /// the TLS configuration's error, if the bundle cannot be used.
-pub(super) fn ca_bundle_error(bundle_base64: &str) -> Option<String> {
+pub(crate) fn ca_bundle_error(bundle_base64: &str) -> Option<String> {
     let pem = crate::rules::go_encoding::base64::decode_std(bundle_base64.as_bytes()).ok()?;
     crate::rules::certificates::x509::validate_ca_bundle(&pem).err()
 }
