@@ -83,6 +83,7 @@ fn issue(src: &str, program: &cel::Program, id: u64, msg: &str) -> CompileError 
     CompileError {
         message: render_error(src, line, col, msg),
         wrong_type: false,
+        instantiation: false,
     }
 }
 
@@ -110,12 +111,89 @@ pub(crate) fn check(
         (ResultKind::Bool, Some(k)) if k != "bool" => Err(CompileError {
             message: "cel expression must evaluate to a bool".into(),
             wrong_type: true,
+            instantiation: false,
         }),
         (ResultKind::String, Some(k)) if k != "string" => Err(CompileError {
             message: "must evaluate to a string".into(),
             wrong_type: true,
+            instantiation: false,
         }),
-        _ => Ok(used),
+        _ => match literal_pattern_error(program.expression()) {
+            Some(message) => Err(CompileError {
+                message,
+                wrong_type: false,
+                instantiation: true,
+            }),
+            None => Ok(used),
+        },
+    }
+}
+
+/// Kubernetes' regex optimization (`FindRegexOptimization`, `FindAllRegexOptimization`)
+/// compiles a literal `find`/`findAll` pattern when the program is built: Go's error for the
+/// first one it refuses.
+fn literal_pattern_error(e: &IdedExpr) -> Option<String> {
+    let mut found = None;
+    visit(e, &mut |node| {
+        if let Expr::Call(c) = &node.expr {
+            if matches!(c.func_name.as_str(), "find" | "findAll") && c.target.is_some() {
+                if let Some(Expr::Literal(LiteralValue::String(pattern))) =
+                    c.args.first().map(|a| &a.expr)
+                {
+                    if let Err(crate::rules::go_regexp::CompileError::Go(message)) =
+                        crate::rules::go_regexp::compiled(pattern)
+                    {
+                        found.get_or_insert(message);
+                    }
+                }
+            }
+        }
+    });
+    found
+}
+
+fn visit_entry(entry: &cel::common::ast::EntryExpr, f: &mut dyn FnMut(&IdedExpr)) {
+    match entry {
+        cel::common::ast::EntryExpr::MapEntry(me) => {
+            visit(&me.key, f);
+            visit(&me.value, f);
+        }
+        cel::common::ast::EntryExpr::StructField(sf) => visit(&sf.value, f),
+    }
+}
+
+/// Calls `f` on every node of the expression, parents first.
+fn visit(e: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
+    f(e);
+    match &e.expr {
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                visit(t, f);
+            }
+            c.args.iter().for_each(|a| visit(a, f));
+        }
+        Expr::Select(s) => visit(&s.operand, f),
+        Expr::List(l) => l.elements.iter().for_each(|x| visit(x, f)),
+        Expr::Map(m) => m
+            .entries
+            .iter()
+            .for_each(|entry| visit_entry(&entry.expr, f)),
+        Expr::Struct(s) => s
+            .entries
+            .iter()
+            .for_each(|entry| visit_entry(&entry.expr, f)),
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                visit(x, f);
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
     }
 }
 

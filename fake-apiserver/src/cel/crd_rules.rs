@@ -65,6 +65,7 @@ fn compile_node(
             check_fields(&p, &fields).map_err(|e| CompileError {
                 message: e.message,
                 wrong_type: false,
+                instantiation: false,
             })?;
             Ok(p)
         });
@@ -85,6 +86,8 @@ fn compile_node(
             if let Err(e) = compile(message_expr, VARS, ResultKind::String) {
                 let detail = if e.is_type_error() {
                     "messageExpression must evaluate to a string".to_string()
+                } else if e.instantiation {
+                    format!("messageExpression instantiation failed: {}", e.message)
                 } else {
                     format!("messageExpression compilation failed: {}", e.message)
                 };

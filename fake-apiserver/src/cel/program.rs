@@ -31,6 +31,9 @@ pub struct CompileError {
     pub message: String,
     /// Whether the expression compiled but evaluates to the wrong type.
     pub wrong_type: bool,
+    /// Whether it compiled but the program could not be made (a literal `find`/`findAll`
+    /// pattern Go's regexp refuses: Kubernetes compiles those when it builds the program).
+    pub instantiation: bool,
 }
 
 impl CompileError {
@@ -39,10 +42,13 @@ impl CompileError {
         self.wrong_type
     }
 
-    /// The detail a real server reports: `compilation failed: ERROR: ...`, or the type error.
+    /// The detail a real server reports: `compilation failed: ERROR: ...`, the type error, or
+    /// `program instantiation failed: ...`.
     pub fn detail(&self) -> String {
         if self.wrong_type {
             self.message.clone()
+        } else if self.instantiation {
+            format!("program instantiation failed: {}", self.message)
         } else {
             format!("compilation failed: {}", self.message)
         }
@@ -193,6 +199,7 @@ fn compile_uncached(
             .collect::<Vec<_>>()
             .join("\n"),
         wrong_type: false,
+        instantiation: false,
     })?;
     let variables = crate::cel::check::check(expr, &program, declared, kind)?;
     Ok(Program {

@@ -39,7 +39,7 @@ fn expressions_hold(#[case] expr: &str, #[case] value: serde_json::Value) {
 #[case::division("1 / self.zero == 1", json!({"zero": 0}), "division by zero")]
 #[case::overload("self.s > 1", json!({"s": "x"}), "no such overload")]
 #[case::matches_invalid_regex("self.s.matches(self.p)", json!({"s": "x", "p": "a**"}), "error parsing regexp: invalid nested repetition operator: `**`")]
-#[case::find_invalid_regex("self.s.find('(a') == ''", json!({"s": "x"}), "error parsing regexp: missing closing ): `(a`")]
+#[case::find_invalid_regex("self.s.find(self.p) == ''", json!({"s": "x", "p": "(a"}), "error parsing regexp: missing closing ): `(a`")]
 fn runtime_errors_are_worded_as_cel_go(
     #[case] expr: &str,
     #[case] value: serde_json::Value,
@@ -219,4 +219,20 @@ fn bad_literals_are_compile_errors(#[case] expr: &str, #[case] position_and_mess
 )]
 fn good_literals_compile(#[case] expr: &str) {
     assert!(compile(expr, &["self"], ResultKind::Bool).is_ok(), "{expr}");
+}
+
+/// A literal `find`/`findAll` pattern Go refuses fails when the program is built (Kubernetes'
+/// regex optimization compiles it then), after compilation succeeded.
+#[test]
+fn a_bad_literal_find_pattern_fails_the_program_instantiation() {
+    let err = compile(
+        "self.s.findAll('a**').size() == 0",
+        &["self"],
+        ResultKind::Bool,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.detail(),
+        "program instantiation failed: error parsing regexp: invalid nested repetition operator: `**`"
+    );
 }
