@@ -12,7 +12,7 @@ use cel::common::value::{CowVal, Val};
 use cel::objects::Opaque;
 use cel::{DeclarationError, Env, ExecutionError, Value};
 
-use super::value_types::{arg, opaque, out, string_arg, Answer};
+use super::value_types::{opaque, out, string_arg, typed, Answer};
 use crate::auth::{Attributes, Authorizer, UserInfo};
 use crate::rules::validation::NameRule;
 
@@ -280,46 +280,36 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     Ok(())
 }
 
-/// The opaque value of type `T` at `args[i]`.
-fn receiver<T: Opaque + Clone>(
-    args: &[CowVal<'_, '_>],
-    i: usize,
-    function: &str,
-) -> Result<T, ExecutionError> {
-    match arg(args, i)? {
-        Value::Opaque(o) => o
-            .downcast_ref::<T>()
-            .cloned()
-            .ok_or_else(|| ExecutionError::no_such_overload(function, vec![])),
-        _ => Err(ExecutionError::no_such_overload(function, vec![])),
+/// The string argument of `function` (`path`, `resource`), which may not be blank: `PATH must
+/// not be empty`.
+fn non_empty_arg(args: &[CowVal<'_, '_>], function: &str) -> Result<String, ExecutionError> {
+    let value = string_arg(args, 1, function)?;
+    if value.trim().is_empty() {
+        let message = format!("{function} must not be empty");
+        return Err(ExecutionError::function_error(function, message));
     }
+    Ok(value)
 }
 
 fn decision_of(args: &[CowVal<'_, '_>]) -> Result<Decision, ExecutionError> {
-    receiver::<Decision>(args, 0, "decision")
+    typed::<Decision>(args, 0, "decision")
 }
 
 fn authorizer_path<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let authorizer = receiver::<CelAuthorizer>(&args, 0, "path")?;
-    let path = string_arg(&args, 1, "path")?;
-    if path.trim().is_empty() {
-        return Err(ExecutionError::function_error(
-            "path",
-            "path must not be empty",
-        ));
-    }
+    let authorizer = typed::<CelAuthorizer>(&args, 0, "path")?;
+    let path = non_empty_arg(&args, "path")?;
     opaque(PathCheck { authorizer, path })
 }
 
 fn authorizer_group<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let authorizer = receiver::<CelAuthorizer>(&args, 0, "group")?;
+    let authorizer = typed::<CelAuthorizer>(&args, 0, "group")?;
     opaque(authorizer.group_check(&string_arg(&args, 1, "group")?))
 }
 
 /// `authorizer.serviceAccount(namespace, name)`: the same authorizer asking about the
 /// service account's user (`serviceaccount.ServiceAccountInfo.UserInfo`).
 fn authorizer_service_account<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let authorizer = receiver::<CelAuthorizer>(&args, 0, "serviceAccount")?;
+    let authorizer = typed::<CelAuthorizer>(&args, 0, "serviceAccount")?;
     let namespace = string_arg(&args, 1, "serviceAccount")?;
     let name = string_arg(&args, 2, "serviceAccount")?;
     let fail = |message: &str| ExecutionError::function_error("serviceAccount", message);
@@ -342,14 +332,8 @@ fn authorizer_service_account<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, '
 }
 
 fn group_resource<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let group = receiver::<GroupCheck>(&args, 0, "resource")?;
-    let resource = string_arg(&args, 1, "resource")?;
-    if resource.trim().is_empty() {
-        return Err(ExecutionError::function_error(
-            "resource",
-            "resource must not be empty",
-        ));
-    }
+    let group = typed::<GroupCheck>(&args, 0, "resource")?;
+    let resource = non_empty_arg(&args, "resource")?;
     opaque(group.resource_check(&resource))
 }
 
@@ -359,13 +343,13 @@ fn with<'b, 'v>(
     function: &str,
     set: fn(&mut ResourceCheck, String),
 ) -> Answer<'b, 'v> {
-    let mut check = receiver::<ResourceCheck>(&args, 0, function)?;
+    let mut check = typed::<ResourceCheck>(&args, 0, function)?;
     set(&mut check, string_arg(&args, 1, function)?);
     opaque(check)
 }
 
 fn path_check<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let check = receiver::<PathCheck>(&args, 0, "check")?;
+    let check = typed::<PathCheck>(&args, 0, "check")?;
     let verb = string_arg(&args, 1, "check")?;
     let attrs = Attributes::non_resource(&check.authorizer.user, &verb, &check.path);
     decide(&check.authorizer, &attrs)
@@ -373,7 +357,7 @@ fn path_check<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
 
 /// A resource check is asked with the API version `*`, as the library asks it.
 fn resource_check<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let check = receiver::<ResourceCheck>(&args, 0, "check")?;
+    let check = typed::<ResourceCheck>(&args, 0, "check")?;
     let verb = string_arg(&args, 1, "check")?;
     let mut attrs = Attributes::resource(
         &check.authorizer.user,

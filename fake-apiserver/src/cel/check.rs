@@ -410,14 +410,10 @@ fn converts(function: &str, text: &str) -> bool {
 
 /// The result type where the top of the AST shows it.
 fn result_kind(e: &IdedExpr) -> Option<&'static str> {
+    if let Some(literal) = literal_type(e) {
+        return Some(literal);
+    }
     match &e.expr {
-        Expr::Literal(LiteralValue::Boolean(_)) => Some("bool"),
-        Expr::Literal(LiteralValue::String(_)) => Some("string"),
-        Expr::Literal(LiteralValue::Int(_)) => Some("int"),
-        Expr::Literal(LiteralValue::UInt(_)) => Some("uint"),
-        Expr::Literal(LiteralValue::Double(_)) => Some("double"),
-        Expr::Literal(LiteralValue::Bytes(_)) => Some("bytes"),
-        Expr::Literal(LiteralValue::Null) => Some("null_type"),
         Expr::List(_) => Some("list"),
         Expr::Map(_) => Some("map"),
         Expr::Call(c) => match c.func_name.as_str() {

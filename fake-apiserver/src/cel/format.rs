@@ -10,9 +10,9 @@ use cel::common::functions::Function;
 use cel::common::types::{CelOptional, Type, STRING_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::objects::Opaque;
-use cel::{DeclarationError, Env, ExecutionError, Value};
+use cel::{DeclarationError, Env, Value};
 
-use super::value_types::{arg, opaque, string_arg, Answer};
+use super::value_types::{opaque, string_arg, typed, Answer};
 use crate::rules::validation::{self, NameRule};
 
 /// The CEL type of a format (`apiservercel.FormatType`).
@@ -147,13 +147,7 @@ fn named<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
 
 /// `<format>.validate(text)`: `optional.none()` when `text` is valid, else the messages.
 fn validate<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Answer<'b, 'v> {
-    let format = match arg(&args, 0)? {
-        Value::Opaque(o) => o
-            .downcast_ref::<CelFormat>()
-            .copied()
-            .ok_or_else(|| ExecutionError::no_such_overload("validate", vec![]))?,
-        _ => return Err(ExecutionError::no_such_overload("validate", vec![])),
-    };
+    let format = typed::<CelFormat>(&args, 0, "validate")?;
     let text = string_arg(&args, 1, "validate")?;
     let errors = format.validate(&text);
     if errors.is_empty() {

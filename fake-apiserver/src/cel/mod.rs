@@ -42,6 +42,7 @@ mod semver;
 mod value_types;
 
 pub use check::{check_fields, FieldSchema};
+pub(crate) use convert::type_name;
 pub use convert::{json_to_val, schema_json_to_val};
 pub use program::{compile, CompileError, EvalError, Program, ResultKind};
 

@@ -319,7 +319,7 @@ pub(super) fn string_arg(
     }
 }
 
-pub(super) fn typed<T: Copy + 'static>(
+pub(super) fn typed<T: Clone + 'static>(
     args: &[CowVal<'_, '_>],
     i: usize,
     function: &str,
@@ -327,7 +327,7 @@ pub(super) fn typed<T: Copy + 'static>(
     match arg(args, i)? {
         Value::Opaque(o) => o
             .downcast_ref::<T>()
-            .copied()
+            .cloned()
             .ok_or_else(|| ExecutionError::no_such_overload(function, vec![])),
         _ => Err(ExecutionError::no_such_overload(function, vec![])),
     }

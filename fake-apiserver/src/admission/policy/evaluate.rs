@@ -188,23 +188,19 @@ pub(super) fn dispatch(
                     if !decision.deny {
                         continue;
                     }
+                    let denial = || Denied {
+                        policy: policy.clone(),
+                        binding: Some(binding.clone()),
+                        message: decision.message.clone(),
+                        reason: decision.reason.clone(),
+                    };
                     if decision.whatever_actions {
-                        denied.push(Denied {
-                            policy: policy.clone(),
-                            binding: Some(binding.clone()),
-                            message: decision.message.clone(),
-                            reason: None,
-                        });
+                        denied.push(denial());
                         continue;
                     }
                     for action in &actions {
                         match *action {
-                            "Deny" => denied.push(Denied {
-                                policy: policy.clone(),
-                                binding: Some(binding.clone()),
-                                message: decision.message.clone(),
-                                reason: decision.reason.clone(),
-                            }),
+                            "Deny" => denied.push(denial()),
                             "Warn" => warnings.borrow_mut().push(format!(
                                 "Validation failed for ValidatingAdmissionPolicy '{policy}' with binding '{binding}': {}",
                                 decision.message
@@ -323,24 +319,12 @@ fn audit_annotation_errors(spec: &Value, fail: bool, input: &Input<'_>) -> Vec<D
     errors
 }
 
-/// The name cel-go prints for a value's type.
+/// The name cel-go prints for a value's type (an opaque one's own, `kubernetes.Quantity`).
 fn cel_type_name(value: &cel::Value) -> String {
-    let name = match value {
-        cel::Value::Bool(_) => "bool",
-        cel::Value::Int(_) => "int",
-        cel::Value::UInt(_) => "uint",
-        cel::Value::Float(_) => "double",
-        cel::Value::String(_) => "string",
-        cel::Value::Bytes(_) => "bytes",
-        cel::Value::List(_) => "list",
-        cel::Value::Map(_) => "map",
-        cel::Value::Null => "null_type",
-        cel::Value::Duration(_) => "google.protobuf.Duration",
-        cel::Value::Timestamp(_) => "google.protobuf.Timestamp",
-        cel::Value::Opaque(o) => return o.runtime_type_name().to_string(),
-        _ => "dyn",
-    };
-    name.to_string()
+    match value {
+        cel::Value::Opaque(o) => o.runtime_type_name().to_string(),
+        other => crate::cel::type_name(other).to_string(),
+    }
 }
 
 /// The message of a failed validation: `messageExpression` when it gives a usable string, else
