@@ -15,6 +15,8 @@
 //!
 //! `cargo run --release -p fake-apiserver --example bench -- --only list --only tcp` runs some.
 
+#[path = "bench/alloc_count.rs"]
+mod alloc_count;
 #[path = "bench/fanout.rs"]
 mod fanout;
 #[path = "bench/fixtures.rs"]
@@ -38,6 +40,9 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 
 use report::Figure;
+
+#[global_allocator]
+static ALLOCATOR: alloc_count::Counting = alloc_count::Counting;
 
 /// A part of the bench.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -189,6 +189,17 @@ fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
         Figure::info("inproc.pod_decode_only", rate(n, start.elapsed()), "obj/s"),
         all,
     );
+    // What every write of the pod costs the server first: reading its body.
+    let start = Instant::now();
+    let mut n = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        std::hint::black_box(fake_apiserver::store::json::from_slice(&bytes)?);
+        n += 1;
+    }
+    emit(
+        Figure::info("inproc.pod_parse", rate(n, start.elapsed()), "obj/s"),
+        all,
+    );
     let value: serde_json::Value = serde_json::from_slice(&bytes)?;
     let start = Instant::now();
     let mut n = 0u64;
@@ -203,6 +214,18 @@ fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
             rate(n, start.elapsed()),
             "obj/s",
         ),
+        all,
+    );
+    let (count, bytes) = crate::alloc_count::this_thread();
+    for _ in 0..ALLOC_SAMPLES {
+        let typed: Pod = serde_json::from_value(value.clone())?;
+        std::hint::black_box(serde_json::to_value(typed)?);
+    }
+    let (count_after, bytes_after) = crate::alloc_count::this_thread();
+    let per = |a: u64, b: u64| (a - b) as f64 / ALLOC_SAMPLES as f64;
+    emit_allocations(
+        "inproc.pod_value_roundtrip",
+        (per(count_after, count), per(bytes_after, bytes)),
         all,
     );
     Ok(())
@@ -443,8 +466,48 @@ async fn server_only(
                 .cores(run.cores()),
             all,
         );
+        let counted = allocations_per(ALLOC_SAMPLES, |i| async move {
+            let body = bodies[i as usize % bodies.len()].clone();
+            std::hint::black_box(send(router, method.clone(), target, content_type, body).await?);
+            Ok(())
+        })
+        .await?;
+        emit_allocations(&format!("inproc.server_only.{op}"), counted, all);
     }
     Ok(())
+}
+
+/// Requests (or round trips) whose allocations are counted for a figure's `.allocs`.
+const ALLOC_SAMPLES: u64 = 200;
+
+/// Allocations and bytes per call of `op` over `n` calls on this thread (the runtime is a
+/// current-thread one, so the server's work is counted too).
+async fn allocations_per<F, Fut>(n: u64, mut op: F) -> Result<(f64, f64)>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let (count, bytes) = crate::alloc_count::this_thread();
+    for i in 0..n {
+        op(i).await?;
+    }
+    let (count_after, bytes_after) = crate::alloc_count::this_thread();
+    Ok((
+        (count_after - count) as f64 / n as f64,
+        (bytes_after - bytes) as f64 / n as f64,
+    ))
+}
+
+/// Emits `{name}.allocs` and `{name}.alloc_bytes` (per operation; information, no target).
+fn emit_allocations(name: &str, (count, bytes): (f64, f64), all: &mut Vec<Figure>) {
+    emit(
+        Figure::info(format!("{name}.allocs"), count.round(), "allocs/op"),
+        all,
+    );
+    emit(
+        Figure::info(format!("{name}.alloc_bytes"), bytes.round(), "bytes/op"),
+        all,
+    );
 }
 
 /// Sends one prepared request straight to the router; its answer's body, or an error unless

@@ -1,0 +1,54 @@
+//! Counting heap allocations: the bench's global allocator is the system one, wrapped to count
+//! the allocations (and bytes) this thread asks for, so that a figure can say how many a request
+//! costs. Unlike a rate, the count does not move with the machine's speed or load: it is the
+//! figure to watch while taking allocations out of a path.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// [`System`], counting per thread.
+pub struct Counting;
+
+thread_local! {
+    static COUNTS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+fn count(size: usize) {
+    // `try_with`: a thread being torn down has no counter left; its allocations go uncounted.
+    let _ = COUNTS.try_with(|c| {
+        let (n, bytes) = c.get();
+        c.set((n + 1, bytes + size as u64));
+    });
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; counting touches only a thread-local
+// `Cell` with a `const` initializer, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        // SAFETY: as `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size);
+        // SAFETY: as `alloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as `alloc`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Allocations (reallocations included) and bytes asked for by this thread so far.
+pub fn this_thread() -> (u64, u64) {
+    COUNTS.try_with(Cell::get).unwrap_or_default()
+}
