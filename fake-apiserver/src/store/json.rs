@@ -35,6 +35,7 @@ fn parse(bytes: &[u8]) -> Option<Value> {
         text,
         bytes: text.as_bytes(),
         at: 0,
+        members: Vec::new(),
     };
     reader.skip_whitespace();
     let value = reader.value(0)?;
@@ -47,6 +48,8 @@ struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    /// The members of the objects being read, innermost last.
+    members: Vec<(String, Value)>,
 }
 
 impl Reader<'_> {
@@ -90,12 +93,15 @@ impl Reader<'_> {
             return None;
         }
         self.at += 1;
-        let mut map = Map::new();
         self.skip_whitespace();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Some(Value::Object(map));
+            return Some(Value::Object(Map::new()));
         }
+        // The members go on the shared stack and become the map at once, in one allocation of
+        // the right size, sorted once (a repeated key keeps its last value, as `serde_json`'s
+        // map does).
+        let start = self.members.len();
         loop {
             self.skip_whitespace();
             if self.peek()? != b'"' {
@@ -106,14 +112,14 @@ impl Reader<'_> {
             self.expect(b':')?;
             self.skip_whitespace();
             let value = self.value(depth)?;
-            // A repeated key keeps its last value, as `serde_json`'s map does.
-            map.insert(key, value);
+            self.members.push((key, value));
             self.skip_whitespace();
             match self.peek()? {
                 b',' => self.at += 1,
                 b'}' => {
                     self.at += 1;
-                    return Some(Value::Object(map));
+                    let members: Vec<(String, Value)> = self.members.drain(start..).collect();
+                    return Some(Value::Object(members.into_iter().collect()));
                 }
                 _ => return None,
             }

@@ -39,3 +39,4 @@ mod kubectl_validation;
 mod kubectl_volume_attachments;
 mod kubectl_write;
 mod server_side_apply;
+mod vendored_serde_json;

@@ -1,0 +1,166 @@
+//! The workspace builds serde_json from `vendor/serde_json`, whose `Map` is a vector sorted by
+//! key instead of upstream's `BTreeMap` (see `vendor/README.md`). These tests hold it, through
+//! serde_json's public API only, to what upstream's map does: the same contents after any
+//! sequence of operations, the same iteration order, hence the same JSON text.
+
+use std::collections::BTreeMap;
+
+use rstest::rstest;
+use serde_json::{json, Map, Value};
+
+/// A deterministic stream of small numbers (xorshift), so that each seed is a different order.
+fn numbers(seed: u64, n: usize, range: u64) -> Vec<u64> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % range
+        })
+        .collect()
+}
+
+/// Keys that exercise the byte order: prefixes, digits before letters, upper before lower,
+/// different lengths, non-ASCII.
+fn key(n: u64) -> String {
+    const STEMS: [&str; 8] = ["a", "ab", "B", "b", "z", "é", "10", "1"];
+    format!("{}{}", STEMS[(n % 8) as usize], n / 8)
+}
+
+fn same(ours: &Map<String, Value>, theirs: &BTreeMap<String, Value>) {
+    assert!(
+        ours.iter().eq(theirs.iter()),
+        "{ours:?} != {theirs:?} (contents or order)"
+    );
+    assert_eq!(ours.len(), theirs.len());
+    assert!(ours.keys().eq(theirs.keys()));
+    assert!(ours.values().rev().eq(theirs.values().rev()));
+}
+
+#[rstest]
+#[case::small(12)]
+#[case::around_the_scan_limit(40)]
+#[case::large(400)]
+fn every_operation_leaves_what_a_btree_map_leaves(#[case] range: u64) {
+    for seed in 1..40u64 {
+        let mut ours = Map::new();
+        let mut theirs: BTreeMap<String, Value> = BTreeMap::new();
+        for (i, n) in numbers(seed, 300, range).into_iter().enumerate() {
+            let k = key(n);
+            let v = json!(i);
+            match i % 7 {
+                0..=2 => assert_eq!(ours.insert(k.clone(), v.clone()), theirs.insert(k, v)),
+                3 => assert_eq!(ours.remove(&k), theirs.remove(&k)),
+                4 => {
+                    let a = ours.entry(k.clone()).or_insert(v.clone()).clone();
+                    let b = theirs.entry(k).or_insert(v).clone();
+                    assert_eq!(a, b);
+                }
+                5 => {
+                    if let serde_json::map::Entry::Occupied(e) = ours.entry(k.clone()) {
+                        assert_eq!(Some(e.remove_entry()), theirs.remove_entry(&k));
+                    } else {
+                        assert!(!theirs.contains_key(&k));
+                    }
+                }
+                _ => {
+                    assert_eq!(ours.get(&k), theirs.get(&k));
+                    assert_eq!(ours.contains_key(&k), theirs.contains_key(&k));
+                    if let (Some(a), Some(b)) = (ours.get_mut(&k), theirs.get_mut(&k)) {
+                        *a = json!("changed");
+                        *b = json!("changed");
+                    }
+                }
+            }
+            same(&ours, &theirs);
+        }
+        ours.retain(|k, _| !k.ends_with('3'));
+        theirs.retain(|k, _| !k.ends_with('3'));
+        same(&ours, &theirs);
+        for (_, v) in ours.iter_mut() {
+            *v = json!([v.clone()]);
+        }
+        for v in theirs.values_mut() {
+            *v = json!([v.clone()]);
+        }
+        same(&ours, &theirs);
+        assert!(ours.clone().into_iter().eq(theirs.clone()));
+        assert!(ours.into_values().eq(theirs.into_values()));
+    }
+}
+
+#[rstest]
+#[case::no_repeats(10, 1000)]
+#[case::repeats(60, 20)]
+#[case::large(2000, 500)]
+fn collecting_and_appending_keep_the_last_value(#[case] n: usize, #[case] range: u64) {
+    for seed in 1..20u64 {
+        let pairs: Vec<(String, Value)> = numbers(seed, n, range)
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| (key(k), json!(i)))
+            .collect();
+        let ours: Map<String, Value> = pairs.iter().cloned().collect();
+        let theirs: BTreeMap<String, Value> = pairs.iter().cloned().collect();
+        same(&ours, &theirs);
+        let mut extended = Map::new();
+        extended.extend(pairs.iter().cloned());
+        same(&extended, &theirs);
+
+        let (front, back) = pairs.split_at(n / 2);
+        let mut a: Map<String, Value> = front.iter().cloned().collect();
+        let mut b: Map<String, Value> = back.iter().cloned().collect();
+        let mut c: BTreeMap<String, Value> = front.iter().cloned().collect();
+        let mut d: BTreeMap<String, Value> = back.iter().cloned().collect();
+        a.append(&mut b);
+        c.append(&mut d);
+        same(&a, &c);
+        assert!(b.is_empty());
+        let mut empty = Map::new();
+        empty.append(&mut a);
+        same(&empty, &c);
+        assert!(a.is_empty());
+    }
+}
+
+#[test]
+fn a_value_is_as_small_as_upstream() {
+    // A large map is boxed so that the map is no larger than its vector: memory per stored
+    // object (and every move of a `Value`) stays upstream's.
+    assert_eq!(std::mem::size_of::<Value>(), 32);
+    assert_eq!(std::mem::size_of::<Map<String, Value>>(), 24);
+}
+
+#[test]
+fn text_and_values_read_and_write_as_upstream() {
+    // Keys in document order that is not key order, a repeated key (the last wins), nesting.
+    let text = r#"{"zeta":1,"alpha":{"b":2,"a":[{"y":1,"x":2}]},"Beta":null,"alpha2":3,"zeta":4}"#;
+    let value: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(
+        serde_json::to_string(&value).unwrap(),
+        r#"{"Beta":null,"alpha":{"a":[{"x":2,"y":1}],"b":2},"alpha2":3,"zeta":4}"#
+    );
+    assert_eq!(value["alpha"]["a"][0]["y"], json!(1));
+    assert_eq!(value.pointer("/alpha/b"), Some(&json!(2)));
+    assert_eq!(value["missing"], Value::Null);
+    let map = value.as_object().unwrap();
+    assert_eq!(
+        format!("{map:?}"),
+        format!("{:?}", map.iter().collect::<BTreeMap<_, _>>())
+    );
+    // Equality does not depend on the order entries were added in.
+    let mut a = Map::new();
+    a.insert("x".into(), json!(1));
+    a.insert("a".into(), json!(2));
+    let b: Map<String, Value> = [("a".into(), json!(2)), ("x".into(), json!(1))]
+        .into_iter()
+        .collect();
+    assert_eq!(a, b);
+    use std::hash::{BuildHasher, RandomState};
+    let hasher = RandomState::new();
+    assert_eq!(
+        hasher.hash_one(Value::Object(a)),
+        hasher.hash_one(Value::Object(b))
+    );
+}
