@@ -238,3 +238,20 @@ fn base64_is_read_as_go_reads_it_where_the_type_is_bytes() {
         Err("illegal base64 data at input byte 2".to_string())
     );
 }
+
+#[rstest]
+#[case("a", "b")]
+#[case("b", "a")]
+#[case("spec", "status")]
+#[case("status", "spec")]
+#[case("spec", "spec")]
+#[case("", "a")]
+#[case("a", "")]
+#[case("", "")]
+#[case("api", "apiVersion")]
+#[case("apiVersion", "api")]
+#[case("Z", "a")]
+#[case("é", "z")]
+fn the_field_order_shortcut_is_string_order(#[case] a: &str, #[case] b: &str) {
+    assert_eq!(before(a, b), a < b);
+}
