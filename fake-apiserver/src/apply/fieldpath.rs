@@ -159,7 +159,12 @@ impl PathElement {
     /// The `FieldsV1` key of this element.
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => {
+                let mut key = String::with_capacity(2 + name.len());
+                key.push_str("f:");
+                key.push_str(name);
+                key
+            }
             PathElement::Key(fields) => encode_key(fields),
             PathElement::Value(v) => format!("v:{v}"),
             PathElement::Index(i) => format!("i:{i}"),
@@ -479,20 +484,21 @@ impl Set {
     }
 
     fn emit(&self, include_self: bool) -> Map<String, Value> {
-        let mut out = Map::new();
+        // Collected, then made a map at once (sorted once) rather than inserted key by key.
+        let mut out = Vec::with_capacity(1 + self.members.len() + self.children.len());
         if include_self && !self.is_empty() {
-            out.insert(".".into(), Value::Object(Map::new()));
+            out.push((".".to_string(), Value::Object(Map::new())));
         }
         for pe in &self.members {
             if !self.children.contains_key(pe) {
-                out.insert(pe.encode(), Value::Object(Map::new()));
+                out.push((pe.encode(), Value::Object(Map::new())));
             }
         }
         for (pe, child) in &self.children {
             let is_member = self.members.contains(pe);
-            out.insert(pe.encode(), Value::Object(child.emit(is_member)));
+            out.push((pe.encode(), Value::Object(child.emit(is_member))));
         }
-        out
+        out.into_iter().collect()
     }
 
     /// Reads a `FieldsV1` object.
