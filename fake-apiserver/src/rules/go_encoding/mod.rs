@@ -256,7 +256,7 @@ fn encode(group: &str, kind: &str, object: &mut Value) {
 }
 
 /// Encodes one struct's object in a single pass: its keys and the struct's fields are both sorted
-/// by name (a `serde_json::Map` is a `BTreeMap`), so each key meets its field in order; the
+/// by name (a `serde_json::Map` iterates in key order), so each key meets its field in order; the
 /// few changes to the key set (drops, zero values) are made after the pass.
 fn encode_struct(shape: &Struct, object: &mut Map<String, Value>) {
     let mut fields = shape.fields.iter().peekable();
