@@ -49,6 +49,26 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// Allocations (reallocations included) and bytes asked for by this thread so far.
-pub fn this_thread() -> (u64, u64) {
+fn this_thread() -> (u64, u64) {
     COUNTS.try_with(Cell::get).unwrap_or_default()
+}
+
+/// This thread's counts at a point in time.
+pub struct Since((u64, u64));
+
+impl Since {
+    /// Starts counting from now.
+    pub fn now() -> Self {
+        Since(this_thread())
+    }
+
+    /// Allocations and bytes per operation since [`Since::now`], over `operations`.
+    pub fn per(&self, operations: u64) -> (f64, f64) {
+        let ((count, bytes), (count_after, bytes_after)) = (self.0, this_thread());
+        let n = operations.max(1) as f64;
+        (
+            (count_after - count) as f64 / n,
+            (bytes_after - bytes) as f64 / n,
+        )
+    }
 }

@@ -216,18 +216,12 @@ fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<()> {
         ),
         all,
     );
-    let (count, bytes) = crate::alloc_count::this_thread();
+    let since = crate::alloc_count::Since::now();
     for _ in 0..ALLOC_SAMPLES {
         let typed: Pod = serde_json::from_value(value.clone())?;
         std::hint::black_box(serde_json::to_value(typed)?);
     }
-    let (count_after, bytes_after) = crate::alloc_count::this_thread();
-    let per = |a: u64, b: u64| (a - b) as f64 / ALLOC_SAMPLES as f64;
-    emit_allocations(
-        "inproc.pod_value_roundtrip",
-        (per(count_after, count), per(bytes_after, bytes)),
-        all,
-    );
+    emit_allocations("inproc.pod_value_roundtrip", since.per(ALLOC_SAMPLES), all);
     Ok(())
 }
 
@@ -487,15 +481,11 @@ where
     F: FnMut(u64) -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
 {
-    let (count, bytes) = crate::alloc_count::this_thread();
+    let since = crate::alloc_count::Since::now();
     for i in 0..n {
         op(i).await?;
     }
-    let (count_after, bytes_after) = crate::alloc_count::this_thread();
-    Ok((
-        (count_after - count) as f64 / n as f64,
-        (bytes_after - bytes) as f64 / n as f64,
-    ))
+    Ok(since.per(n))
 }
 
 /// Emits `{name}.allocs` and `{name}.alloc_bytes` (per operation; information, no target).

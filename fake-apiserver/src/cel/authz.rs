@@ -160,13 +160,7 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     let group = Type::new_opaque_type(GROUP_CHECK);
     let resource = Type::new_opaque_type(RESOURCE_CHECK);
     let decision = Type::new_opaque_type(DECISION);
-    let members: Vec<(
-        &str,
-        &str,
-        Type,
-        Vec<Type>,
-        cel::common::functions::Function,
-    )> = vec![
+    let members: Vec<super::value_types::MemberOverload<'_>> = vec![
         (
             "path",
             "authorizer_path",
@@ -274,10 +268,7 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
             out(Value::String(String::new().into()))
         }),
     ];
-    for (name, id, target, args, f) in members {
-        env.add_member_overload(name, id, target, args, f)?;
-    }
-    Ok(())
+    super::value_types::add_members(env, members)
 }
 
 /// The string argument of `function` (`path`, `resource`), which may not be blank: `PATH must

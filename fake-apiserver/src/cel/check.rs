@@ -163,6 +163,17 @@ fn visit_entry(entry: &cel::common::ast::EntryExpr, f: &mut dyn FnMut(&IdedExpr)
 }
 
 /// Calls `f` on every node of the expression, parents first.
+/// A comprehension's sub-expressions, in the order the walks visit them.
+fn comprehension_parts(c: &cel::common::ast::ComprehensionExpr) -> [&IdedExpr; 5] {
+    [
+        &c.iter_range,
+        &c.accu_init,
+        &c.loop_cond,
+        &c.loop_step,
+        &c.result,
+    ]
+}
+
 fn visit(e: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
     f(e);
     match &e.expr {
@@ -183,13 +194,7 @@ fn visit(e: &IdedExpr, f: &mut dyn FnMut(&IdedExpr)) {
             .iter()
             .for_each(|entry| visit_entry(&entry.expr, f)),
         Expr::Comprehension(c) => {
-            for x in [
-                &c.iter_range,
-                &c.accu_init,
-                &c.loop_cond,
-                &c.loop_step,
-                &c.result,
-            ] {
+            for x in comprehension_parts(c) {
                 visit(x, f);
             }
         }
@@ -367,15 +372,9 @@ fn validate_literals(e: &IdedExpr, in_format: bool) -> Result<(), (u64, String)>
             })
         }
         Expr::Select(s) => validate_literals(&s.operand, false),
-        Expr::Comprehension(c) => [
-            &c.iter_range,
-            &c.accu_init,
-            &c.loop_cond,
-            &c.loop_step,
-            &c.result,
-        ]
-        .into_iter()
-        .try_for_each(|x| validate_literals(x, false)),
+        Expr::Comprehension(c) => comprehension_parts(c)
+            .into_iter()
+            .try_for_each(|x| validate_literals(x, false)),
         Expr::Struct(s) => s.entries.iter().try_for_each(|entry| match &entry.expr {
             cel::common::ast::EntryExpr::StructField(f) => validate_literals(&f.value, false),
             cel::common::ast::EntryExpr::MapEntry(me) => validate_literals(&me.value, false),
@@ -479,15 +478,9 @@ fn find_undefined(e: &IdedExpr, fields: &FieldSchema<'_>) -> Option<(u64, String
             .chain(c.args.iter())
             .find_map(|x| find_undefined(x, fields)),
         Expr::List(l) => l.elements.iter().find_map(|x| find_undefined(x, fields)),
-        Expr::Comprehension(c) => [
-            &c.iter_range,
-            &c.accu_init,
-            &c.loop_cond,
-            &c.loop_step,
-            &c.result,
-        ]
-        .into_iter()
-        .find_map(|x| find_undefined(x, fields)),
+        Expr::Comprehension(c) => comprehension_parts(c)
+            .into_iter()
+            .find_map(|x| find_undefined(x, fields)),
         _ => None,
     }
 }

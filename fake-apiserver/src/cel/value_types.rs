@@ -109,13 +109,7 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     for (name, id, args, f) in globals {
         env.add_overload(name, id, args, f)?;
     }
-    let members: Vec<(
-        &str,
-        &str,
-        Type,
-        Vec<Type>,
-        cel::common::functions::Function,
-    )> = vec![
+    let members: Vec<MemberOverload<'_>> = vec![
         ("sign", "quantity_sign", quantity.to_owned(), vec![], sign),
         (
             "isInteger",
@@ -285,6 +279,23 @@ pub(crate) fn add(env: &mut Env) -> Result<(), DeclarationError> {
         ),
         ("getQuery", "url_get_query", url, vec![], get_query),
     ];
+    add_members(env, members)
+}
+
+/// A member function's overload: name, overload id, receiver type, argument types, body.
+pub(crate) type MemberOverload<'a> = (
+    &'a str,
+    &'a str,
+    Type,
+    Vec<Type>,
+    cel::common::functions::Function,
+);
+
+/// Declares each of `members` in `env`.
+pub(crate) fn add_members(
+    env: &mut Env,
+    members: Vec<MemberOverload<'_>>,
+) -> Result<(), DeclarationError> {
     for (name, id, target, args, f) in members {
         env.add_member_overload(name, id, target, args, f)?;
     }
