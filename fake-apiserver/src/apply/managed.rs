@@ -319,10 +319,16 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
                 }
             };
             decoded.sets.push((fingerprint, e.set));
+            // As Go encodes a `ManagedFieldsEntry` (for custom resources too: the real server
+            // sets their entries through the typed struct): every field is `omitempty`.
             let mut m = Map::new();
-            m.insert("manager".into(), Value::String(e.id.manager));
+            if !e.id.manager.is_empty() {
+                m.insert("manager".into(), Value::String(e.id.manager));
+            }
             m.insert("operation".into(), json!(e.id.operation.as_str()));
-            m.insert("apiVersion".into(), Value::String(e.api_version));
+            if !e.api_version.is_empty() {
+                m.insert("apiVersion".into(), Value::String(e.api_version));
+            }
             if let Some(t) = e.time {
                 m.insert("time".into(), Value::String(t));
             }

@@ -126,3 +126,59 @@ async fn secret_data_is_read_by_go_s_base64_decoder(
         }
     }
 }
+
+/// A `managedFields` entry is a Go `ManagedFieldsEntry`, all of whose fields are `omitempty`: a
+/// writer without a manager name (no `fieldManager`, no `User-Agent`) leaves no `manager` key,
+/// on a custom resource (whose entries the real server sets through that struct too) as on a
+/// built-in object, on create and on update.
+#[tokio::test]
+async fn a_managed_fields_entry_without_a_manager_has_no_manager_key() {
+    let server = server();
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.ex.com"},
+        "spec": {"group": "ex.com", "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    });
+    let (status, answer) = call(
+        &server,
+        Method::POST,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        &crd,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let objects = [
+        (
+            "/apis/ex.com/v1/namespaces/default/gizmos",
+            json!({"apiVersion": "ex.com/v1", "kind": "Gizmo", "metadata": {"name": "g"}, "spec": {"a": 1}}),
+        ),
+        (
+            "/api/v1/namespaces/default/configmaps",
+            json!({"metadata": {"name": "g"}, "data": {"a": "1"}}),
+        ),
+    ];
+    for (collection, object) in objects {
+        let (status, created) = call(&server, Method::POST, collection, &object).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let mut changed = created.clone();
+        if changed.get("spec").is_some() {
+            changed["spec"]["b"] = json!(2);
+        } else {
+            changed["data"]["b"] = json!("2");
+        }
+        let (status, updated) =
+            call(&server, Method::PUT, &format!("{collection}/g"), &changed).await;
+        assert_eq!(status, StatusCode::OK, "{updated}");
+        for written in [&created, &updated] {
+            let entries = written["metadata"]["managedFields"].as_array().unwrap();
+            assert!(!entries.is_empty(), "{written}");
+            for entry in entries {
+                assert!(entry.get("manager").is_none(), "{collection}: {entry}");
+                assert_eq!(entry["operation"], "Update", "{entry}");
+            }
+        }
+    }
+}
