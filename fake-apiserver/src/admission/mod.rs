@@ -527,12 +527,13 @@ pub(crate) fn mutate(
 }
 
 /// The validating webhooks of a create or an update of `old`, on the final `object`; when they
-/// were asked in an earlier attempt, `object` becomes exactly what they admitted.
+/// were asked in an earlier attempt, `object` becomes exactly what they admitted (the answer
+/// says whether it did).
 pub(crate) fn validate(
     info: &ResourceInfo,
     old: Option<&Value>,
     object: &mut Value,
-) -> Result<(), ApiError> {
+) -> Result<bool, ApiError> {
     let decided = with_scope(|scope| {
         scope?.decide(
             Phase::Validating,
@@ -542,32 +543,35 @@ pub(crate) fn validate(
             Some(object),
         )
     });
-    if let Some(decided) = decided {
-        *object = decided?;
+    match decided {
+        Some(decided) => {
+            *object = decided?;
+            Ok(true)
+        }
+        None => Ok(false),
     }
-    Ok(())
 }
 
-/// [`validate`] for the write an update decided.
+/// [`validate`] for the write an update decided, and whether the object was replaced.
 pub(crate) fn validate_mutation(
     info: &ResourceInfo,
     old: &Value,
     mutation: Mutation,
-) -> Result<Mutation, ApiError> {
+) -> Result<(Mutation, bool), ApiError> {
     Ok(match mutation {
         Mutation::Put(mut o) => {
-            validate(info, Some(old), &mut o)?;
-            Mutation::Put(o)
+            let replaced = validate(info, Some(old), &mut o)?;
+            (Mutation::Put(o), replaced)
         }
         Mutation::Finalize(mut o) => {
-            validate(info, Some(old), &mut o)?;
-            Mutation::Finalize(o)
+            let replaced = validate(info, Some(old), &mut o)?;
+            (Mutation::Finalize(o), replaced)
         }
         Mutation::Unchanged(o) => {
             validate(info, Some(old), &mut o.clone())?;
-            Mutation::Unchanged(o)
+            (Mutation::Unchanged(o), false)
         }
-        Mutation::Delete(o) => Mutation::Delete(o),
+        Mutation::Delete(o) => (Mutation::Delete(o), false),
     })
 }
 

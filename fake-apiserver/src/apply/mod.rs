@@ -288,7 +288,8 @@ pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) 
 }
 
 /// [`track_update`] given the decoded sets of `live`'s `managedFields` when they were kept
-/// (see [`managed::Decoded`]); returns those of the `managedFields` written into `new`.
+/// (see [`managed::Decoded`]); returns those of the `managedFields` written into `new`, which
+/// it leaves Go-encoded when its kind is built in (`rules::go_encoding::encode_kind`).
 pub fn track_update_known(
     writer: &Writer<'_>,
     live: Option<&Value>,
@@ -299,22 +300,24 @@ pub fn track_update_known(
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
         .and_then(|m| m.remove("managedFields"));
-    let Some(mut entries) = base_entries(writer, live, sent, known) else {
-        return set_managed_fields(new, Vec::new());
-    };
     // The real field manager sees both objects through the Go type
     // (`DefaultUnstructuredConverter.ToUnstructured`): an empty `omitempty` field is not there
     // (a sent `binaryData: {}` changes nothing and is owned by nobody), a field without
     // `omitempty` is there with its zero value, and a created object is compared with the
-    // kind's zero value. The stored `live` object already reads that way.
-    let zero;
-    let mut live = live;
+    // kind's zero value. The stored `live` object already reads that way. A built-in object
+    // leaves Go-encoded whatever the outcome, as the store encodes it (a writer may tell the
+    // store so: `store::Decision::encoded`).
     if !writer.info.custom {
         crate::rules::go_encoding::encode_kind(&writer.info.group, &writer.info.kind, new);
-        if live.is_none() {
-            zero = crate::rules::go_encoding::zero_object(&writer.info.group, &writer.info.kind);
-            live = zero.as_ref();
-        }
+    }
+    let Some(mut entries) = base_entries(writer, live, sent, known) else {
+        return set_managed_fields(new, Vec::new());
+    };
+    let zero;
+    let mut live = live;
+    if !writer.info.custom && live.is_none() {
+        zero = crate::rules::go_encoding::zero_object(&writer.info.group, &writer.info.kind);
+        live = zero.as_ref();
     }
     let schema = schema::schema_for(writer.info);
     // As `take_over` on both objects without their managedFields, without copying them.

@@ -1376,7 +1376,7 @@ where
             ctx.memos.set_stored(derived);
             let mutation = decide(current);
             ctx.memos.set_stored(None);
-            Ok((mutation?, ctx.memos.take_written()))
+            Ok(ctx.memos.take_decision(mutation?))
         })
 }
 
@@ -1424,7 +1424,11 @@ fn update_with(
     finish_builtin_object(ctx.info, &mut object, ctx.now, Some((current, target)))?;
     strip_type_meta(ctx.info, &mut object);
     let mutation = prepare_update(ctx, current, object, target)?;
-    crate::admission::validate_mutation(ctx.info, current, mutation)
+    let (mutation, replaced) = crate::admission::validate_mutation(ctx.info, current, mutation)?;
+    if replaced {
+        ctx.memos.set_written_encoded(false);
+    }
+    Ok(mutation)
 }
 
 /// How a create is performed.

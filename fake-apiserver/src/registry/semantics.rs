@@ -58,6 +58,9 @@ pub struct VersionMemos {
     pub written: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
     /// Whether the written pod's spec is known valid (see [`VersionMemo::pod_spec_valid`]).
     written_pod_spec_valid: std::cell::Cell<bool>,
+    /// Whether the object about to be written is Go-encoded already (see
+    /// [`crate::store::Decision::encoded`]).
+    written_encoded: std::cell::Cell<bool>,
 }
 
 impl VersionMemos {
@@ -92,6 +95,22 @@ impl VersionMemos {
         };
         (memo.managed.is_some() || memo.pod_spec_valid)
             .then(|| Arc::new(memo) as crate::store::Derived)
+    }
+
+    /// Records whether the object about to be written was Go-encoded last (by the field
+    /// manager) and nothing changed it since.
+    pub fn set_written_encoded(&self, encoded: bool) {
+        self.written_encoded.set(encoded);
+    }
+
+    /// What the store is to be told of the written object: what was derived from it, and
+    /// whether it is encoded already (both reset for the next write).
+    pub fn take_decision(&self, mutation: crate::store::Mutation) -> crate::store::Decision {
+        crate::store::Decision {
+            mutation,
+            derived: self.take_written(),
+            encoded: self.written_encoded.replace(false),
+        }
     }
 
     /// Records whether the pod about to be written has a spec known valid (see
@@ -677,6 +696,10 @@ pub fn prepare_update(
                 &mut next,
             );
             ctx.memos.set_written(written);
+            // The field manager left a built-in object Go-encoded, as the store would; nothing
+            // below changes a `Put`'s object (a validating webhook's answer replacing it clears
+            // this again).
+            ctx.memos.set_written_encoded(!info.custom);
         }
     }
     if content_equal(info, current, &next, spec_differs) {

@@ -113,6 +113,30 @@ pub enum Mutation {
     Finalize(Value),
 }
 
+/// What a [`Store::mutate_derived`] closure decides: the write, and what goes with it.
+#[derive(Debug)]
+pub struct Decision {
+    /// The write.
+    pub mutation: Mutation,
+    /// What the caller derived from a `Put`'s object, kept beside that version's parse.
+    pub derived: Option<Derived>,
+    /// A `Put`'s object was last put through the same encoding as the store's encoder (see
+    /// [`Store::with_encoder`]) and nothing changed it since: the store does not encode it
+    /// again. Debug builds encode a copy anyway and check that it reads the same.
+    pub encoded: bool,
+}
+
+impl Decision {
+    /// A write with nothing derived, to be encoded by the store.
+    pub fn plain(mutation: Mutation) -> Self {
+        Self {
+            mutation,
+            derived: None,
+            encoded: false,
+        }
+    }
+}
+
 /// The result of a [`Store::mutate`].
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -350,6 +374,19 @@ impl Store {
         }
     }
 
+    /// Debug builds: `object`, which its writer says is encoded already, reads the same once
+    /// put through the encoder.
+    fn debug_check_encoded(&self, resource: &str, object: &Value) {
+        if cfg!(debug_assertions) {
+            let mut again = object.clone();
+            self.encode_for(resource, &mut again);
+            debug_assert!(
+                again == *object,
+                "a write said to be encoded changes when encoded ({resource}):\n{object}\n{again}"
+            );
+        }
+    }
+
     /// The live event channel, created on first use.
     fn live(&self) -> &broadcast::Sender<Arc<StoreEvent>> {
         self.live
@@ -434,14 +471,15 @@ impl Store {
         F: FnOnce(Option<&Value>) -> Result<Mutation, ApiError>,
     {
         self.mutate_derived(resource, namespace, name, |current, _| {
-            Ok((decide(current)?, None))
+            Ok(Decision::plain(decide(current)?))
         })
     }
 
     /// [`Store::mutate`] for a caller that keeps something derived from each stored version:
     /// `decide` also gets what it derived from the current version (if the store still has it)
     /// and returns, with a `Put`, what it derived from the object it writes, which the store
-    /// keeps beside that version's parse (dropped with it).
+    /// keeps beside that version's parse (dropped with it), and whether that object is encoded
+    /// already ([`Decision::encoded`]).
     pub fn mutate_derived<F>(
         &self,
         resource: &str,
@@ -450,10 +488,7 @@ impl Store {
         decide: F,
     ) -> Result<Outcome, ApiError>
     where
-        F: FnOnce(
-            Option<&Value>,
-            Option<&Derived>,
-        ) -> Result<(Mutation, Option<Derived>), ApiError>,
+        F: FnOnce(Option<&Value>, Option<&Derived>) -> Result<Decision, ApiError>,
     {
         let mut inner = self.lock();
         let key = (namespace.to_string(), name.to_string());
@@ -461,7 +496,11 @@ impl Store {
             Some((bytes, value, derived)) => (Some(bytes), Some(value), derived),
             None => (None, None, None),
         };
-        let (mutation, written_derived) = decide(current.as_deref(), derived.as_ref())?;
+        let Decision {
+            mutation,
+            derived: written_derived,
+            encoded,
+        } = decide(current.as_deref(), derived.as_ref())?;
         match mutation {
             Mutation::Unchanged(object) => Ok(Outcome {
                 object: Arc::new(object),
@@ -469,7 +508,11 @@ impl Store {
                 event: None,
             }),
             Mutation::Put(mut object) => {
-                self.encode_for(resource, &mut object);
+                if encoded {
+                    self.debug_check_encoded(resource, &object);
+                } else {
+                    self.encode_for(resource, &mut object);
+                }
                 let revision = inner.revision + 1;
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
@@ -1236,6 +1279,61 @@ mod tests {
         assert!(store.get_parsed("/configmaps", "ns", "a").is_none());
     }
 
+    /// An encoder that writes `data.a` in upper case (idempotent, as the real one is).
+    fn upper_case(_: &str, object: &mut Value) {
+        if let Some(Value::String(a)) = object.pointer_mut("/data/a") {
+            *a = a.to_uppercase();
+        }
+    }
+
+    /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it
+    /// is encoded already; the stored bytes.
+    fn write_claiming(store: &Store, value: &str, encoded: bool) -> Bytes {
+        store
+            .mutate_derived("/configmaps", "ns", "a", |_, _| {
+                Ok(Decision {
+                    mutation: Mutation::Put(
+                        json!({"metadata": {"name": "a"}, "data": {"a": value}}),
+                    ),
+                    derived: None,
+                    encoded,
+                })
+            })
+            .unwrap()
+            .stored
+            .unwrap()
+    }
+
+    #[test]
+    fn a_write_not_said_to_be_encoded_goes_through_the_encoder() {
+        let store = Store::new(10).with_encoder(upper_case);
+        let stored = write_claiming(&store, "x", false);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&stored).unwrap()["data"]["a"],
+            "X"
+        );
+    }
+
+    #[test]
+    fn a_write_said_to_be_encoded_is_stored_as_it_is() {
+        let store = Store::new(10).with_encoder(upper_case);
+        let stored = write_claiming(&store, "Y", true);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&stored).unwrap()["data"]["a"],
+            "Y"
+        );
+    }
+
+    /// A writer that says its object is encoded when it is not is a bug that debug builds (every
+    /// test run) catch at the write.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a write said to be encoded changes when encoded")]
+    fn a_false_claim_of_encoding_fails_in_debug_builds() {
+        let store = Store::new(10).with_encoder(upper_case);
+        write_claiming(&store, "lower", true);
+    }
+
     #[test]
     fn what_a_write_derived_is_kept_with_the_version_it_wrote() {
         let store = Store::new(10);
@@ -1246,10 +1344,11 @@ mod tests {
                 .mutate_derived("/configmaps", "ns", "a", |_, previous| {
                     seen = previous.and_then(|d| d.clone().downcast::<u32>().ok());
                     let object = json!({"metadata": {"name": "a"}, "data": {"a": value}});
-                    Ok((
-                        Mutation::Put(object),
-                        derived.map(|d| Arc::new(d) as Derived),
-                    ))
+                    Ok(Decision {
+                        mutation: Mutation::Put(object),
+                        derived: derived.map(|d| Arc::new(d) as Derived),
+                        encoded: false,
+                    })
                 })
                 .unwrap();
             seen.map(|d| *d)
