@@ -1,23 +1,17 @@
 //! Equality of JSON objects, fast for the common case.
 //!
 //! Every write compares the object with what is stored (did anything change? did the spec?).
-//! `serde_json`'s `==` on objects looks every key up in the other map, hashing it; two versions of
-//! one object almost always list their keys in the same order (the store encodes them the same
-//! way, clients send back what they read), so walking both maps side by side answers without a
-//! single lookup. When the orders differ, the lookup comparison decides, so the answer is always
-//! that of `==`.
+//! A `serde_json::Map` lists its keys in order (see `vendor/README.md`: the vendored map compares
+//! keys and strings without a `memcmp` call when they are short), so two maps are compared by
+//! walking both side by side; a comparison of some of the keys ([`maps_equal_where`]) does the
+//! same on the keys it keeps, and falls back to lookups when the walks part, so that its answer
+//! never depends on the order a map lists its keys in.
 
 use serde_json::{Map, Value};
 
-/// `a == b`, without hashing when objects list their keys in the same order.
+/// `a == b` (kept as the one name the write path compares values by).
 pub fn equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(a), Value::Object(b)) => maps_equal_where(a, b, |_| true),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
-        }
-        _ => a == b,
-    }
+    a == b
 }
 
 /// Whether two maps agree on every key `keep` selects (key order does not matter).

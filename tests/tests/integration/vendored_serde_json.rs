@@ -164,3 +164,50 @@ fn text_and_values_read_and_write_as_upstream() {
         hasher.hash_one(Value::Object(b))
     );
 }
+
+/// Strings of every length up to past the short comparison's limit, and each with one byte
+/// changed: the vendored `Value` compares short strings and keys without `memcmp`.
+fn strings_and_near_misses() -> Vec<String> {
+    let mut all = Vec::new();
+    for n in 0..40usize {
+        let s: String = (0..n).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        for i in 0..n {
+            let mut near = s.clone().into_bytes();
+            near[i] = b'Z';
+            all.push(String::from_utf8(near).unwrap());
+        }
+        all.push(s);
+    }
+    all
+}
+
+#[test]
+fn equality_and_lookups_agree_with_the_text_on_strings_of_every_length() {
+    let strings = strings_and_near_misses();
+    // Two values are equal exactly when their texts are (keys are written in order).
+    for a in strings.iter().step_by(7) {
+        for b in &strings {
+            let same_text = a == b;
+            assert_eq!(json!(a) == json!(b), same_text, "{a:?} vs {b:?}");
+            assert_eq!(
+                json!({ a: 1 }) == json!({ b: 1 }),
+                same_text,
+                "keys {a:?} vs {b:?}"
+            );
+            assert_eq!(json!(a) == b.as_str(), same_text);
+            assert_eq!(json!([{ "k": a }]) == json!([{ "k": b }]), same_text);
+        }
+        // A map holding all the strings finds each by `str` index, and nothing else.
+        let map: Map<String, Value> = strings
+            .iter()
+            .take(30)
+            .map(|s| (s.clone(), json!(s.len())))
+            .collect();
+        let value = Value::Object(map);
+        let held = strings.iter().take(30).any(|s| s == a);
+        assert_eq!(value.get(a.as_str()).is_some(), held, "{a:?}");
+        if held {
+            assert_eq!(value[a.as_str()], json!(a.len()));
+        }
+    }
+}

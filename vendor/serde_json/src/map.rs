@@ -111,6 +111,25 @@ impl Map<String, Value> {
         self.map.get_mut(key)
     }
 
+    /// [`Map::get`] of a `str` key, by the vector map's byte comparison where it applies (not
+    /// upstream API: the `Value` index of a `str` goes through it).
+    #[inline]
+    pub(crate) fn get_str(&self, key: &str) -> Option<&Value> {
+        #[cfg(not(feature = "preserve_order"))]
+        return self.map.get_str(key);
+        #[cfg(feature = "preserve_order")]
+        return self.map.get(key);
+    }
+
+    /// [`Map::get_mut`] of a `str` key (see [`Map::get_str`]).
+    #[inline]
+    pub(crate) fn get_str_mut(&mut self, key: &str) -> Option<&mut Value> {
+        #[cfg(not(feature = "preserve_order"))]
+        return self.map.get_str_mut(key);
+        #[cfg(feature = "preserve_order")]
+        return self.map.get_mut(key);
+    }
+
     /// Returns the key-value pair matching the given key.
     ///
     /// The key may be any borrowed form of the map's key type, but the ordering

@@ -20,6 +20,8 @@ use core::hash::{Hash, Hasher};
 use core::iter::FusedIterator;
 use core::{mem, slice};
 
+use crate::short_eq::eq_bytes;
+
 /// The most entries a map keeps in a vector.
 const SMALL: usize = 32;
 
@@ -78,6 +80,45 @@ impl<K: Ord, V> VecMap<K, V> {
         Q: ?Sized + Ord,
     {
         entries.iter().position(|(k, _)| k.borrow() == key)
+    }
+
+    /// Where the key whose bytes are `key` is in a small map's entries, if it is there: as
+    /// [`VecMap::position`], comparing by [`eq_bytes`] (no `memcmp` call for a short key).
+    #[inline]
+    fn position_bytes(entries: &[(K, V)], key: &[u8]) -> Option<usize>
+    where
+        K: AsRef<[u8]>,
+    {
+        entries.iter().position(|(k, _)| eq_bytes(k.as_ref(), key))
+    }
+
+    /// [`VecMap::get`] of a `str` key (the `Value` index of a `str`).
+    #[inline]
+    pub(crate) fn get_str(&self, key: &str) -> Option<&V>
+    where
+        K: AsRef<[u8]> + Borrow<str>,
+    {
+        match self {
+            VecMap::Small(entries) => {
+                Self::position_bytes(entries, key.as_bytes()).map(|i| &entries[i].1)
+            }
+            VecMap::Large(map) => map.get(key),
+        }
+    }
+
+    /// [`VecMap::get_mut`] of a `str` key.
+    #[inline]
+    pub(crate) fn get_str_mut(&mut self, key: &str) -> Option<&mut V>
+    where
+        K: AsRef<[u8]> + Borrow<str>,
+    {
+        match self {
+            VecMap::Small(entries) => match Self::position_bytes(entries, key.as_bytes()) {
+                Some(i) => Some(&mut entries[i].1),
+                None => None,
+            },
+            VecMap::Large(map) => map.get_mut(key),
+        }
     }
 
     /// Makes room for `key`: a full small map that does not hold it becomes a large one.
@@ -446,14 +487,19 @@ impl<K: Ord, V> Extend<(K, V)> for VecMap<K, V> {
     }
 }
 
-impl<K: PartialEq, V: PartialEq> PartialEq for VecMap<K, V> {
-    /// As `BTreeMap`'s: the same entries in the same order, whatever each side's form.
+impl<K: PartialEq + AsRef<[u8]>, V: PartialEq> PartialEq for VecMap<K, V> {
+    /// As `BTreeMap`'s: the same entries in the same order, whatever each side's form (keys
+    /// compared by [`eq_bytes`], which is `==` on their bytes).
     fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
+        self.len() == other.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|((ka, va), (kb, vb))| eq_bytes(ka.as_ref(), kb.as_ref()) && va == vb)
     }
 }
 
-impl<K: Eq, V: Eq> Eq for VecMap<K, V> {}
+impl<K: Eq + AsRef<[u8]>, V: Eq> Eq for VecMap<K, V> {}
 
 impl<K, Q, V> core::ops::Index<&Q> for VecMap<K, V>
 where

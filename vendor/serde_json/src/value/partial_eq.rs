@@ -1,4 +1,5 @@
 use super::Value;
+use crate::short_eq::eq_bytes;
 use alloc::string::String;
 
 fn eq_i64(value: &Value, other: i64) -> bool {
@@ -25,7 +26,25 @@ fn eq_bool(value: &Value, other: bool) -> bool {
 }
 
 fn eq_str(value: &Value, other: &str) -> bool {
-    value.as_str() == Some(other)
+    value
+        .as_str()
+        .is_some_and(|s| eq_bytes(s.as_bytes(), other.as_bytes()))
+}
+
+/// What a derived `PartialEq` would be, with strings compared by [`eq_bytes`] (the same answer,
+/// without a `memcmp` call for short strings).
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => eq_bytes(a.as_bytes(), b.as_bytes()),
+            (Value::Array(a), Value::Array(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl PartialEq<str> for Value {
