@@ -24,6 +24,7 @@ use tokio::sync::broadcast;
 use crate::error::ApiError;
 
 pub mod json;
+pub mod json_writer;
 mod labels;
 mod parsed;
 pub mod pod_logs;
@@ -951,10 +952,7 @@ fn encode(object: &Value, size_hint: usize) -> Bytes {
     } else {
         size_hint + SLACK
     });
-    // Writing into a `Vec` cannot fail, nor can a `Value` (its map keys are strings).
-    if let Err(e) = serde_json::to_writer(&mut buffer, object) {
-        tracing::error!(error = %e, "cannot encode an object");
-    }
+    json_writer::write(object, &mut buffer);
     if buffer.capacity() - buffer.len() <= SLACK {
         Bytes::from(buffer)
     } else {

@@ -1,0 +1,162 @@
+//! Writing a `serde_json::Value` as compact JSON text: byte for byte what `serde_json::to_writer`
+//! writes, faster on what the server writes most (stored objects on every write: short strings
+//! that need no escape).
+//!
+//! `serde_json` writes each string through its serializer one byte at a time, looking every byte
+//! up in its escape table, and each key and value through serde's serializer traits. Here a
+//! string is first checked for a byte that needs an escape in one pass the compiler vectorizes
+//! (no early exit), and copied whole when it has none, which is nearly always; the tree is walked
+//! directly. Escapes are `serde_json`'s: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00xx`
+//! (lower-case hex) for the other control characters; nothing else (not `/`, not DEL, not
+//! non-ASCII). Integers are written by `itoa`, as `serde_json` writes them; a float is left to
+//! `serde_json` itself. `writes_what_serde_json_writes` and the reader's generated documents (`store::json`) compare
+//! the two.
+
+use serde_json::{Number, Value};
+
+/// Appends `value` as compact JSON text to `out`.
+pub fn write(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => write_str(s, out),
+        Value::Array(items) => {
+            out.push(b'[');
+            let mut items = items.iter();
+            if let Some(first) = items.next() {
+                write(first, out);
+                for item in items {
+                    out.push(b',');
+                    write(item, out);
+                }
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            let mut first = true;
+            for (key, value) in map {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                write_str(key, out);
+                out.push(b':');
+                write(value, out);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+/// `value` as compact JSON text.
+pub fn to_vec(value: &Value, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    write(value, &mut out);
+    out
+}
+
+fn write_number(n: &Number, out: &mut Vec<u8>) {
+    if let Some(u) = n.as_u64() {
+        out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
+    } else if let Some(i) = n.as_i64() {
+        out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+    } else if serde_json::to_writer(&mut *out, n).is_err() {
+        // Writing into a `Vec` cannot fail; a number that could not be written would be
+        // serde_json's `null` for a non-finite float, which a `Number` never holds.
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// Whether `byte` is written escaped inside a JSON string.
+#[inline]
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+/// Appends `s` as a JSON string.
+fn write_str(s: &str, out: &mut Vec<u8>) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    // One pass over every byte, without an early exit, so that it is vectorized.
+    if !bytes.iter().fold(false, |any, &b| any | needs_escape(b)) {
+        out.extend_from_slice(bytes);
+    } else {
+        write_escaped(bytes, out);
+    }
+    out.push(b'"');
+}
+
+/// The contents of a string that has bytes to escape, escaped as `serde_json` escapes them.
+#[cold]
+fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !needs_escape(b) {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]),
+        }
+    }
+    out.extend_from_slice(&bytes[run..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+    use serde_json::json;
+
+    use super::*;
+
+    fn same_as_serde_json(value: &Value) {
+        let ours = to_vec(value, 0);
+        let theirs = serde_json::to_vec(value).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs)
+        );
+    }
+
+    #[rstest]
+    #[case::scalars(json!([null, true, false, 0, 1, u64::MAX, -1, i64::MIN, "", "a"]))]
+    #[case::floats(json!([0.0, -0.0, 1.0, 0.1, 1e300, -2.5e-300, 123456789.125, f64::MAX, f64::MIN_POSITIVE]))]
+    #[case::nesting(json!({"b": {"z": [], "a": {}}, "a": [[1], {"x": [null]}], "": ""}))]
+    #[case::escapes(json!({"q\"k": "a\"b\\c/d\u{7f}e\u{0}f\u{1f}g\u{8}\u{c}\n\r\t"}))]
+    #[case::unicode(json!({"żółw": "🐢 \u{2028}\u{2029} é"}))]
+    fn writes_what_serde_json_writes(#[case] value: Value) {
+        same_as_serde_json(&value);
+    }
+
+    #[test]
+    fn every_byte_and_every_string_length_is_written_as_serde_json_writes_it() {
+        for b in 0u8..0x80 {
+            let c = char::from(b);
+            for n in [1, 7, 8, 15, 16, 17, 33, 64] {
+                let mut s = "x".repeat(n);
+                s.insert(n / 2, c);
+                same_as_serde_json(&json!({ s.clone(): s }));
+            }
+        }
+    }
+}
