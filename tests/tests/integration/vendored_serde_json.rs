@@ -172,20 +172,62 @@ fn strings_and_near_misses() -> Vec<String> {
     for n in 0..40usize {
         let s: String = (0..n).map(|i| (b'a' + (i % 26) as u8) as char).collect();
         for i in 0..n {
-            let mut near = s.clone().into_bytes();
-            near[i] = b'Z';
-            all.push(String::from_utf8(near).unwrap());
+            for c in ['Z', '\0', '\u{7f}', 'é'] {
+                let mut near: Vec<char> = s.chars().collect();
+                near[i] = c;
+                all.push(near.into_iter().collect());
+            }
         }
+        // A string and the same continued by a zero byte, which read alike in a padded word.
+        all.push(format!("{s}\0"));
         all.push(s);
     }
     all
+}
+
+/// Maps built from those strings, by `insert` in a scrambled order and by `collect`, list them
+/// in `BTreeMap`'s order (small maps compare keys of up to eight bytes without `memcmp`).
+#[test]
+fn keys_of_every_length_are_ordered_as_a_btree_map_orders_them() {
+    let strings = strings_and_near_misses();
+    let small = [
+        (10, 0),
+        (30, 7),
+        (32, 40),
+        (32, 100),
+        (32, 130),
+        (32, 200),
+        (32, 500),
+        (32, 1000),
+    ];
+    for (window, offset) in small.into_iter().chain([(33, 250), (300, 3)]) {
+        let keys: Vec<&String> = strings.iter().skip(offset).take(window).collect();
+        let order = numbers(offset as u64 + 1, keys.len() * 2, keys.len() as u64);
+        let mut inserted = Map::new();
+        let mut theirs = BTreeMap::new();
+        for (i, &k) in order.iter().enumerate() {
+            inserted.insert(keys[k as usize].clone(), json!(i));
+            theirs.insert(keys[k as usize].clone(), json!(i));
+        }
+        same(&inserted, &theirs);
+        let collected: Map<String, Value> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (keys[k as usize].clone(), json!(i)))
+            .collect();
+        same(&collected, &theirs);
+        for (k, v) in &theirs {
+            assert_eq!(inserted.get(k.as_str()), Some(v));
+            assert_eq!(Value::Object(inserted.clone())[k.as_str()], *v);
+        }
+    }
 }
 
 #[test]
 fn equality_and_lookups_agree_with_the_text_on_strings_of_every_length() {
     let strings = strings_and_near_misses();
     // Two values are equal exactly when their texts are (keys are written in order).
-    for a in strings.iter().step_by(7) {
+    for a in strings.iter().step_by(13) {
         for b in &strings {
             let same_text = a == b;
             assert_eq!(json!(a) == json!(b), same_text, "{a:?} vs {b:?}");

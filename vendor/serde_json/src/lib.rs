@@ -422,7 +422,7 @@ mod macros;
 pub mod de;
 pub mod error;
 pub mod map;
-mod short_eq;
+mod short_bytes;
 #[cfg(not(feature = "preserve_order"))]
 mod vec_map;
 #[cfg(feature = "std")]

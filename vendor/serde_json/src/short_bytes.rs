@@ -1,8 +1,12 @@
-//! String equality without a `memcmp` call for short strings (not part of upstream serde_json;
+//! Comparisons of short byte strings without a `memcmp` call (not part of upstream serde_json;
 //! see `vendor/README.md` in the workspace).
 //!
 //! Map keys and most string values of a Kubernetes object are a few bytes long; comparing them
-//! with `==` calls `memcmp`, whose call and size dispatch cost more than the comparison itself.
+//! with `==` or `cmp` calls `memcmp`, whose call and size dispatch cost more than the comparison
+//! itself. The workspace's `tests/tests/integration/vendored_serde_json.rs` holds them to `==` and
+//! `cmp` on strings of every length up to past their limits.
+
+use core::cmp::Ordering;
 
 /// `a == b` for the short byte strings keys and most string values are, without a `memcmp`
 /// call: lengths first, then two overlapping words that together cover every byte (up to 16
@@ -29,23 +33,33 @@ pub(crate) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::eq_bytes;
-
-    #[test]
-    fn agrees_with_eq_on_every_length_and_every_differing_byte() {
-        for n in 0..40usize {
-            let a: alloc::vec::Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-            assert!(eq_bytes(&a, &a.clone()));
-            for i in 0..n {
-                let mut b = a.clone();
-                b[i] ^= 0x20;
-                assert!(!eq_bytes(&a, &b), "length {n}, byte {i}");
-            }
-            let mut longer = a.clone();
-            longer.push(b'a');
-            assert!(!eq_bytes(&a, &longer));
+/// The first eight bytes of `s` as a big-endian word, zero-padded when `s` is shorter: for two
+/// strings, the words compare as the strings' first eight bytes do, except that a shorter
+/// string and one that continues it with zero bytes read the same.
+#[inline]
+fn prefix_word(s: &[u8]) -> u64 {
+    let n = s.len();
+    match n {
+        0 => 0,
+        1..=3 => {
+            let byte = |i: usize| u64::from(s[i]) << (56 - 8 * i);
+            byte(0) | byte(n / 2) | byte(n - 1)
         }
+        4..=7 => {
+            let word = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_be_bytes(*c)));
+            (word(s.first_chunk::<4>()) << 32) | (word(s.last_chunk::<4>()) << (8 * (8 - n)))
+        }
+        _ => s.first_chunk::<8>().map_or(0, |c| u64::from_be_bytes(*c)),
+    }
+}
+
+/// `a.cmp(b)`, without a `memcmp` call when the first eight bytes decide or both are at most
+/// eight bytes long.
+#[inline]
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    match prefix_word(a).cmp(&prefix_word(b)) {
+        Ordering::Equal if a.len() <= 8 && b.len() <= 8 => a.len().cmp(&b.len()),
+        Ordering::Equal => a.cmp(b),
+        decided => decided,
     }
 }

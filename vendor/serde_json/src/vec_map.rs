@@ -20,7 +20,7 @@ use core::hash::{Hash, Hasher};
 use core::iter::FusedIterator;
 use core::{mem, slice};
 
-use crate::short_eq::eq_bytes;
+use crate::short_bytes::{cmp_bytes, eq_bytes};
 
 /// The most entries a map keeps in a vector.
 const SMALL: usize = 32;
@@ -41,7 +41,7 @@ impl<K, V> Default for VecMap<K, V> {
     }
 }
 
-impl<K: Ord, V> VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         if capacity > SMALL {
             VecMap::Large(Box::default())
@@ -53,18 +53,15 @@ impl<K: Ord, V> VecMap<K, V> {
     /// Where `key` is in a small map's entries (`Ok`) or would go (`Err`). Appending in key
     /// order is how maps are mostly built, so the end is looked at first.
     #[inline]
-    fn search<Q>(entries: &[(K, V)], key: &Q) -> Result<usize, usize>
-    where
-        K: Borrow<Q>,
-        Q: ?Sized + Ord,
-    {
+    fn search(entries: &[(K, V)], key: &K) -> Result<usize, usize> {
+        let key = key.as_ref();
         match entries.last() {
             None => Err(0),
-            Some((last, _)) => match last.borrow().cmp(key) {
+            Some((last, _)) => match cmp_bytes(last.as_ref(), key) {
                 core::cmp::Ordering::Less => Err(entries.len()),
                 core::cmp::Ordering::Equal => Ok(entries.len() - 1),
                 core::cmp::Ordering::Greater => {
-                    entries.binary_search_by(|(k, _)| k.borrow().cmp(key))
+                    entries.binary_search_by(|(k, _)| cmp_bytes(k.as_ref(), key))
                 }
             },
         }
@@ -461,14 +458,14 @@ impl<K, V> IntoIterator for VecMap<K, V> {
     }
 }
 
-impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]>, V> FromIterator<(K, V)> for VecMap<K, V> {
     /// As `BTreeMap::from_iter`: sorted once (stably), the last of equal keys kept.
     fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
         let mut entries: Vec<(K, V)> = iter.into_iter().collect();
         if entries.len() > SMALL {
             return VecMap::Large(Box::new(entries.into_iter().collect()));
         }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by(|a, b| cmp_bytes(a.0.as_ref(), b.0.as_ref()));
         if entries.windows(2).any(|w| w[0].0 == w[1].0) {
             // Keep the last of each run of equal keys: walking backwards, keep the first seen.
             entries.reverse();
@@ -479,7 +476,7 @@ impl<K: Ord, V> FromIterator<(K, V)> for VecMap<K, V> {
     }
 }
 
-impl<K: Ord, V> Extend<(K, V)> for VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]>, V> Extend<(K, V)> for VecMap<K, V> {
     fn extend<T: IntoIterator<Item = (K, V)>>(&mut self, iter: T) {
         for (k, v) in iter {
             self.insert(k, v);
@@ -503,7 +500,7 @@ impl<K: Eq + AsRef<[u8]>, V: Eq> Eq for VecMap<K, V> {}
 
 impl<K, Q, V> core::ops::Index<&Q> for VecMap<K, V>
 where
-    K: Borrow<Q> + Ord,
+    K: Borrow<Q> + Ord + AsRef<[u8]>,
     Q: ?Sized + Ord,
 {
     type Output = V;

@@ -1,5 +1,5 @@
 use super::Value;
-use crate::short_eq::eq_bytes;
+use crate::short_bytes::eq_bytes;
 use alloc::string::String;
 
 fn eq_i64(value: &Value, other: i64) -> bool {
