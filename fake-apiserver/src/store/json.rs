@@ -44,10 +44,11 @@ fn parse(bytes: &[u8]) -> Option<Value> {
 }
 
 /// Where the first byte of `bytes` that ends a run of plain string contents is: a quote, a
-/// backslash or a control character (`None`: there is none). Eight bytes at a time: each word is
+/// backslash or a control character (`None`: there is none; also the bytes a JSON writer
+/// escapes, see `json_writer`). Eight bytes at a time: each word is
 /// tested for the three at once (the lowest flagged byte of each test is exact, so the lowest of
 /// all is the first special byte), then the bytes left over one by one.
-fn special_byte(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;

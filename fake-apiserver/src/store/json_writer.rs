@@ -4,15 +4,17 @@
 //!
 //! `serde_json` writes each string through its serializer one byte at a time, looking every byte
 //! up in its escape table, and each key and value through serde's serializer traits. Here a
-//! string is first checked for a byte that needs an escape in one pass the compiler vectorizes
-//! (no early exit), and copied whole when it has none, which is nearly always; the tree is walked
-//! directly. Escapes are `serde_json`'s: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00xx`
+//! string is searched for a byte that needs an escape eight bytes at a time (the body parser's
+//! `special_byte`: the bytes that end a plain run when reading are those escaped when writing),
+//! and copied whole when it has none, which is nearly always; the tree is walked directly. Escapes are `serde_json`'s: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00xx`
 //! (lower-case hex) for the other control characters; nothing else (not `/`, not DEL, not
 //! non-ASCII). Integers are written by `itoa`, as `serde_json` writes them; a float is left to
 //! `serde_json` itself. `writes_what_serde_json_writes` and the reader's generated documents (`store::json`) compare
 //! the two.
 
 use serde_json::{Number, Value};
+
+use super::json::special_byte;
 
 /// Appends `value` as compact JSON text to `out`.
 pub fn write(value: &Value, out: &mut Vec<u8>) {
@@ -70,37 +72,28 @@ fn write_number(n: &Number, out: &mut Vec<u8>) {
     }
 }
 
-/// Whether `byte` is written escaped inside a JSON string.
-#[inline]
-fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
-}
-
 /// Appends `s` as a JSON string.
 fn write_str(s: &str, out: &mut Vec<u8>) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // One pass over every byte, without an early exit, so that it is vectorized.
-    if !bytes.iter().fold(false, |any, &b| any | needs_escape(b)) {
-        out.extend_from_slice(bytes);
-    } else {
-        write_escaped(bytes, out);
+    match special_byte(bytes) {
+        None => out.extend_from_slice(bytes),
+        Some(first) => write_escaped(bytes, first, out),
     }
     out.push(b'"');
 }
 
-/// The contents of a string that has bytes to escape, escaped as `serde_json` escapes them.
+/// The contents of a string that has bytes to escape, the first at `first`, escaped as
+/// `serde_json` escapes them.
 #[cold]
-fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+fn write_escaped(bytes: &[u8], first: usize, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut run = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if !needs_escape(b) {
-            continue;
-        }
-        out.extend_from_slice(&bytes[run..i]);
-        run = i + 1;
+    let mut at = first;
+    while let Some(&b) = bytes.get(at) {
+        out.extend_from_slice(&bytes[run..at]);
+        run = at + 1;
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -118,6 +111,10 @@ fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
                 HEX[usize::from(b & 0xf)],
             ]),
         }
+        at = bytes
+            .get(run..)
+            .and_then(special_byte)
+            .map_or(bytes.len(), |next| run + next);
     }
     out.extend_from_slice(&bytes[run..]);
 }
