@@ -143,6 +143,18 @@ fn text_and_values_read_and_write_as_upstream() {
     );
     assert_eq!(value["alpha"]["a"][0]["y"], json!(1));
     assert_eq!(value.pointer("/alpha/b"), Some(&json!(2)));
+    // Pointer tokens: `~1` is `/`, `~0` is `~`, in that order (`~01` is `~1`); indexes have no
+    // sign or leading zero.
+    let mut escaped = json!({"a/b": {"m~n": [10, 11]}, "~1": 1, "": {"": 2}});
+    assert_eq!(escaped.pointer("/a~1b/m~0n/1"), Some(&json!(11)));
+    assert_eq!(escaped.pointer("/~01"), Some(&json!(1)));
+    assert_eq!(escaped.pointer("//"), Some(&json!(2)));
+    assert_eq!(escaped.pointer("/a~1b/m~0n/01"), None);
+    assert_eq!(escaped.pointer("/a~1b/m~0n/+1"), None);
+    assert_eq!(escaped.pointer("/a/b"), None);
+    assert_eq!(escaped.pointer("a~1b"), None);
+    *escaped.pointer_mut("/a~1b/m~0n/0").unwrap() = json!("x");
+    assert_eq!(escaped["a/b"]["m~n"][0], "x");
     assert_eq!(value["missing"], Value::Null);
     let map = value.as_object().unwrap();
     assert_eq!(
