@@ -675,10 +675,9 @@ fn matches_label_key_name(s: &str) -> bool {
 /// `IsLabelKey` / `IsQualifiedName`: `[prefix/]name`.
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
+    let name = match value.split_once('/') {
+        None => value,
+        Some((prefix, name)) if !name.contains('/') => {
             if prefix.is_empty() {
                 errs.push("prefix part must be non-empty".to_string());
             } else {
@@ -688,9 +687,9 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
                         .map(|m| format!("prefix part {m}")),
                 );
             }
-            *name
+            name
         }
-        _ => {
+        Some(_) => {
             errs.push(format!(
                 "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
                 regex_error(LABEL_KEY_ERR_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
