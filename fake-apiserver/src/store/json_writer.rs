@@ -53,7 +53,8 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// `value` as compact JSON text.
+/// `value` as compact JSON text (the tests compare it with `serde_json::to_vec`).
+#[cfg(test)]
 pub fn to_vec(value: &Value, capacity: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(capacity);
     write(value, &mut out);

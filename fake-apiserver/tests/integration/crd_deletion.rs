@@ -7,23 +7,11 @@ use crate::http_support;
 
 use axum::http::{Method, StatusCode};
 use fake_apiserver::FakeApiServer;
-use http_support::json as call;
+use http_support::{gizmo_crd as crd, json as call, CRDS};
 use serde_json::{json, Value};
 
-const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const CRD: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.ex.com";
 const GIZMOS: &str = "/apis/ex.com/v1/namespaces/default/gizmos";
-
-fn crd() -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gizmos.ex.com"},
-        "spec": {"group": "ex.com", "scope": "Namespaced",
-            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    })
-}
 
 fn gizmo(name: &str, finalizers: &[&str]) -> Value {
     json!({"apiVersion": "ex.com/v1", "kind": "Gizmo", "metadata": {"name": name, "finalizers": finalizers}})

@@ -134,19 +134,11 @@ async fn secret_data_is_read_by_go_s_base64_decoder(
 #[tokio::test]
 async fn a_managed_fields_entry_without_a_manager_has_no_manager_key() {
     let server = server();
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gizmos.ex.com"},
-        "spec": {"group": "ex.com", "scope": "Namespaced",
-            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
-            "versions": [{"name": "v1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    });
     let (status, answer) = call(
         &server,
         Method::POST,
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-        &crd,
+        http_support::CRDS,
+        &http_support::gizmo_crd(),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");

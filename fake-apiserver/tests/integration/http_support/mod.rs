@@ -5,7 +5,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use fake_apiserver::FakeApiServer;
 use http_body_util::BodyExt;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tower::ServiceExt;
 
 /// Sends one request and returns the status and the body decoded as JSON (`Null` when it is
@@ -109,4 +109,19 @@ pub async fn raw(
         content_type,
         String::from_utf8_lossy(&bytes).into_owned(),
     )
+}
+
+/// The CRDs collection.
+pub const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// A namespaced CRD `gizmos.ex.com` (kind `Gizmo`, version `v1`) whose schema keeps every field.
+pub fn gizmo_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.ex.com"},
+        "spec": {"group": "ex.com", "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    })
 }
