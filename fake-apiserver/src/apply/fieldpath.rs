@@ -8,7 +8,6 @@
 //! In `FieldsV1`, a member that also has children is written with a `"."` entry in its object.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fmt::Write as _;
 
@@ -224,12 +223,50 @@ pub fn path_string(path: &[PathElement]) -> String {
 }
 
 /// A set of field paths, as a tree.
+///
+/// Each level keeps its members and its children in vectors sorted by [`PathElement`]'s order,
+/// without repeats (as `BTreeSet`/`BTreeMap` would, in one right-sized allocation each: the walks
+/// that build sets visit a level in order, so adding to one is mostly a push). A child set is
+/// never empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Set {
-    /// Paths that end at this level.
-    members: BTreeSet<PathElement>,
-    /// Sets below each element (never empty).
-    children: BTreeMap<PathElement, Set>,
+    /// Paths that end at this level, sorted.
+    members: Vec<PathElement>,
+    /// Sets below each element, sorted by element (never empty).
+    children: Vec<(PathElement, Set)>,
+}
+
+/// Above this many elements on the other side, a level is combined by one merge over both
+/// sorted vectors rather than by a binary search (and an insert or removal) per element.
+const MERGE_ABOVE: usize = 8;
+
+/// Where `pe` is in `items`, sorted by `key` (`Err`: where it would go). Checks the last item
+/// first: sets are mostly built in order.
+fn locate<T>(
+    items: &[T],
+    key: impl Fn(&T) -> &PathElement,
+    pe: &PathElement,
+) -> Result<usize, usize> {
+    match items.last().map(|last| key(last).cmp(pe)) {
+        None | Some(Ordering::Less) => Err(items.len()),
+        Some(Ordering::Equal) => Ok(items.len() - 1),
+        Some(Ordering::Greater) => items.binary_search_by(|item| key(item).cmp(pe)),
+    }
+}
+
+/// The union of two sorted, repeat-free vectors of members (an element in both keeps `mine`'s).
+fn merge_members(mine: Vec<PathElement>, theirs: &[PathElement]) -> Vec<PathElement> {
+    let mut out = Vec::with_capacity(mine.len() + theirs.len());
+    let mut theirs = theirs.iter().peekable();
+    for pe in mine {
+        while let Some(t) = theirs.next_if(|t| *t < &pe) {
+            out.push(t.clone());
+        }
+        theirs.next_if(|t| *t == &pe);
+        out.push(pe);
+    }
+    out.extend(theirs.cloned());
+    out
 }
 
 impl Set {
@@ -238,19 +275,75 @@ impl Set {
         Self::default()
     }
 
+    /// A level made of `members` and `children` in any order: sorted here. Of repeated
+    /// members the first is kept; of repeated children, the first element with the last set
+    /// (as inserting them one by one into a `BTreeSet`/`BTreeMap` keeps them). Empty children
+    /// are dropped.
+    pub fn from_parts(mut members: Vec<PathElement>, mut children: Vec<(PathElement, Set)>) -> Set {
+        members.sort();
+        members.dedup_by(|later, kept| later == kept);
+        children.retain(|(_, child)| !child.is_empty());
+        children.sort_by(|a, b| a.0.cmp(&b.0));
+        children.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut kept.1);
+            }
+            same
+        });
+        Set { members, children }
+    }
+
     /// Whether the set holds no path.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.is_empty()
+    }
+
+    fn has_member(&self, pe: &PathElement) -> bool {
+        locate(&self.members, |m| m, pe).is_ok()
+    }
+
+    fn add_member(&mut self, pe: &PathElement) {
+        if let Err(at) = locate(&self.members, |m| m, pe) {
+            self.members.insert(at, pe.clone());
+        }
+    }
+
+    fn remove_member(&mut self, pe: &PathElement) {
+        if let Ok(at) = locate(&self.members, |m| m, pe) {
+            self.members.remove(at);
+        }
+    }
+
+    fn child(&self, pe: &PathElement) -> Option<&Set> {
+        let at = locate(&self.children, |c| &c.0, pe).ok()?;
+        Some(&self.children[at].1)
+    }
+
+    /// The child set below `pe`, made empty if there is none (the caller adds to it).
+    fn child_entry(&mut self, pe: &PathElement) -> &mut Set {
+        let at = match locate(&self.children, |c| &c.0, pe) {
+            Ok(at) => at,
+            Err(at) => {
+                self.children.insert(at, (pe.clone(), Set::default()));
+                at
+            }
+        };
+        &mut self.children[at].1
+    }
+
+    fn remove_child(&mut self, pe: &PathElement) {
+        if let Ok(at) = locate(&self.children, |c| &c.0, pe) {
+            self.children.remove(at);
+        }
     }
 
     /// Adds a path (the empty path is ignored).
     pub fn insert(&mut self, path: &[PathElement]) {
         match path {
             [] => {}
-            [last] => {
-                self.members.insert(last.clone());
-            }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [last] => self.add_member(last),
+            [first, rest @ ..] => self.child_entry(first).insert(rest),
         }
     }
 
@@ -260,21 +353,15 @@ impl Set {
         match path {
             [] => self.union_in_place(&below),
             [last] => {
-                self.members.insert(last.clone());
+                self.add_member(last);
                 if !below.is_empty() {
-                    match self.children.get_mut(last) {
-                        Some(existing) => existing.union_in_place(&below),
-                        None => {
-                            self.children.insert(last.clone(), below);
-                        }
+                    match locate(&self.children, |c| &c.0, last) {
+                        Ok(at) => self.children[at].1.union_in_place(&below),
+                        Err(at) => self.children.insert(at, (last.clone(), below)),
                     }
                 }
             }
-            [first, rest @ ..] => self
-                .children
-                .entry(first.clone())
-                .or_default()
-                .graft(rest, below),
+            [first, rest @ ..] => self.child_entry(first).graft(rest, below),
         }
     }
 
@@ -282,28 +369,33 @@ impl Set {
     pub fn has(&self, path: &[PathElement]) -> bool {
         match path {
             [] => false,
-            [last] => self.members.contains(last),
-            [first, rest @ ..] => self.children.get(first).is_some_and(|c| c.has(rest)),
+            [last] => self.has_member(last),
+            [first, rest @ ..] => self.child(first).is_some_and(|c| c.has(rest)),
         }
     }
 
     /// Adds `pe` as a member at this level.
     pub fn insert_member(&mut self, pe: PathElement) {
-        self.members.insert(pe);
+        if let Err(at) = locate(&self.members, |m| m, &pe) {
+            self.members.insert(at, pe);
+        }
     }
 
     /// Puts `child` below `pe` (an empty child is not kept).
     pub fn set_child(&mut self, pe: PathElement, child: Set) {
         if child.is_empty() {
-            self.children.remove(&pe);
-        } else {
-            self.children.insert(pe, child);
+            self.remove_child(&pe);
+            return;
+        }
+        match locate(&self.children, |c| &c.0, &pe) {
+            Ok(at) => self.children[at].1 = child,
+            Err(at) => self.children.insert(at, (pe, child)),
         }
     }
 
     /// The paths below `pe`, relative to it.
     pub fn with_prefix(&self, pe: &PathElement) -> Option<&Set> {
-        self.children.get(pe)
+        self.child(pe)
     }
 
     /// The members at this level.
@@ -313,7 +405,7 @@ impl Set {
 
     /// The child sets at this level.
     pub fn children(&self) -> impl Iterator<Item = (&PathElement, &Set)> {
-        self.children.iter()
+        self.children.iter().map(|(pe, child)| (pe, child))
     }
 
     /// Every path in `self` or `other`.
@@ -343,23 +435,48 @@ impl Set {
     }
 
     fn union_in_place(&mut self, other: &Set) {
-        self.members.extend(other.members.iter().cloned());
-        for (pe, child) in &other.children {
-            self.children
-                .entry(pe.clone())
-                .or_default()
-                .union_in_place(child);
+        if other.members.len() > MERGE_ABOVE {
+            self.members = merge_members(std::mem::take(&mut self.members), &other.members);
+        } else {
+            for pe in &other.members {
+                self.add_member(pe);
+            }
+        }
+        if other.children.len() > MERGE_ABOVE {
+            let mine = std::mem::take(&mut self.children);
+            let mut out = Vec::with_capacity(mine.len() + other.children.len());
+            let mut theirs = other.children.iter().peekable();
+            for (pe, mut child) in mine {
+                while let Some((t, below)) = theirs.next_if(|(t, _)| *t < pe) {
+                    out.push((t.clone(), below.clone()));
+                }
+                if let Some((_, below)) = theirs.next_if(|(t, _)| *t == pe) {
+                    child.union_in_place(below);
+                }
+                out.push((pe, child));
+            }
+            out.extend(theirs.cloned());
+            self.children = out;
+        } else {
+            for (pe, child) in &other.children {
+                self.child_entry(pe).union_in_place(child);
+            }
         }
     }
 
     /// The paths in both.
     pub fn intersection(&self, other: &Set) -> Set {
-        let members = self.members.intersection(&other.members).cloned().collect();
+        let members = self
+            .members
+            .iter()
+            .filter(|pe| other.has_member(pe))
+            .cloned()
+            .collect();
         let children = self
             .children
             .iter()
             .filter_map(|(pe, child)| {
-                let both = child.intersection(other.children.get(pe)?);
+                let both = child.intersection(other.child(pe)?);
                 (!both.is_empty()).then(|| (pe.clone(), both))
             })
             .collect();
@@ -369,11 +486,16 @@ impl Set {
     /// The paths of `self` that are not in `other` (a parent in `other` removes only itself,
     /// not its children).
     pub fn difference(&self, other: &Set) -> Set {
-        let members = self.members.difference(&other.members).cloned().collect();
+        let members = self
+            .members
+            .iter()
+            .filter(|pe| !other.has_member(pe))
+            .cloned()
+            .collect();
         let children = self
             .children
             .iter()
-            .filter_map(|(pe, child)| match other.children.get(pe) {
+            .filter_map(|(pe, child)| match other.child(pe) {
                 Some(o) => {
                     let d = child.difference(o);
                     (!d.is_empty()).then(|| (pe.clone(), d))
@@ -386,53 +508,74 @@ impl Set {
 
     /// Whether [`Set::remove`] of `other` would take anything away.
     pub fn overlaps(&self, other: &Set) -> bool {
-        other.members.iter().any(|m| self.members.contains(m))
+        other.members.iter().any(|m| self.has_member(m))
             || other
                 .children
                 .iter()
-                .any(|(pe, o)| self.children.get(pe).is_some_and(|child| child.overlaps(o)))
+                .any(|(pe, o)| self.child(pe).is_some_and(|child| child.overlaps(o)))
     }
 
     /// Whether [`Set::add`] of `other` would change nothing.
     pub fn contains_all(&self, other: &Set) -> bool {
-        other.members.iter().all(|m| self.members.contains(m))
-            && other.children.iter().all(|(pe, o)| {
-                self.children
-                    .get(pe)
-                    .is_some_and(|child| child.contains_all(o))
-            })
+        other.members.iter().all(|m| self.has_member(m))
+            && other
+                .children
+                .iter()
+                .all(|(pe, o)| self.child(pe).is_some_and(|child| child.contains_all(o)))
+    }
+
+    /// Takes `other`'s members away from this level's.
+    fn remove_members(&mut self, other: &Set) {
+        if other.members.len() > MERGE_ABOVE {
+            self.members.retain(|pe| !other.has_member(pe));
+        } else {
+            for pe in &other.members {
+                self.remove_member(pe);
+            }
+        }
+    }
+
+    /// Applies `each` to the children `other` also has (with `other`'s child), dropping those it
+    /// leaves empty.
+    fn remove_below(&mut self, other: &Set, each: impl Fn(&mut Set, &Set)) {
+        if other.children.len() > MERGE_ABOVE {
+            self.children.retain_mut(|(pe, child)| {
+                if let Some(o) = other.child(pe) {
+                    each(child, o);
+                }
+                !child.is_empty()
+            });
+            return;
+        }
+        for (pe, o) in &other.children {
+            if let Ok(at) = locate(&self.children, |c| &c.0, pe) {
+                let child = &mut self.children[at].1;
+                each(child, o);
+                if child.is_empty() {
+                    self.children.remove(at);
+                }
+            }
+        }
     }
 
     /// [`Set::difference`] in place: touches only the paths `other` names, so removing a few
     /// paths from a big set costs little.
     pub fn remove(&mut self, other: &Set) {
-        for member in &other.members {
-            self.members.remove(member);
-        }
-        for (pe, o) in &other.children {
-            if let Some(child) = self.children.get_mut(pe) {
-                child.remove(o);
-                if child.is_empty() {
-                    self.children.remove(pe);
-                }
-            }
-        }
+        self.remove_members(other);
+        self.remove_below(other, Set::remove);
     }
 
     /// [`Set::recursive_difference`] in place.
     pub fn remove_recursive(&mut self, other: &Set) {
-        for member in &other.members {
-            self.members.remove(member);
-            self.children.remove(member);
-        }
-        for (pe, o) in &other.children {
-            if let Some(child) = self.children.get_mut(pe) {
-                child.remove_recursive(o);
-                if child.is_empty() {
-                    self.children.remove(pe);
-                }
+        self.remove_members(other);
+        if other.members.len() > MERGE_ABOVE {
+            self.children.retain(|(pe, _)| !other.has_member(pe));
+        } else {
+            for pe in &other.members {
+                self.remove_child(pe);
             }
         }
+        self.remove_below(other, Set::remove_recursive);
     }
 
     /// [`Set::union`] in place.
@@ -442,12 +585,17 @@ impl Set {
 
     /// Like [`Set::difference`], but a member of `other` also removes everything below it.
     pub fn recursive_difference(&self, other: &Set) -> Set {
-        let members = self.members.difference(&other.members).cloned().collect();
+        let members = self
+            .members
+            .iter()
+            .filter(|pe| !other.has_member(pe))
+            .cloned()
+            .collect();
         let children = self
             .children
             .iter()
-            .filter(|(pe, _)| !other.members.contains(pe))
-            .filter_map(|(pe, child)| match other.children.get(pe) {
+            .filter(|(pe, _)| !other.has_member(pe))
+            .filter_map(|(pe, child)| match other.child(pe) {
                 Some(o) => {
                     let d = child.recursive_difference(o);
                     (!d.is_empty()).then(|| (pe.clone(), d))
@@ -490,12 +638,12 @@ impl Set {
             out.push((".".to_string(), Value::Object(Map::new())));
         }
         for pe in &self.members {
-            if !self.children.contains_key(pe) {
+            if self.child(pe).is_none() {
                 out.push((pe.encode(), Value::Object(Map::new())));
             }
         }
         for (pe, child) in &self.children {
-            let is_member = self.members.contains(pe);
+            let is_member = self.has_member(pe);
             out.push((pe.encode(), Value::Object(child.emit(is_member))));
         }
         out.into_iter().collect()
@@ -512,7 +660,10 @@ impl Set {
     /// Returns the children found in `map` (None when it has no entries) and whether `map`
     /// marks its own path as a member.
     fn read(map: &Map<String, Value>) -> Result<(Option<Set>, bool), DecodeError> {
-        let mut children: Option<Set> = None;
+        // The keys come in text order, which is not the elements' order: collected, then sorted.
+        let mut members = Vec::new();
+        let mut below = Vec::new();
+        let mut any = false;
         let mut is_member = false;
         for (key, value) in map {
             if key == "." {
@@ -528,18 +679,18 @@ impl Set {
                 )));
             };
             let (grandchildren, child_is_member) = Self::read(inner)?;
-            let set = children.get_or_insert_with(Set::default);
+            any = true;
             if child_is_member {
-                set.members.insert(pe.clone());
+                members.push(pe.clone());
             }
             if let Some(g) = grandchildren {
-                set.children.insert(pe, g);
+                below.push((pe, g));
             }
         }
-        if children.is_none() {
-            is_member = true;
+        if !any {
+            return Ok((None, true));
         }
-        Ok((children, is_member))
+        Ok((Some(Set::from_parts(members, below)), is_member))
     }
 }
 
@@ -619,6 +770,85 @@ mod tests {
         let u = a.union(&c);
         assert!(u.has(&[f("z")]) && u.has(&[f("a"), f("b")]));
         assert!(a.difference(&a).is_empty());
+    }
+
+    /// Sets built in random orders, held to a model: a `BTreeSet` of whole paths, with each
+    /// operation written out on paths.
+    #[test]
+    fn set_operations_agree_with_a_set_of_paths() {
+        use std::collections::BTreeSet;
+        type Model = BTreeSet<Path>;
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let element = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
+            0 => f(["a", "b", "c", "metadata", "spec"][next(5)]),
+            1 => PathElement::Key(vec![("name".into(), json!(["x", "y"][next(2)]))]),
+            2 => PathElement::Value([json!(1), json!("1"), json!(null)][next(3)].clone()),
+            _ => PathElement::Index(next(3)),
+        };
+        let model_and_set = |next: &mut dyn FnMut(usize) -> usize| {
+            let mut model = Model::new();
+            let mut set = Set::new();
+            for _ in 0..next(40) {
+                let path: Path = (0..1 + next(3)).map(|_| element(next)).collect();
+                if next(3) == 0 {
+                    // By graft: the path with one more element below it.
+                    let below = element(next);
+                    let mut under = Set::new();
+                    under.insert(std::slice::from_ref(&below));
+                    set.graft(&path, under);
+                    let mut longer = path.clone();
+                    longer.push(below);
+                    model.insert(longer);
+                } else {
+                    set.insert(&path);
+                }
+                model.insert(path);
+            }
+            (model, set)
+        };
+        let paths = |set: &Set| set.paths().into_iter().collect::<Model>();
+        let is_below = |p: &Path, q: &Path| q.len() < p.len() && p.starts_with(q);
+        for _ in 0..300 {
+            let (ma, a) = model_and_set(&mut next);
+            let (mb, b) = model_and_set(&mut next);
+            assert_eq!(paths(&a), ma);
+            assert_eq!(a.paths().len(), ma.len(), "no path twice");
+            for p in &ma {
+                assert!(a.has(p));
+            }
+            let union: Model = ma.union(&mb).cloned().collect();
+            assert_eq!(paths(&a.union(&b)), union);
+            assert_eq!(a.union(&b), b.union(&a), "one form per set");
+            assert_eq!(a.clone().union_owned(b.clone()), a.union(&b));
+            let both: Model = ma.intersection(&mb).cloned().collect();
+            assert_eq!(paths(&a.intersection(&b)), both);
+            assert_eq!(a.overlaps(&b), !both.is_empty());
+            assert_eq!(a.contains_all(&b), mb.is_subset(&ma));
+            let only_a: Model = ma.difference(&mb).cloned().collect();
+            assert_eq!(paths(&a.difference(&b)), only_a);
+            let mut removed = a.clone();
+            removed.remove(&b);
+            assert_eq!(removed, a.difference(&b));
+            let outside: Model = ma
+                .iter()
+                .filter(|p| !mb.contains(*p) && !mb.iter().any(|q| is_below(p, q)))
+                .cloned()
+                .collect();
+            assert_eq!(paths(&a.recursive_difference(&b)), outside);
+            let mut removed = a.clone();
+            removed.remove_recursive(&b);
+            assert_eq!(removed, a.recursive_difference(&b));
+            let mut added = a.clone();
+            added.add(&b);
+            assert_eq!(added, a.union(&b));
+            assert_eq!(Set::from_fields_v1(&a.to_fields_v1()).unwrap(), a);
+        }
     }
 
     #[test]

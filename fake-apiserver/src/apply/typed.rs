@@ -373,16 +373,18 @@ pub fn compare_without_managed_fields(
             return c;
         }
     };
-    let keys: BTreeSet<&String> = l.keys().chain(r.keys()).collect();
     let mut path = Vec::new();
-    for k in keys {
+    for (k, lv, rv) in members_of_both(Some(l), Some(r)) {
         let (lv, rv) = if k == "metadata" {
-            (lm.as_ref().or(l.get(k)), rm.as_ref().or(r.get(k)))
+            (lm.as_ref().or(lv), rm.as_ref().or(rv))
         } else {
-            (l.get(k), r.get(k))
+            (lv, rv)
         };
+        if both_equal(lv, rv) {
+            continue;
+        }
         path.push(PathElement::Field(k.clone()));
-        compare_at(
+        compare_unequal(
             schema,
             schema.field_type(map_ty, k),
             lv,
@@ -423,6 +425,38 @@ fn compare_copies(
     );
 }
 
+/// The members of two maps (either may be absent) in key order, each with its value on either
+/// side: one merge over the two sorted maps, without collecting their keys.
+fn members_of_both<'a>(
+    l: Option<&'a Map<String, Value>>,
+    r: Option<&'a Map<String, Value>>,
+) -> impl Iterator<Item = (&'a String, Option<&'a Value>, Option<&'a Value>)> {
+    let mut l = l.into_iter().flatten().peekable();
+    let mut r = r.into_iter().flatten().peekable();
+    std::iter::from_fn(move || {
+        let order = match (l.peek(), r.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((lk, _)), Some((rk, _))) => lk.as_str().cmp(rk.as_str()),
+        };
+        Some(match order {
+            std::cmp::Ordering::Less => l.next().map(|(k, v)| (k, Some(v), None))?,
+            std::cmp::Ordering::Greater => r.next().map(|(k, v)| (k, None, Some(v)))?,
+            std::cmp::Ordering::Equal => {
+                let (k, lv) = l.next()?;
+                let (_, rv) = r.next()?;
+                (k, Some(lv), Some(rv))
+            }
+        })
+    })
+}
+
+/// Whether both sides are there and equal (a comparison finds nothing below them).
+fn both_equal(l: Option<&Value>, r: Option<&Value>) -> bool {
+    matches!((l, r), (Some(l), Some(r)) if crate::store::value_eq::equal(l, r))
+}
+
 fn compare_at(
     schema: &TypeSchema,
     ty: TypeId,
@@ -432,11 +466,21 @@ fn compare_at(
     c: &mut Comparison,
 ) {
     // Equal values compare to nothing, however deep: skip the walk.
-    if let (Some(l), Some(r)) = (l, r) {
-        if crate::store::value_eq::equal(l, r) {
-            return;
-        }
+    if both_equal(l, r) {
+        return;
     }
+    compare_unequal(schema, ty, l, r, path, c);
+}
+
+/// [`compare_at`] of two sides known not to be equal.
+fn compare_unequal(
+    schema: &TypeSchema,
+    ty: TypeId,
+    l: Option<&Value>,
+    r: Option<&Value>,
+    path: &mut Path,
+    c: &mut Comparison,
+) {
     // Present on one side only: the whole subtree was added (or went). Built in one piece
     // rather than leaf by leaf from the root (a create compares the whole object this way).
     match (l, r) {
@@ -481,21 +525,13 @@ fn compare_at(
             } else {
                 let lm = l.and_then(Value::as_object);
                 let rm = r.and_then(Value::as_object);
-                let keys: BTreeSet<&String> = lm
-                    .into_iter()
-                    .flat_map(|m| m.keys())
-                    .chain(rm.into_iter().flat_map(|m| m.keys()))
-                    .collect();
-                for k in keys {
+                for (k, lv, rv) in members_of_both(lm, rm) {
+                    // Equal members compare to nothing: not even their path is made.
+                    if both_equal(lv, rv) {
+                        continue;
+                    }
                     path.push(PathElement::Field(k.clone()));
-                    compare_at(
-                        schema,
-                        schema.field_type(ty, k),
-                        lm.and_then(|m| m.get(k)),
-                        rm.and_then(|m| m.get(k)),
-                        path,
-                        c,
-                    );
+                    compare_unequal(schema, schema.field_type(ty, k), lv, rv, path, c);
                     path.pop();
                 }
                 false
@@ -534,16 +570,16 @@ fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) 
             let Ok(items) = index_list(kind, v.and_then(Value::as_array)) else {
                 return out;
             };
-            for pe in items.order {
-                let child = match items.values.get(&pe).map(Vec::as_slice) {
-                    // One element under this key: walked as a value of the element type.
-                    Some([one]) => one_side(elem, one),
-                    // Duplicates on one side are recorded as the key alone.
-                    _ => Set::default(),
-                };
-                out.set_child(pe.clone(), child);
-                out.insert_member(pe);
+            // In the list's order: sorted once at the end.
+            let mut children = Vec::with_capacity(items.order.len());
+            for pe in &items.order {
+                // One element under this key: walked as a value of the element type
+                // (duplicates on one side are recorded as the key alone).
+                if let Some([one]) = items.values.get(pe).map(Vec::as_slice) {
+                    children.push((pe.clone(), one_side(elem, one)));
+                }
             }
+            return Set::from_parts(items.order, children);
         }
         Shape::Map { ty, atomic } => {
             if atomic || is_empty_container(v) {
@@ -642,21 +678,10 @@ fn merge_at(
             }
             let lm = l.and_then(Value::as_object);
             let rm = r.and_then(Value::as_object);
-            let keys: BTreeSet<&String> = lm
-                .into_iter()
-                .flat_map(|m| m.keys())
-                .chain(rm.into_iter().flat_map(|m| m.keys()))
-                .collect();
             let mut out = Map::new();
-            for k in keys {
+            for (k, lv, rv) in members_of_both(lm, rm) {
                 path.push(PathElement::Field(k.clone()));
-                let merged = merge_at(
-                    schema,
-                    schema.field_type(ty, k),
-                    lm.and_then(|m| m.get(k)),
-                    rm.and_then(|m| m.get(k)),
-                    path,
-                )?;
+                let merged = merge_at(schema, schema.field_type(ty, k), lv, rv, path)?;
                 path.pop();
                 if let Some(v) = merged {
                     out.insert(k.clone(), v);

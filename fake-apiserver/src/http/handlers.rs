@@ -1520,7 +1520,10 @@ pub(crate) fn create_object(
     let mut tracked_early = (!ctx.applied && !info.custom).then(|| {
         let mut tracked = object.clone();
         let written = crate::apply::track_update_known(&ctx.writer(None), None, None, &mut tracked);
-        (tracked["metadata"].get("managedFields").cloned(), written)
+        let managed = tracked["metadata"]
+            .as_object_mut()
+            .and_then(|meta| meta.remove("managedFields"));
+        (managed, written)
     });
     if options.in_tree_admission {
         crate::auth::admission::admit_create(&server.shared, info, namespace, &mut object)?;
@@ -1547,23 +1550,33 @@ pub(crate) fn create_object(
     // Storage refuses a sent revision when it writes (after validation and admission); the
     // create rules clear it from the candidate before then.
     let sent_revision_refused = semantics::check_create_resource_version(&object).err();
-    // A generated name that collides is retried with another suffix, as the real server does.
+    // A generated name that collides is retried with another suffix, as the real server does
+    // (eight attempts in all, each on a fresh copy of the object). Here a name already taken is
+    // an attempt lost before any work: what storage would refuse after the whole create path,
+    // without copying the object for it. The first free name's attempt takes the object itself,
+    // so it is the last: the name is taken only if another create takes it in between, and that
+    // 409 is the answer (as a server without the retry gives it).
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
+    let key = resource_key(&info.group, &info.plural);
     let mut last_error = None;
     for attempt in 1..=attempts {
-        // The last attempt (the only one for an explicit name) takes the object itself.
-        let mut candidate = if attempt == attempts {
-            std::mem::take(&mut object)
-        } else {
-            object.clone()
-        };
-        if explicit_name.is_empty() {
+        let generated = explicit_name.is_empty().then(|| {
             let prefix: String = generate_name
                 .chars()
                 .take(MAX_GENERATE_NAME_PREFIX)
                 .collect();
-            candidate["metadata"]["name"] =
-                json!(format!("{prefix}{}", server.shared.random_suffix(5)));
+            format!("{prefix}{}", server.shared.random_suffix(5))
+        });
+        if let Some(taken) = generated
+            .as_deref()
+            .filter(|name| attempt < attempts && server.shared.store.contains(&key, &ns, name))
+        {
+            last_error = Some(ApiError::already_exists(&info.group, &info.plural, taken));
+            continue;
+        }
+        let mut candidate = std::mem::take(&mut object);
+        if let Some(generated) = generated {
+            candidate["metadata"]["name"] = json!(generated);
         }
         let uid = server.shared.new_uid();
         prepare_create(&ctx, &mut candidate, &uid)?;
@@ -1606,8 +1619,8 @@ pub(crate) fn create_object(
         match tracked_early.as_mut() {
             Some((managed, written)) => {
                 if let Some(meta) = candidate["metadata"].as_object_mut() {
-                    match managed {
-                        Some(managed) => meta.insert("managedFields".into(), managed.clone()),
+                    match managed.take() {
+                        Some(managed) => meta.insert("managedFields".into(), managed),
                         None => meta.remove("managedFields"),
                     };
                 }
@@ -1648,33 +1661,20 @@ pub(crate) fn create_object(
                 &ctx.warnings,
             )?;
         }
-        let result = commit(
-            server,
-            &ctx,
-            dry_run,
-            &resource_key(&info.group, &info.plural),
-            &ns,
-            &name,
-            |current| {
-                if let (false, Some(refused)) = (dry_run, &sent_revision_refused) {
-                    return Err(refused.clone());
-                }
-                match current {
-                    Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
-                    None => Ok(Mutation::Put(candidate)),
-                }
-            },
-        );
-        match result {
-            Ok(outcome) => {
-                if !dry_run {
-                    after_write(server, info, &outcome.object, outcome.event);
-                }
-                return Ok((outcome, ctx.warnings.take()));
+        let result = commit(server, &ctx, dry_run, &key, &ns, &name, |current| {
+            if let (false, Some(refused)) = (dry_run, &sent_revision_refused) {
+                return Err(refused.clone());
             }
-            Err(e) if e.code == 409 && explicit_name.is_empty() => last_error = Some(e),
-            Err(e) => return Err(e),
+            match current {
+                Some(_) => Err(ApiError::already_exists(&info.group, &info.plural, &name)),
+                None => Ok(Mutation::Put(candidate)),
+            }
+        });
+        let outcome = result?;
+        if !dry_run {
+            after_write(server, info, &outcome.object, outcome.event);
         }
+        return Ok((outcome, ctx.warnings.take()));
     }
     Err(last_error.unwrap_or_else(|| ApiError::internal("could not generate a unique name")))
 }

@@ -428,6 +428,15 @@ impl Store {
             .cloned()
     }
 
+    /// Whether an object is stored under this name.
+    pub fn contains(&self, resource: &str, namespace: &str, name: &str) -> bool {
+        let inner = self.lock();
+        inner
+            .objects
+            .get(resource)
+            .is_some_and(|objects| objects.contains_key(&(namespace.to_string(), name.to_string())))
+    }
+
     /// One object, parsed (shared with the store's parse cache when it holds this version).
     pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
         let key = (namespace.to_string(), name.to_string());

@@ -130,6 +130,50 @@ async fn generate_name_is_seeded() {
     assert_ne!(a, names(8).await);
 }
 
+/// A generated name already taken is retried with another suffix (the real registry's
+/// `createWithGenerateNameRetry`), not refused: a second server with the same seed is made to
+/// hold the first name the create draws.
+#[tokio::test]
+async fn a_generated_name_already_taken_is_retried_with_another() {
+    let generated = |cm: ConfigMap| cm.metadata.name.unwrap_or_default();
+    let mut gen = configmap("", "1");
+    gen.metadata.name = None;
+    gen.metadata.generate_name = Some("gen-".into());
+    let first_draw = {
+        let server = FakeApiServer::builder().seed(11).build();
+        let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+        // The same draws from the seeded source as the explicit create below.
+        api.create(&PostParams::default(), &configmap("other", "1"))
+            .await
+            .unwrap();
+        generated(api.create(&PostParams::default(), &gen).await.unwrap())
+    };
+    let server = FakeApiServer::builder().seed(11).build();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    api.create(&PostParams::default(), &configmap(&first_draw, "taken"))
+        .await
+        .unwrap();
+    let created = api.create(&PostParams::default(), &gen).await.unwrap();
+    let name = generated(created.clone());
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+    assert_ne!(name, first_draw, "the taken name was not retried");
+    assert_eq!(created.data.unwrap()["a"], "1");
+    let taken = api.get(&first_draw).await.unwrap();
+    assert_eq!(taken.data.unwrap()["a"], "taken", "the holder is untouched");
+    // A dry run retries the same way and stores nothing.
+    let before = api.list(&Default::default()).await.unwrap().items.len();
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let previewed = generated(api.create(&dry, &gen).await.unwrap());
+    assert!(previewed.starts_with("gen-"), "{previewed}");
+    assert_eq!(
+        api.list(&Default::default()).await.unwrap().items.len(),
+        before
+    );
+}
+
 #[tokio::test]
 async fn finalizers_hold_deletion_until_removed() {
     let server = FakeApiServer::new();
