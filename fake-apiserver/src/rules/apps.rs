@@ -22,7 +22,7 @@ pub fn create_causes(kind: &str, obj: &Value) -> Vec<Cause> {
             if obj.get("data").is_none_or(Value::is_null) {
                 causes.push(Cause::required("data", "data is mandatory"));
             }
-            super::nonnegative(&mut causes, obj.get("revision"), "revision");
+            super::nonnegative(&mut causes, obj.get("revision"), &"revision");
             causes
         }
         _ => Vec::new(),
@@ -264,7 +264,7 @@ fn stateful_set_spec(spec: &Value) -> Vec<Cause> {
     causes.extend(template_match(spec));
     causes.extend(crate::rules::validation::validate_labels(
         spec["template"]["metadata"].get("labels"),
-        "spec.template.labels",
+        &"spec.template.labels",
     ));
     causes.extend(always_restart(spec, "StatefulSet"));
     causes

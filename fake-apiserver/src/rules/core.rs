@@ -237,7 +237,7 @@ fn docker_config(obj: &Value, key: &str, causes: &mut Vec<Cause>) {
 
 /// `ValidatePodSpec` of an embedded pod template's spec at `path` ([`pod_spec::validate`]).
 pub fn pod_spec(spec: &Value, path: &str) -> Vec<Cause> {
-    pod_spec::validate(spec, path, pod_spec::PodOpts::default())
+    pod_spec::validate(spec, &path, pod_spec::PodOpts::default())
 }
 
 /// `ValidatePodCreate` without the metadata: the spec as a pod's, the pod-only checks, status.
@@ -246,13 +246,13 @@ fn pod_create(obj: &Value) -> Vec<Cause> {
         is_pod: true,
         pod_name: obj["metadata"]["name"].as_str(),
     };
-    let mut causes = pod_spec::validate(&obj["spec"], "spec", opts);
+    let mut causes = pod_spec::validate(&obj["spec"], &"spec", opts);
     causes.extend(pod_spec::pod_only(&obj["spec"], true));
     causes
 }
 
 /// `ValidateTolerations`.
-pub fn tolerations(list: &Value, path: &str) -> Vec<Cause> {
+pub fn tolerations(list: &Value, path: &dyn std::fmt::Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, t) in list.as_array().into_iter().flatten().enumerate() {
         let at = format!("{path}[{i}]");
@@ -511,7 +511,7 @@ fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<Cause> {
         is_pod: true,
         pod_name: new["metadata"]["name"].as_str(),
     };
-    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    let mut causes = pod_spec::validate(&new["spec"], &"spec", opts);
     causes.extend(pod_spec::pod_only(&new["spec"], false));
     let new_containers = new["spec"]["ephemeralContainers"].as_array();
     let by_name =
@@ -552,7 +552,7 @@ fn pod_update(old: &Value, new: &Value) -> Vec<Cause> {
         is_pod: true,
         pod_name: new["metadata"]["name"].as_str(),
     };
-    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    let mut causes = pod_spec::validate(&new["spec"], &"spec", opts);
     causes.extend(pod_spec::pod_only(&new["spec"], false));
     for list in ["containers", "initContainers"] {
         // `ValidateContainerUpdates`.
@@ -726,7 +726,7 @@ fn only_added_tolerations(old: &Value, new: &Value) -> Vec<Cause> {
             "existing toleration can not be modified except its tolerationSeconds",
         )];
     }
-    tolerations(new, "spec.tolerations")
+    tolerations(new, &"spec.tolerations")
 }
 
 /// `ValidateNode`: taints (reported at `metadata.taints`, as upstream builds the path from the

@@ -15,6 +15,7 @@ pub mod apiregistration;
 pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
+pub mod field_path;
 pub mod go_encoding;
 pub mod go_regexp;
 pub mod netip;
@@ -277,7 +278,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 /// `ValidateNonnegativeField`: `Invalid value: -1: must be greater than or equal to 0`.
-fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &str) {
+fn nonnegative(causes: &mut Vec<Cause>, value: Option<&Value>, field: &dyn std::fmt::Display) {
     if let Some(n) = value.and_then(Value::as_i64) {
         if n < 0 {
             causes.push(Cause::invalid(
@@ -379,7 +380,7 @@ pub(crate) fn int_or_percent(v: &Value, path: &str) -> Vec<Cause> {
         }
         other => {
             let mut causes = Vec::new();
-            nonnegative(&mut causes, Some(other), path);
+            nonnegative(&mut causes, Some(other), &path);
             causes
         }
     }

@@ -45,18 +45,18 @@ fn runtime_class(obj: &Value) -> Vec<Cause> {
         // `validateOverhead` reuses the resource requirements check on `limits`.
         causes.extend(pod_spec::resources(
             &json!({ "limits": pod_fixed }),
-            "overhead",
+            &"overhead",
         ));
     }
     let scheduling = &obj["scheduling"];
     if scheduling.is_object() {
         causes.extend(validate_labels(
             scheduling.get("nodeSelector"),
-            "scheduling.nodeSelector",
+            &"scheduling.nodeSelector",
         ));
         causes.extend(tolerations(
             &scheduling["tolerations"],
-            "scheduling.tolerations",
+            &"scheduling.tolerations",
         ));
     }
     causes

@@ -113,7 +113,7 @@ impl Cause {
     /// A field error of any type; `bad_value` is the already rendered value (see [`render_value`]).
     pub fn new(
         kind: FieldErrorType,
-        field: impl Into<String>,
+        field: impl std::fmt::Display,
         bad_value: Option<String>,
         detail: &str,
     ) -> Self {
@@ -129,14 +129,14 @@ impl Cause {
             message.push_str(detail);
         }
         Cause {
-            field: field.into(),
+            field: field.to_string(),
             reason: kind.cause_type().to_string(),
             message,
         }
     }
 
     /// `field.Invalid(path, value, detail)`.
-    pub fn invalid(field: impl Into<String>, value: &Value, detail: &str) -> Self {
+    pub fn invalid(field: impl std::fmt::Display, value: &Value, detail: &str) -> Self {
         Cause::new(
             FieldErrorType::Invalid,
             field,
@@ -146,7 +146,7 @@ impl Cause {
     }
 
     /// `field.Invalid` for a string value.
-    pub fn invalid_str(field: impl Into<String>, value: &str, detail: &str) -> Self {
+    pub fn invalid_str(field: impl std::fmt::Display, value: &str, detail: &str) -> Self {
         Cause::new(
             FieldErrorType::Invalid,
             field,
@@ -156,17 +156,17 @@ impl Cause {
     }
 
     /// `field.Required(path, detail)`.
-    pub fn required(field: impl Into<String>, detail: &str) -> Self {
+    pub fn required(field: impl std::fmt::Display, detail: &str) -> Self {
         Cause::new(FieldErrorType::Required, field, None, detail)
     }
 
     /// `field.Forbidden(path, detail)`.
-    pub fn forbidden(field: impl Into<String>, detail: &str) -> Self {
+    pub fn forbidden(field: impl std::fmt::Display, detail: &str) -> Self {
         Cause::new(FieldErrorType::Forbidden, field, None, detail)
     }
 
     /// `field.TooLong(path, value, max)`.
-    pub fn too_long(field: impl Into<String>, max_bytes: i64) -> Self {
+    pub fn too_long(field: impl std::fmt::Display, max_bytes: i64) -> Self {
         let detail = if max_bytes >= 0 {
             format!(
                 "may not be more than {max_bytes} {}",
@@ -179,7 +179,7 @@ impl Cause {
     }
 
     /// `field.TooMany(path, actual, max)`.
-    pub fn too_many(field: impl Into<String>, actual: i64, max_items: i64) -> Self {
+    pub fn too_many(field: impl std::fmt::Display, actual: i64, max_items: i64) -> Self {
         let detail = if max_items >= 0 {
             format!(
                 "must have at most {max_items} {}",
@@ -193,7 +193,7 @@ impl Cause {
     }
 
     /// `field.NotSupported(path, value, valid)`.
-    pub fn not_supported(field: impl Into<String>, value: &Value, valid: &[String]) -> Self {
+    pub fn not_supported(field: impl std::fmt::Display, value: &Value, valid: &[String]) -> Self {
         let detail = if valid.is_empty() {
             String::new()
         } else {
@@ -209,7 +209,7 @@ impl Cause {
     }
 
     /// `field.NotFound(path, value)`.
-    pub fn not_found(field: impl Into<String>, value: &Value) -> Self {
+    pub fn not_found(field: impl std::fmt::Display, value: &Value) -> Self {
         Cause::new(
             FieldErrorType::NotFound,
             field,
@@ -219,7 +219,7 @@ impl Cause {
     }
 
     /// `field.Duplicate(path, value)`.
-    pub fn duplicate(field: impl Into<String>, value: &Value) -> Self {
+    pub fn duplicate(field: impl std::fmt::Display, value: &Value) -> Self {
         Cause::new(
             FieldErrorType::Duplicate,
             field,
@@ -229,7 +229,7 @@ impl Cause {
     }
 
     /// `field.TypeInvalid(path, value, detail)`.
-    pub fn type_invalid(field: impl Into<String>, value: &Value, detail: &str) -> Self {
+    pub fn type_invalid(field: impl std::fmt::Display, value: &Value, detail: &str) -> Self {
         Cause::new(
             FieldErrorType::TypeInvalid,
             field,
@@ -735,7 +735,7 @@ pub fn is_label_value(value: &str) -> Vec<String> {
 }
 
 /// `ValidateLabels`: keys must be qualified names, values label values; all under `field`.
-pub fn validate_labels(labels: Option<&Value>, field: &str) -> Vec<Cause> {
+pub fn validate_labels(labels: Option<&Value>, field: &dyn std::fmt::Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let Some(labels) = labels else {
         return causes;
@@ -1106,7 +1106,7 @@ pub fn object_meta_update_causes(new: &Value, old: &Value) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(validate_labels(new_meta.get("labels"), "metadata.labels"));
+    causes.extend(validate_labels(new_meta.get("labels"), &"metadata.labels"));
     causes.extend(validate_annotations(
         new_meta.get("annotations"),
         "metadata.annotations",
@@ -1154,7 +1154,7 @@ fn common_meta_causes(meta: &Value, namespaced: bool) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(validate_labels(meta.get("labels"), "metadata.labels"));
+    causes.extend(validate_labels(meta.get("labels"), &"metadata.labels"));
     causes.extend(validate_annotations(
         meta.get("annotations"),
         "metadata.annotations",
@@ -1308,7 +1308,7 @@ mod tests {
 
     #[test]
     fn label_value_message_uses_metadata_labels_field() {
-        let causes = validate_labels(Some(&json!({"app": "a b"})), "metadata.labels");
+        let causes = validate_labels(Some(&json!({"app": "a b"})), &"metadata.labels");
         assert_eq!(causes.len(), 1);
         assert_eq!(causes[0].field, "metadata.labels");
         assert!(causes[0]

@@ -191,9 +191,36 @@ const SECCOMP_CONTAINER_ANNOTATION_PREFIX: &str = "container.seccomp.security.al
 const APP_ARMOR_ANNOTATION_PREFIX: &str = "container.apparmor.security.beta.kubernetes.io/";
 const SECCOMP_MESSAGE: &str = "non-functional in v1.27+; use the \"seccompProfile\" field instead";
 
+/// `{prefix}spec.{list}[{index}]`: a container's path, written out only for a warning.
+#[derive(Clone, Copy)]
+struct ContainerPath<'a> {
+    prefix: &'a str,
+    list: &'a str,
+    index: usize,
+}
+
+impl std::fmt::Display for ContainerPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}spec.{}[{}]", self.prefix, self.list, self.index)
+    }
+}
+
+/// A container's port's path (`...ports[index]`), written out only for a warning.
+#[derive(Clone, Copy)]
+struct PortPath<'a> {
+    container: ContainerPath<'a>,
+    index: usize,
+}
+
+impl std::fmt::Display for PortPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.ports[{}]", self.container, self.index)
+    }
+}
+
 /// The `fractional byte value` warning of a memory or storage quantity that is not a whole
 /// number of bytes (`MilliValue() % 1000 != 0`), shown in its canonical form.
-fn fractional_bytes(path: &str, value: Option<&Value>) -> Option<String> {
+fn fractional_bytes(path: &dyn std::fmt::Display, value: Option<&Value>) -> Option<String> {
     let quantity = value.and_then(|v| match v {
         Value::String(s) => Quantity::parse(s),
         Value::Number(n) => Quantity::parse(&n.to_string()),
@@ -214,7 +241,7 @@ fn pvc_spec_warnings(path: &str, spec: &Value) -> Vec<String> {
         .into_iter()
         .filter_map(|kind| {
             fractional_bytes(
-                &format!("{path}.resources.{kind}[storage]"),
+                &format_args!("{path}.resources.{kind}[storage]"),
                 spec["resources"][kind].get("storage"),
             )
         })
@@ -491,7 +518,7 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
     }
     for res in ["memory", "ephemeral-storage"] {
         w.extend(fractional_bytes(
-            &format!("{p}spec.overhead[{res}]"),
+            &format_args!("{p}spec.overhead[{res}]"),
             spec["overhead"].get(res),
         ));
     }
@@ -510,15 +537,20 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
     let pod_app_armor = pod_security
         .get("appArmorProfile")
         .is_some_and(|v| !v.is_null());
-    let containers: Vec<(String, &Value)> = ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .flat_map(|list| {
-            arr(spec, list)
-                .iter()
-                .enumerate()
-                .map(move |(i, c)| (format!("{p}spec.{list}[{i}]"), c))
-        })
-        .collect();
+    let containers: Vec<(ContainerPath<'_>, &Value)> =
+        ["initContainers", "containers", "ephemeralContainers"]
+            .iter()
+            .flat_map(|list| {
+                arr(spec, list).iter().enumerate().map(move |(index, c)| {
+                    let at = ContainerPath {
+                        prefix: p,
+                        list,
+                        index,
+                    };
+                    (at, c)
+                })
+            })
+            .collect();
     for (cp, c) in &containers {
         let name = str_of(c, "name");
         let security = &c["securityContext"];
@@ -543,7 +575,7 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
         for kind in ["limits", "requests"] {
             for res in ["memory", "ephemeral-storage"] {
                 w.extend(fractional_bytes(
-                    &format!("{cp}.resources.{kind}[{res}]"),
+                    &format_args!("{cp}.resources.{kind}[{res}]"),
                     c["resources"][kind].get(res),
                 ));
             }
@@ -571,10 +603,13 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
         }
     }
     // Ports across all containers, by container port and protocol.
-    let mut all: Vec<(String, &Value)> = Vec::new();
+    let mut all: Vec<(PortPath<'_>, &Value)> = Vec::new();
     for (cp, c) in &containers {
         for (i, port) in arr(c, "ports").iter().enumerate() {
-            let here = format!("{cp}.ports[{i}]");
+            let here = PortPath {
+                container: *cp,
+                index: i,
+            };
             let key = |p: &Value| {
                 (
                     p["containerPort"].as_i64().unwrap_or(0),

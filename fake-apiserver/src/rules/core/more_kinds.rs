@@ -51,13 +51,13 @@ fn rc_spec(spec: &Value) -> Vec<Cause> {
     nonnegative(
         &mut causes,
         spec.get("minReadySeconds"),
-        "spec.minReadySeconds",
+        &"spec.minReadySeconds",
     );
     let selector = spec["selector"].as_object();
     if selector.is_none_or(|s| s.is_empty()) {
         causes.push(Cause::required("spec.selector", ""));
     }
-    nonnegative(&mut causes, spec.get("replicas"), "spec.replicas");
+    nonnegative(&mut causes, spec.get("replicas"), &"spec.replicas");
     // `ValidatePodTemplateSpecForRC`.
     let template = spec.get("template").filter(|t| t.is_object());
     let Some(template) = template else {

@@ -68,7 +68,7 @@ pub fn validate(old: &Value, new: &Value) -> Vec<Cause> {
         is_pod: true,
         pod_name: new["metadata"]["name"].as_str(),
     };
-    let mut causes = pod_spec::validate(&new["spec"], "spec", opts);
+    let mut causes = pod_spec::validate(&new["spec"], &"spec", opts);
     causes.extend(pod_spec::pod_only(&new["spec"], false));
 
     if pod_level_resources_set(old) || pod_level_resources_set(new) {

@@ -7,7 +7,9 @@
 //! thresholds, a field reference's `apiVersion`) are checked only when present: a client can not
 //! make them empty on a real server, and the rules must not refuse what defaulting would fill.
 
+use crate::rules::field_path::FieldPath;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
 
 use serde_json::Value;
 
@@ -44,10 +46,10 @@ fn present(v: &Value, key: &str) -> bool {
 }
 
 /// `ValidatePodSpec`. `path` is the spec's path (`spec`, `spec.template.spec`).
-pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
+pub fn validate(spec: &Value, path: &dyn Display, opts: PodOpts<'_>) -> Vec<Cause> {
     let mut causes = Vec::new();
     let grace = spec["terminationGracePeriodSeconds"].as_i64();
-    let volumes = volumes(spec, &format!("{path}.volumes"), opts, &mut causes);
+    let volumes = volumes(spec, &FieldPath::field(&path, "volumes"), opts, &mut causes);
     let restart = str_of(spec, "restartPolicy");
     causes.extend(containers(spec, &volumes, grace, path, restart));
     causes.extend(init_containers(spec, &volumes, grace, path, restart));
@@ -75,7 +77,7 @@ pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     }
     causes.extend(validate_labels(
         spec.get("nodeSelector").filter(|v| !v.is_null()),
-        &format!("{path}.nodeSelector"),
+        &FieldPath::field(&path, "nodeSelector"),
     ));
     causes.extend(pod_security_context(spec, path));
     for (i, secret) in arr(spec, "imagePullSecrets").iter().enumerate() {
@@ -91,8 +93,11 @@ pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(affinity(&spec["affinity"], &format!("{path}.affinity")));
-    causes.extend(dns_config(spec, &format!("{path}.dnsConfig")));
+    causes.extend(affinity(
+        &spec["affinity"],
+        &FieldPath::field(&path, "affinity"),
+    ));
+    causes.extend(dns_config(spec, &FieldPath::field(&path, "dnsConfig")));
     for (i, gate) in arr(spec, "readinessGates").iter().enumerate() {
         let t = str_of(gate, "conditionType");
         for msg in is_qualified_name(t) {
@@ -117,7 +122,7 @@ pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     }
     causes.extend(topology_spread(
         spec,
-        &format!("{path}.topologySpreadConstraints"),
+        &FieldPath::field(&path, "topologySpreadConstraints"),
     ));
     if spec["hostUsers"] == Value::Bool(false) {
         // `validateHostUsers`.
@@ -158,17 +163,17 @@ pub fn validate(spec: &Value, path: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     for f in ["hostname", "subdomain"] {
         let v = str_of(spec, f);
         if !v.is_empty() {
-            causes.extend(dns_label(v, &format!("{path}.{f}")));
+            causes.extend(dns_label(v, &FieldPath::field(&path, f)));
         }
     }
     causes.extend(tolerations(
         &spec["tolerations"],
-        &format!("{path}.tolerations"),
+        &FieldPath::field(&path, "tolerations"),
     ));
     for (i, alias) in arr(spec, "hostAliases").iter().enumerate() {
         // `ValidateHostAliases`.
         let at = format!("{path}.hostAliases[{i}]");
-        causes.extend(valid_ip(str_of(alias, "ip"), &format!("{at}.ip")));
+        causes.extend(valid_ip(str_of(alias, "ip"), &FieldPath::field(&at, "ip")));
         for (j, host) in arr(alias, "hostnames").iter().enumerate() {
             let host = host.as_str().unwrap_or_default();
             for msg in is_dns1123_subdomain(host) {
@@ -224,7 +229,7 @@ fn strings(values: &[&str]) -> Vec<String> {
 }
 
 /// `ValidateDNS1123Label` at `path`.
-fn dns_label(value: &str, path: &str) -> Vec<Cause> {
+fn dns_label(value: &str, path: &dyn Display) -> Vec<Cause> {
     is_dns1123_label(value)
         .into_iter()
         .map(|msg| Cause::invalid_str(path, value, &msg))
@@ -232,7 +237,7 @@ fn dns_label(value: &str, path: &str) -> Vec<Cause> {
 }
 
 /// `validation.IsValidIP`.
-fn valid_ip(ip: &str, path: &str) -> Vec<Cause> {
+fn valid_ip(ip: &str, path: &dyn Display) -> Vec<Cause> {
     if ip.parse::<std::net::IpAddr>().is_ok() {
         return Vec::new();
     }
@@ -282,20 +287,20 @@ const VOLUME_SOURCES: [(&str, &str); 30] = [
 /// volumes that passed, by name, with their source kind; causes go to `causes`.
 fn volumes<'a>(
     spec: &'a Value,
-    path: &str,
+    path: &dyn Display,
     opts: PodOpts<'_>,
     causes: &mut Vec<Cause>,
 ) -> BTreeMap<&'a str, &'a str> {
     let mut good = BTreeMap::new();
     let mut names = BTreeSet::new();
     for (i, vol) in arr(spec, "volumes").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let name = str_of(vol, "name");
         let mut el = volume_source(vol, &at, name, opts);
         if name.is_empty() {
             el.push(Cause::required(format!("{at}.name"), ""));
         } else {
-            el.extend(dns_label(name, &format!("{at}.name")));
+            el.extend(dns_label(name, &FieldPath::field(&at, "name")));
         }
         if names.contains(name) {
             el.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
@@ -315,7 +320,7 @@ fn volumes<'a>(
 }
 
 /// `validateVolumeSource`.
-fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Cause> {
+fn volume_source(vol: &Value, at: &dyn Display, name: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut count = 0;
     for (key, shown) in VOLUME_SOURCES {
@@ -330,7 +335,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
             continue;
         }
         count += 1;
-        let p = format!("{at}.{key}");
+        let p = FieldPath::field(&at, key);
         match key {
             "emptyDir" => {
                 let limit = source["sizeLimit"].as_str().and_then(Quantity::parse);
@@ -346,7 +351,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
                 if hp.is_empty() {
                     causes.push(Cause::required(format!("{p}.path"), ""));
                 } else {
-                    causes.extend(no_backsteps(hp, &format!("{p}.path")));
+                    causes.extend(no_backsteps(hp, &FieldPath::field(&p, "path")));
                     let t = source.get("type").and_then(Value::as_str);
                     if let Some(t) = t {
                         let supported = [
@@ -380,7 +385,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
                 }
                 causes.extend(file_mode(
                     &source["defaultMode"],
-                    &format!("{p}.defaultMode"),
+                    &FieldPath::field(&p, "defaultMode"),
                 ));
                 for (j, item) in arr(source, "items").iter().enumerate() {
                     causes.extend(key_to_path(item, &format!("{p}.items[{j}]")));
@@ -408,7 +413,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
             "downwardAPI" => {
                 causes.extend(file_mode(
                     &source["defaultMode"],
-                    &format!("{p}.defaultMode"),
+                    &FieldPath::field(&p, "defaultMode"),
                 ));
                 for item in arr(source, "items") {
                     causes.extend(downward_api_file(item, &p));
@@ -417,13 +422,13 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
             "projected" => {
                 causes.extend(file_mode(
                     &source["defaultMode"],
-                    &format!("{p}.defaultMode"),
+                    &FieldPath::field(&p, "defaultMode"),
                 ));
                 causes.extend(projection_sources(source, &p));
             }
             "csi" => causes.extend(csi_driver_name(
                 str_of(source, "driver"),
-                &format!("{p}.driver"),
+                &FieldPath::field(&p, "driver"),
             )),
             "ephemeral" => {
                 if !present(source, "volumeClaimTemplate") {
@@ -452,7 +457,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
                     causes.push(Cause::required(format!("{p}.reference"), ""));
                 }
                 if let Some(policy) = source.get("pullPolicy").and_then(Value::as_str) {
-                    causes.extend(pull_policy(policy, &format!("{p}.pullPolicy")));
+                    causes.extend(pull_policy(policy, &FieldPath::field(&p, "pullPolicy")));
                 }
             }
             _ => {}
@@ -465,7 +470,7 @@ fn volume_source(vol: &Value, at: &str, name: &str, opts: PodOpts<'_>) -> Vec<Ca
 }
 
 /// `ValidateCSIDriverName`.
-pub(crate) fn csi_driver_name(driver: &str, path: &str) -> Vec<Cause> {
+pub(crate) fn csi_driver_name(driver: &str, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if driver.is_empty() {
         causes.push(Cause::required(path, ""));
@@ -479,7 +484,7 @@ pub(crate) fn csi_driver_name(driver: &str, path: &str) -> Vec<Cause> {
     causes
 }
 
-fn file_mode(mode: &Value, path: &str) -> Vec<Cause> {
+fn file_mode(mode: &Value, path: &dyn Display) -> Vec<Cause> {
     match mode.as_i64() {
         Some(m) if !(0..=0o777).contains(&m) => {
             vec![Cause::invalid(path, &Value::from(m), FILE_MODE)]
@@ -489,7 +494,7 @@ fn file_mode(mode: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validateKeyToPath`.
-fn key_to_path(item: &Value, path: &str) -> Vec<Cause> {
+fn key_to_path(item: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if str_of(item, "key").is_empty() {
         causes.push(Cause::required(format!("{path}.key"), ""));
@@ -498,13 +503,13 @@ fn key_to_path(item: &Value, path: &str) -> Vec<Cause> {
     if p.is_empty() {
         causes.push(Cause::required(format!("{path}.path"), ""));
     }
-    causes.extend(local_non_reserved_path(p, &format!("{path}.path")));
-    causes.extend(file_mode(&item["mode"], &format!("{path}.mode")));
+    causes.extend(local_non_reserved_path(p, &FieldPath::field(&path, "path")));
+    causes.extend(file_mode(&item["mode"], &FieldPath::field(&path, "mode")));
     causes
 }
 
 /// `validatePathNoBacksteps`.
-fn no_backsteps(p: &str, path: &str) -> Vec<Cause> {
+fn no_backsteps(p: &str, path: &dyn Display) -> Vec<Cause> {
     if p.split('/').any(|part| part == "..") {
         return vec![Cause::invalid_str(path, p, "must not contain '..'")];
     }
@@ -512,7 +517,7 @@ fn no_backsteps(p: &str, path: &str) -> Vec<Cause> {
 }
 
 /// `validateLocalDescendingPath`.
-fn local_descending_path(p: &str, path: &str) -> Vec<Cause> {
+fn local_descending_path(p: &str, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if p.starts_with('/') {
         causes.push(Cause::invalid_str(path, p, "must be a relative path"));
@@ -522,7 +527,7 @@ fn local_descending_path(p: &str, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateLocalNonReservedPath`.
-fn local_non_reserved_path(p: &str, path: &str) -> Vec<Cause> {
+fn local_non_reserved_path(p: &str, path: &dyn Display) -> Vec<Cause> {
     let mut causes = local_descending_path(p, path);
     if p.starts_with("..") && !p.starts_with("../") {
         causes.push(Cause::invalid_str(path, p, "must not start with '..'"));
@@ -558,18 +563,18 @@ const RESOURCE_FIELD_PATHS: [&str; 6] = [
 ];
 
 /// `validateDownwardAPIVolumeFile` (upstream reports at the source's path, not the item's).
-fn downward_api_file(file: &Value, path: &str) -> Vec<Cause> {
+fn downward_api_file(file: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let p = str_of(file, "path");
     if p.is_empty() {
         causes.push(Cause::required(format!("{path}.path"), ""));
     }
-    causes.extend(local_non_reserved_path(p, &format!("{path}.path")));
+    causes.extend(local_non_reserved_path(p, &FieldPath::field(&path, "path")));
     if present(file, "fieldRef") {
         causes.extend(object_field_selector(
             &file["fieldRef"],
             &VOLUME_FIELD_PATHS,
-            &format!("{path}.fieldRef"),
+            &FieldPath::field(&path, "fieldRef"),
         ));
         if present(file, "resourceFieldRef") {
             causes.push(Cause::invalid_str(
@@ -581,7 +586,7 @@ fn downward_api_file(file: &Value, path: &str) -> Vec<Cause> {
     } else if present(file, "resourceFieldRef") {
         causes.extend(resource_field_selector(
             &file["resourceFieldRef"],
-            &format!("{path}.resourceFieldRef"),
+            &FieldPath::field(&path, "resourceFieldRef"),
             true,
         ));
     } else {
@@ -590,16 +595,17 @@ fn downward_api_file(file: &Value, path: &str) -> Vec<Cause> {
             "one of fieldRef and resourceFieldRef is required",
         ));
     }
-    causes.extend(file_mode(&file["mode"], &format!("{path}.mode")));
+    causes.extend(file_mode(&file["mode"], &FieldPath::field(&path, "mode")));
     causes
 }
 
 /// `validateProjectionSources`.
-fn projection_sources(projected: &Value, path: &str) -> Vec<Cause> {
+fn projection_sources(projected: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut paths = BTreeSet::new();
     for (i, source) in arr(projected, "sources").iter().enumerate() {
-        let src = format!("{path}.sources[{i}]");
+        let sources = FieldPath::field(&path, "sources");
+        let src = FieldPath::index(&sources, i);
         let mut count = 0;
         for key in ["secret", "configMap"] {
             let Some(s) = source.get(key).filter(|v| !v.is_null()) else {
@@ -625,7 +631,10 @@ fn projection_sources(projected: &Value, path: &str) -> Vec<Cause> {
         if let Some(d) = source.get("downwardAPI").filter(|v| !v.is_null()) {
             count += 1;
             for item in arr(d, "items") {
-                causes.extend(downward_api_file(item, &format!("{src}.downwardAPI")));
+                causes.extend(downward_api_file(
+                    item,
+                    &FieldPath::field(&src, "downwardAPI"),
+                ));
                 let p = str_of(item, "path");
                 if !p.is_empty() && !paths.insert(p.to_string()) {
                     causes.push(Cause::invalid_str(path, p, "conflicting duplicate paths"));
@@ -655,7 +664,7 @@ fn projection_sources(projected: &Value, path: &str) -> Vec<Cause> {
             if p.is_empty() {
                 causes.push(Cause::required(format!("{path}.path"), ""));
             } else {
-                causes.extend(local_non_reserved_path(p, &format!("{path}.path")));
+                causes.extend(local_non_reserved_path(p, &FieldPath::field(&path, "path")));
             }
         }
         if present(source, "clusterTrustBundle") {
@@ -672,7 +681,7 @@ fn projection_sources(projected: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validateObjectFieldSelector` with `podshelper.ConvertDownwardAPIFieldLabel`.
-fn object_field_selector(fs: &Value, expressions: &[&str], path: &str) -> Vec<Cause> {
+fn object_field_selector(fs: &Value, expressions: &[&str], path: &dyn Display) -> Vec<Cause> {
     // `apiVersion` defaults to `v1`.
     let version = fs["apiVersion"].as_str().unwrap_or("v1");
     let field_path = str_of(fs, "fieldPath");
@@ -740,7 +749,7 @@ fn object_field_selector(fs: &Value, expressions: &[&str], path: &str) -> Vec<Ca
 }
 
 /// `validateContainerResourceFieldSelector`.
-fn resource_field_selector(fs: &Value, path: &str, volume: bool) -> Vec<Cause> {
+fn resource_field_selector(fs: &Value, path: &dyn Display, volume: bool) -> Vec<Cause> {
     let mut causes = Vec::new();
     let resource = str_of(fs, "resource");
     if volume && str_of(fs, "containerName").is_empty() {
@@ -761,7 +770,7 @@ fn resource_field_selector(fs: &Value, path: &str, volume: bool) -> Vec<Cause> {
 }
 
 /// `ValidatePortNumOrName` for an int-or-string port.
-fn port_num_or_name(port: &Value, path: &str) -> Vec<Cause> {
+fn port_num_or_name(port: &Value, path: &dyn Display) -> Vec<Cause> {
     match port {
         Value::String(name) => port_name_errors(name)
             .into_iter()
@@ -780,11 +789,11 @@ fn port_num_or_name(port: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validateContainerPorts`.
-fn container_ports(c: &Value, path: &str) -> Vec<Cause> {
+fn container_ports(c: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut names = BTreeSet::new();
     for (i, port) in arr(c, "ports").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let name = str_of(port, "name");
         if !name.is_empty() {
             let errs = port_name_errors(name);
@@ -815,14 +824,17 @@ fn container_ports(c: &Value, path: &str) -> Vec<Cause> {
             ));
         }
         if let Some(protocol) = port.get("protocol").and_then(Value::as_str) {
-            causes.extend(protocol_causes(protocol, &format!("{at}.protocol")));
+            causes.extend(protocol_causes(
+                protocol,
+                &FieldPath::field(&at, "protocol"),
+            ));
         }
     }
     causes
 }
 
 /// A port protocol: required, one of `SCTP`, `TCP`, `UDP`.
-pub(super) fn protocol_causes(protocol: &str, path: &str) -> Vec<Cause> {
+pub(super) fn protocol_causes(protocol: &str, path: &dyn Display) -> Vec<Cause> {
     if protocol.is_empty() {
         vec![Cause::required(path, "")]
     } else if !matches!(protocol, "TCP" | "UDP" | "SCTP") {
@@ -852,10 +864,10 @@ fn env_name_errors(name: &str) -> Vec<String> {
 }
 
 /// `ValidateEnv`.
-fn env(c: &Value, path: &str) -> Vec<Cause> {
+fn env(c: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, ev) in arr(c, "env").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let name = str_of(ev, "name");
         if name.is_empty() {
             causes.push(Cause::required(format!("{at}.name"), ""));
@@ -868,28 +880,28 @@ fn env(c: &Value, path: &str) -> Vec<Cause> {
             continue;
         };
         // `validateEnvVarValueFrom`.
-        let vf = format!("{at}.valueFrom");
+        let vf = FieldPath::field(&at, "valueFrom");
         let mut count = 0;
         if present(from, "fieldRef") {
             count += 1;
             causes.extend(object_field_selector(
                 &from["fieldRef"],
                 &ENV_FIELD_PATHS,
-                &format!("{vf}.fieldRef"),
+                &FieldPath::field(&vf, "fieldRef"),
             ));
         }
         if present(from, "resourceFieldRef") {
             count += 1;
             causes.extend(resource_field_selector(
                 &from["resourceFieldRef"],
-                &format!("{vf}.resourceFieldRef"),
+                &FieldPath::field(&vf, "resourceFieldRef"),
                 false,
             ));
         }
         for key in ["configMapKeyRef", "secretKeyRef"] {
             if let Some(sel) = from.get(key).filter(|v| !v.is_null()) {
                 count += 1;
-                let sp = format!("{vf}.{key}");
+                let sp = FieldPath::field(&vf, key);
                 let n = str_of(sel, "name");
                 for msg in is_dns1123_subdomain(n) {
                     causes.push(Cause::invalid_str(format!("{sp}.name"), n, &msg));
@@ -906,19 +918,19 @@ fn env(c: &Value, path: &str) -> Vec<Cause> {
         }
         if count == 0 {
             causes.push(Cause::invalid_str(
-                &vf,
+                vf,
                 "",
                 "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
             ));
         } else if !str_of(ev, "value").is_empty() {
             causes.push(Cause::invalid_str(
-                &vf,
+                vf,
                 "",
                 "may not be specified when `value` is not empty",
             ));
         } else if count > 1 {
             causes.push(Cause::invalid_str(
-                &vf,
+                vf,
                 "",
                 "may not have more than one field specified at a time",
             ));
@@ -928,10 +940,10 @@ fn env(c: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateEnvFrom` (a missing source is reported at the list's path, as upstream does).
-fn env_from(c: &Value, path: &str) -> Vec<Cause> {
+fn env_from(c: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, ev) in arr(c, "envFrom").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let prefix = str_of(ev, "prefix");
         if !prefix.is_empty() {
             for msg in env_name_errors(prefix) {
@@ -975,7 +987,7 @@ fn env_from(c: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateVolumeMounts` (and the overlap half of `ValidateVolumeDevices`).
-fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<Cause> {
+fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut mount_points = BTreeSet::new();
     let devices: BTreeMap<&str, &str> = arr(c, "volumeDevices")
@@ -984,7 +996,7 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<C
         .collect();
     let privileged = c["securityContext"]["privileged"] == Value::Bool(true);
     for (i, mnt) in arr(c, "volumeMounts").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let name = str_of(mnt, "name");
         let mount_path = str_of(mnt, "mountPath");
         if name.is_empty() {
@@ -1031,7 +1043,10 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<C
             }
         }
         if !sub_path.is_empty() {
-            causes.extend(local_descending_path(sub_path, &format!("{path}.subPath")));
+            causes.extend(local_descending_path(
+                sub_path,
+                &FieldPath::field(&path, "subPath"),
+            ));
         }
         if !sub_path_expr.is_empty() {
             if !sub_path.is_empty() {
@@ -1043,48 +1058,48 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<C
             }
             causes.extend(local_descending_path(
                 sub_path_expr,
-                &format!("{path}.subPathExpr"),
+                &FieldPath::field(&path, "subPathExpr"),
             ));
         }
         let propagation = mnt.get("mountPropagation").and_then(Value::as_str);
         if let Some(mp) = propagation {
             // `validateMountPropagation`.
-            let p = format!("{path}.mountPropagation");
+            let p = FieldPath::field(&path, "mountPropagation");
             if !matches!(mp, "Bidirectional" | "HostToContainer" | "None") {
                 causes.push(Cause::not_supported(
-                    &p,
+                    p,
                     &Value::from(mp),
                     &strings(&["Bidirectional", "HostToContainer", "None"]),
                 ));
             }
             if mp == "Bidirectional" && !privileged {
                 causes.push(Cause::forbidden(
-                    &p,
+                    p,
                     "Bidirectional mount propagation is available only to privileged containers",
                 ));
             }
         }
         if let Some(rro) = mnt.get("recursiveReadOnly").and_then(Value::as_str) {
             // `validateMountRecursiveReadOnly`.
-            let p = format!("{path}.recursiveReadOnly");
+            let p = FieldPath::field(&path, "recursiveReadOnly");
             match rro {
                 "Disabled" => {}
                 "Enabled" | "IfPossible" => {
                     if mnt["readOnly"] != Value::Bool(true) {
                         causes.push(Cause::forbidden(
-                            &p,
+                            p,
                             "may only be specified when readOnly is true",
                         ));
                     }
                     if propagation.is_some_and(|mp| mp != "None") {
                         causes.push(Cause::forbidden(
-                            &p,
+                            p,
                             "may only be specified when mountPropagation is None or not specified",
                         ));
                     }
                 }
                 _ => causes.push(Cause::not_supported(
-                    &p,
+                    p,
                     &Value::from(rro),
                     &strings(&["Disabled", "Enabled", "IfPossible"]),
                 )),
@@ -1096,11 +1111,11 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<C
         .iter()
         .map(|m| (str_of(m, "name"), str_of(m, "mountPath")))
         .collect();
-    let device_path_list = path.replace("volumeMounts", "volumeDevices");
+    let device_path_list = path.to_string().replace("volumeMounts", "volumeDevices");
     let mut device_names = BTreeSet::new();
     let mut device_paths = BTreeSet::new();
     for (i, dev) in arr(c, "volumeDevices").iter().enumerate() {
-        let at = format!("{device_path_list}[{i}]");
+        let at = FieldPath::index(&device_path_list, i);
         let name = str_of(dev, "name");
         let dev_path = str_of(dev, "devicePath");
         if name.is_empty() {
@@ -1164,7 +1179,7 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<C
     causes
 }
 
-fn pull_policy(policy: &str, path: &str) -> Vec<Cause> {
+fn pull_policy(policy: &str, path: &dyn Display) -> Vec<Cause> {
     match policy {
         "Always" | "IfNotPresent" | "Never" => Vec::new(),
         "" => vec![Cause::required(path, "")],
@@ -1215,7 +1230,7 @@ fn overcommit_allowed(name: &str) -> bool {
 }
 
 /// `validateContainerResourceName` (which runs `validateResourceName` first).
-pub(crate) fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
+pub(crate) fn container_resource_name(name: &str, path: &dyn Display) -> Vec<Cause> {
     let mut causes: Vec<Cause> = is_qualified_name(name)
         .into_iter()
         .map(|msg| Cause::invalid_str(path, name, &msg))
@@ -1251,7 +1266,7 @@ pub(crate) fn container_resource_name(name: &str, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateResourceQuantityValue` for a container resource.
-fn quantity_value(name: &str, q: &Quantity, path: &str) -> Vec<Cause> {
+fn quantity_value(name: &str, q: &Quantity, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if q.is_negative() {
         causes.push(Cause::invalid_str(
@@ -1271,10 +1286,10 @@ fn quantity_value(name: &str, q: &Quantity, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateContainerResourceRequirements`: names, quantities, requests within limits.
-pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
+pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let lim_path = format!("{path}.limits");
-    let req_path = format!("{path}.requests");
+    let lim_path = FieldPath::field(&path, "limits");
+    let req_path = FieldPath::field(&path, "requests");
     let parse = |m: &Value| -> Vec<(String, Option<Quantity>)> {
         m.as_object()
             .into_iter()
@@ -1292,7 +1307,7 @@ pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
     let requests = parse(&resources["requests"]);
     let (mut lim_cpu_mem, mut req_cpu_mem, mut huge) = (false, false, false);
     for (name, q) in &limits {
-        let at = format!("{lim_path}[{name}]");
+        let at = FieldPath::key(&lim_path, name);
         causes.extend(container_resource_name(name, &at));
         if let Some(q) = q {
             causes.extend(quantity_value(name, q, &at));
@@ -1301,7 +1316,7 @@ pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
         lim_cpu_mem |= matches!(name.as_str(), "cpu" | "memory");
     }
     for (name, q) in &requests {
-        let at = format!("{req_path}[{name}]");
+        let at = FieldPath::key(&req_path, name);
         causes.extend(container_resource_name(name, &at));
         if let Some(q) = q {
             causes.extend(quantity_value(name, q, &at));
@@ -1311,13 +1326,13 @@ pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
             (Some((_, Some(l))), Some(r)) => {
                 if r != l && !overcommit_allowed(name) {
                     causes.push(Cause::invalid_str(
-                        &req_path,
+                        req_path,
                         &r.canonical(),
                         &format!("must be equal to {name} limit of {}", l.canonical()),
                     ));
                 } else if r > l {
                     causes.push(Cause::invalid_str(
-                        &req_path,
+                        req_path,
                         &r.canonical(),
                         &format!(
                             "must be less than or equal to {name} limit of {}",
@@ -1327,7 +1342,7 @@ pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
                 }
             }
             (None, _) if !overcommit_allowed(name) => causes.push(Cause::required(
-                &lim_path,
+                lim_path,
                 "Limit must be set for non overcommitable resources",
             )),
             _ => {}
@@ -1342,7 +1357,7 @@ pub(crate) fn resources(resources: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateSecurityContext` of a container.
-fn security_context(sc: &Value, path: &str) -> Vec<Cause> {
+fn security_context(sc: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if !sc.is_object() {
         return causes;
@@ -1369,7 +1384,7 @@ fn security_context(sc: &Value, path: &str) -> Vec<Cause> {
     }
     causes.extend(seccomp_profile(
         &sc["seccompProfile"],
-        &format!("{path}.seccompProfile"),
+        &FieldPath::field(&path, "seccompProfile"),
     ));
     if sc["allowPrivilegeEscalation"] == Value::Bool(false) {
         if sc["privileged"] == Value::Bool(true) {
@@ -1394,7 +1409,7 @@ fn security_context(sc: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validateSeccompProfileField`.
-fn seccomp_profile(sp: &Value, path: &str) -> Vec<Cause> {
+fn seccomp_profile(sp: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if !sp.is_object() {
         return causes;
@@ -1421,7 +1436,7 @@ fn seccomp_profile(sp: &Value, path: &str) -> Vec<Cause> {
             )),
             Some(p) => causes.extend(local_descending_path(
                 p,
-                &format!("{path}.localhostProfile"),
+                &FieldPath::field(&path, "localhostProfile"),
             )),
         }
     } else if local.is_some() {
@@ -1436,7 +1451,7 @@ fn seccomp_profile(sp: &Value, path: &str) -> Vec<Cause> {
 
 /// `validateProbe` (with `validateHandler`) and the per-kind extras of
 /// `validateLivenessProbe`/`validateReadinessProbe`/`validateStartupProbe`.
-fn probe(p: &Value, kind: &str, path: &str) -> Vec<Cause> {
+fn probe(p: &Value, kind: &str, path: &dyn Display) -> Vec<Cause> {
     let mut causes = handler(p, &["exec", "httpGet", "tcpSocket", "grpc"], path);
     for f in [
         "initialDelaySeconds",
@@ -1445,7 +1460,7 @@ fn probe(p: &Value, kind: &str, path: &str) -> Vec<Cause> {
         "successThreshold",
         "failureThreshold",
     ] {
-        super::super::nonnegative(&mut causes, p.get(f), &format!("{path}.{f}"));
+        super::super::nonnegative(&mut causes, p.get(f), &FieldPath::field(&path, f));
     }
     let grace = p
         .get("terminationGracePeriodSeconds")
@@ -1484,14 +1499,14 @@ fn probe(p: &Value, kind: &str, path: &str) -> Vec<Cause> {
 }
 
 /// `validateHandler` over the handler kinds `kinds` allows (a probe's or a lifecycle hook's).
-fn handler(h: &Value, kinds: &[&str], path: &str) -> Vec<Cause> {
+fn handler(h: &Value, kinds: &[&str], path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut count = 0;
     for kind in kinds {
         let Some(action) = h.get(*kind).filter(|v| !v.is_null()) else {
             continue;
         };
-        let at = format!("{path}.{kind}");
+        let at = FieldPath::field(&path, kind);
         if count > 0 {
             causes.push(Cause::forbidden(
                 at,
@@ -1511,7 +1526,7 @@ fn handler(h: &Value, kinds: &[&str], path: &str) -> Vec<Cause> {
                 }
                 causes.extend(port_num_or_name(
                     action.get("port").unwrap_or(&Value::Null),
-                    &format!("{at}.port"),
+                    &FieldPath::field(&at, "port"),
                 ));
                 if let Some(scheme) = action.get("scheme").and_then(Value::as_str) {
                     if !matches!(scheme, "HTTP" | "HTTPS") {
@@ -1541,7 +1556,7 @@ fn handler(h: &Value, kinds: &[&str], path: &str) -> Vec<Cause> {
             }
             "tcpSocket" => causes.extend(port_num_or_name(
                 action.get("port").unwrap_or(&Value::Null),
-                &format!("{at}.port"),
+                &FieldPath::field(&at, "port"),
             )),
             "grpc" => {
                 let port = action["port"].as_i64().unwrap_or(0);
@@ -1563,13 +1578,13 @@ fn handler(h: &Value, kinds: &[&str], path: &str) -> Vec<Cause> {
 }
 
 /// `validateLifecycle`.
-fn lifecycle(l: &Value, grace: Option<i64>, path: &str) -> Vec<Cause> {
+fn lifecycle(l: &Value, grace: Option<i64>, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for hook in ["postStart", "preStop"] {
         let Some(h) = l.get(hook).filter(|v| !v.is_null()) else {
             continue;
         };
-        let at = format!("{path}.{hook}");
+        let at = FieldPath::field(&path, hook);
         causes.extend(handler(h, &["exec", "httpGet", "tcpSocket", "sleep"], &at));
         if let (Some(seconds), Some(grace)) = (h["sleep"]["seconds"].as_i64(), grace) {
             // `validateSleepAction` (zero allowed: `PodLifecycleSleepActionAllowZero` is GA).
@@ -1588,13 +1603,13 @@ fn lifecycle(l: &Value, grace: Option<i64>, path: &str) -> Vec<Cause> {
 }
 
 /// `validateContainerCommon`.
-fn container_common(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<Cause> {
+fn container_common(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let name = str_of(c, "name");
     if name.is_empty() {
         causes.push(Cause::required(format!("{path}.name"), ""));
     } else {
-        causes.extend(dns_label(name, &format!("{path}.name")));
+        causes.extend(dns_label(name, &FieldPath::field(&path, "name")));
     }
     if str_of(c, "image").is_empty() {
         causes.push(Cause::required(format!("{path}.image"), ""));
@@ -1613,23 +1628,33 @@ fn container_common(c: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Ve
             )),
         }
     }
-    causes.extend(container_ports(c, &format!("{path}.ports")));
-    causes.extend(env(c, &format!("{path}.env")));
-    causes.extend(env_from(c, &format!("{path}.envFrom")));
-    causes.extend(volume_mounts(c, volumes, &format!("{path}.volumeMounts")));
+    causes.extend(container_ports(c, &FieldPath::field(&path, "ports")));
+    causes.extend(env(c, &FieldPath::field(&path, "env")));
+    causes.extend(env_from(c, &FieldPath::field(&path, "envFrom")));
+    causes.extend(volume_mounts(
+        c,
+        volumes,
+        &FieldPath::field(&path, "volumeMounts"),
+    ));
     if let Some(policy) = c.get("imagePullPolicy").and_then(Value::as_str) {
-        causes.extend(pull_policy(policy, &format!("{path}.imagePullPolicy")));
+        causes.extend(pull_policy(
+            policy,
+            &FieldPath::field(&path, "imagePullPolicy"),
+        ));
     }
-    causes.extend(resources(&c["resources"], &format!("{path}.resources")));
+    causes.extend(resources(
+        &c["resources"],
+        &FieldPath::field(&path, "resources"),
+    ));
     causes.extend(security_context(
         &c["securityContext"],
-        &format!("{path}.securityContext"),
+        &FieldPath::field(&path, "securityContext"),
     ));
     causes
 }
 
 /// `checkHostPortConflicts` over `containers`, paths under `path`.
-fn host_port_conflicts(containers: &[&Value], indices: &[usize], path: &str) -> Vec<Cause> {
+fn host_port_conflicts(containers: &[&Value], indices: &[usize], path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut seen = BTreeSet::new();
     for (c, ci) in containers.iter().zip(indices) {
@@ -1659,29 +1684,29 @@ fn containers(
     spec: &Value,
     volumes: &BTreeMap<&str, &str>,
     grace: Option<i64>,
-    path: &str,
+    path: &dyn Display,
     _restart: &str,
 ) -> Vec<Cause> {
     let list = arr(spec, "containers");
-    let path = format!("{path}.containers");
+    let path = FieldPath::field(&path, "containers");
     if list.is_empty() {
         return vec![Cause::required(path, "")];
     }
     let mut causes = Vec::new();
     let mut names = BTreeSet::new();
     for (i, c) in list.iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         causes.extend(container_common(c, volumes, &at));
         let name = str_of(c, "name");
         if !names.insert(name) {
             causes.push(Cause::duplicate(format!("{at}.name"), &Value::from(name)));
         }
         if let Some(l) = c.get("lifecycle").filter(|v| !v.is_null()) {
-            causes.extend(lifecycle(l, grace, &format!("{at}.lifecycle")));
+            causes.extend(lifecycle(l, grace, &FieldPath::field(&at, "lifecycle")));
         }
         for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
             if let Some(p) = c.get(kind).filter(|v| !v.is_null()) {
-                causes.extend(probe(p, kind, &format!("{at}.{kind}")));
+                causes.extend(probe(p, kind, &FieldPath::field(&at, kind)));
             }
         }
         if present(c, "restartPolicy") {
@@ -1703,17 +1728,17 @@ fn init_containers(
     spec: &Value,
     volumes: &BTreeMap<&str, &str>,
     grace: Option<i64>,
-    path: &str,
+    path: &dyn Display,
     _restart: &str,
 ) -> Vec<Cause> {
-    let path = format!("{path}.initContainers");
+    let path = FieldPath::field(&path, "initContainers");
     let mut causes = Vec::new();
     let mut names: BTreeSet<&str> = arr(spec, "containers")
         .iter()
         .map(|c| str_of(c, "name"))
         .collect();
     for (i, c) in arr(spec, "initContainers").iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         causes.extend(container_common(c, volumes, &at));
         let restart = c.get("restartPolicy").and_then(Value::as_str);
         if let Some(r) = restart {
@@ -1734,11 +1759,11 @@ fn init_containers(
         causes.extend(host_port_conflicts(&[c], &[i], &path));
         if restart == Some("Always") {
             if let Some(l) = c.get("lifecycle").filter(|v| !v.is_null()) {
-                causes.extend(lifecycle(l, grace, &format!("{at}.lifecycle")));
+                causes.extend(lifecycle(l, grace, &FieldPath::field(&at, "lifecycle")));
             }
             for kind in ["livenessProbe", "readinessProbe", "startupProbe"] {
                 if let Some(p) = c.get(kind).filter(|v| !v.is_null()) {
-                    causes.extend(probe(p, kind, &format!("{at}.{kind}")));
+                    causes.extend(probe(p, kind, &FieldPath::field(&at, kind)));
                 }
             }
         } else {
@@ -1799,9 +1824,13 @@ fn is_set(value: Option<&Value>) -> bool {
 /// without surrounding whitespace) named uniquely across every container of the pod, targeting
 /// one of its containers or init containers if it targets one, without the fields an ephemeral
 /// container may not have and without volume sub-paths.
-fn ephemeral_containers(spec: &Value, volumes: &BTreeMap<&str, &str>, path: &str) -> Vec<Cause> {
+fn ephemeral_containers(
+    spec: &Value,
+    volumes: &BTreeMap<&str, &str>,
+    path: &dyn Display,
+) -> Vec<Cause> {
     let list = arr(spec, "ephemeralContainers");
-    let path = format!("{path}.ephemeralContainers");
+    let path = FieldPath::field(&path, "ephemeralContainers");
     let mut causes = Vec::new();
     if list.is_empty() {
         return causes;
@@ -1813,7 +1842,7 @@ fn ephemeral_containers(spec: &Value, volumes: &BTreeMap<&str, &str>, path: &str
         .collect();
     let mut names = others.clone();
     for (i, c) in list.iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         causes.extend(container_common(c, volumes, &at));
         let image = str_of(c, "image");
         if image.trim() != image {
@@ -1858,7 +1887,7 @@ fn ephemeral_containers(spec: &Value, volumes: &BTreeMap<&str, &str>, path: &str
 
 /// `validatePodHostNetworkDeps`: with `hostNetwork`, a host port must equal its container port
 /// (a pod's unset host port is defaulted to it).
-fn host_network_deps(spec: &Value, path: &str, _opts: PodOpts<'_>) -> Vec<Cause> {
+fn host_network_deps(spec: &Value, path: &dyn Display, _opts: PodOpts<'_>) -> Vec<Cause> {
     let mut causes = Vec::new();
     if spec["hostNetwork"] != Value::Bool(true) {
         return causes;
@@ -1880,13 +1909,13 @@ fn host_network_deps(spec: &Value, path: &str, _opts: PodOpts<'_>) -> Vec<Cause>
 }
 
 /// `validatePodSpecSecurityContext`.
-fn pod_security_context(spec: &Value, path: &str) -> Vec<Cause> {
+fn pod_security_context(spec: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let sc = &spec["securityContext"];
     if !sc.is_object() {
         return causes;
     }
-    let at = format!("{path}.securityContext");
+    let at = FieldPath::field(&path, "securityContext");
     let id_range = format!("must be between 0 and {MAX_INT32}, inclusive");
     for f in ["fsGroup", "runAsUser", "runAsGroup"] {
         if let Some(id) = sc[f].as_i64() {
@@ -1945,7 +1974,7 @@ fn pod_security_context(spec: &Value, path: &str) -> Vec<Cause> {
     }
     causes.extend(seccomp_profile(
         &sc["seccompProfile"],
-        &format!("{at}.seccompProfile"),
+        &FieldPath::field(&at, "seccompProfile"),
     ));
     if let Some(policy) = sc.get("supplementalGroupsPolicy").and_then(Value::as_str) {
         if !matches!(policy, "Merge" | "Strict") {
@@ -1974,19 +2003,19 @@ fn is_sysctl_name(name: &str) -> bool {
 }
 
 /// `validateAffinity`.
-fn affinity(a: &Value, path: &str) -> Vec<Cause> {
+fn affinity(a: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     if !a.is_object() {
         return causes;
     }
     let na = &a["nodeAffinity"];
     if na.is_object() {
-        let np = format!("{path}.nodeAffinity");
+        let np = FieldPath::field(&path, "nodeAffinity");
         let required = &na["requiredDuringSchedulingIgnoredDuringExecution"];
         if required.is_object() {
             causes.extend(node_selector(
                 required,
-                &format!("{np}.requiredDuringSchedulingIgnoredDuringExecution"),
+                &FieldPath::field(&np, "requiredDuringSchedulingIgnoredDuringExecution"),
                 false,
             ));
         }
@@ -2005,7 +2034,7 @@ fn affinity(a: &Value, path: &str) -> Vec<Cause> {
             }
             causes.extend(node_selector_term(
                 &term["preference"],
-                &format!("{at}.preference"),
+                &FieldPath::field(&at, "preference"),
                 true,
             ));
         }
@@ -2015,7 +2044,7 @@ fn affinity(a: &Value, path: &str) -> Vec<Cause> {
         if !pa.is_object() {
             continue;
         }
-        let kp = format!("{path}.{kind}");
+        let kp = FieldPath::field(&path, kind);
         for (i, term) in arr(pa, "requiredDuringSchedulingIgnoredDuringExecution")
             .iter()
             .enumerate()
@@ -2040,7 +2069,7 @@ fn affinity(a: &Value, path: &str) -> Vec<Cause> {
             }
             causes.extend(pod_affinity_term(
                 &term["podAffinityTerm"],
-                &format!("{at}.podAffinityTerm"),
+                &FieldPath::field(&at, "podAffinityTerm"),
             ));
         }
     }
@@ -2048,9 +2077,13 @@ fn affinity(a: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `ValidateNodeSelector`.
-pub(super) fn node_selector(ns: &Value, path: &str, allow_invalid_values: bool) -> Vec<Cause> {
+pub(super) fn node_selector(
+    ns: &Value,
+    path: &dyn Display,
+    allow_invalid_values: bool,
+) -> Vec<Cause> {
     let terms = arr(ns, "nodeSelectorTerms");
-    let tp = format!("{path}.nodeSelectorTerms");
+    let tp = FieldPath::field(&path, "nodeSelectorTerms");
     if terms.is_empty() {
         return vec![Cause::required(
             tp,
@@ -2060,12 +2093,12 @@ pub(super) fn node_selector(ns: &Value, path: &str, allow_invalid_values: bool) 
     terms
         .iter()
         .enumerate()
-        .flat_map(|(i, t)| node_selector_term(t, &format!("{tp}[{i}]"), allow_invalid_values))
+        .flat_map(|(i, t)| node_selector_term(t, &FieldPath::index(&tp, i), allow_invalid_values))
         .collect()
 }
 
 /// `ValidateNodeSelectorTerm`.
-fn node_selector_term(term: &Value, path: &str, allow_invalid_values: bool) -> Vec<Cause> {
+fn node_selector_term(term: &Value, path: &dyn Display, allow_invalid_values: bool) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (j, req) in arr(term, "matchExpressions").iter().enumerate() {
         let at = format!("{path}.matchExpressions[{j}]");
@@ -2141,11 +2174,14 @@ fn node_selector_term(term: &Value, path: &str, allow_invalid_values: bool) -> V
 }
 
 /// `validatePodAffinityTerm`.
-fn pod_affinity_term(term: &Value, path: &str) -> Vec<Cause> {
+fn pod_affinity_term(term: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for key in ["labelSelector", "namespaceSelector"] {
         if let Some(sel) = term.get(key).filter(|v| v.is_object()) {
-            causes.extend(selector::causes(sel, &format!("{path}.{key}")));
+            causes.extend(selector::causes(
+                sel,
+                &FieldPath::field(&path, key).to_string(),
+            ));
         }
     }
     for ns in arr(term, "namespaces") {
@@ -2172,7 +2208,7 @@ fn pod_affinity_term(term: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validatePodDNSConfig`.
-fn dns_config(spec: &Value, path: &str) -> Vec<Cause> {
+fn dns_config(spec: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let config = spec.get("dnsConfig").filter(|v| !v.is_null());
     if str_of(spec, "dnsPolicy") == "None" {
@@ -2261,11 +2297,11 @@ fn dns_config(spec: &Value, path: &str) -> Vec<Cause> {
 }
 
 /// `validateTopologySpreadConstraints`.
-fn topology_spread(spec: &Value, path: &str) -> Vec<Cause> {
+fn topology_spread(spec: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let list = arr(spec, "topologySpreadConstraints");
     for (i, c) in list.iter().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = FieldPath::index(&path, i);
         let skew = c["maxSkew"].as_i64().unwrap_or(0);
         if skew <= 0 {
             causes.push(Cause::invalid(
@@ -2328,7 +2364,10 @@ fn topology_spread(spec: &Value, path: &str) -> Vec<Cause> {
             }
         }
         if let Some(sel) = c.get("labelSelector").filter(|v| v.is_object()) {
-            causes.extend(selector::causes(sel, &format!("{at}.labelSelector")));
+            causes.extend(selector::causes(
+                sel,
+                &FieldPath::field(&at, "labelSelector").to_string(),
+            ));
         }
     }
     causes
@@ -2405,7 +2444,7 @@ mod tests {
             is_pod: true,
             pod_name: Some("p"),
         };
-        let mut causes = validate(spec, "spec", opts);
+        let mut causes = validate(spec, &"spec", opts);
         causes.extend(pod_only(spec, true));
         causes.iter().map(Cause::error_text).collect()
     }

@@ -224,7 +224,7 @@ fn limit_range(spec: &Value) -> Vec<Cause> {
         }
         let name_check = |name: &str, path: &str| -> Vec<Cause> {
             if matches!(t, "Pod" | "Container") {
-                container_resource_name(name, path)
+                container_resource_name(name, &path)
             } else {
                 resource_name(name, path)
             }

@@ -81,7 +81,7 @@ fn needs_node_port(spec: &Value) -> bool {
     }
 }
 
-fn invalid_raw(field: impl Into<String>, raw: String, detail: &str) -> Cause {
+fn invalid_raw(field: impl std::fmt::Display, raw: String, detail: &str) -> Cause {
     Cause::new(FieldErrorType::Invalid, field, Some(raw), detail)
 }
 
@@ -245,7 +245,7 @@ pub fn create_causes(obj: &Value) -> Vec<Cause> {
         causes.extend(service_port(port, ports.len() > 1, &mut names, i));
     }
     if let Some(selector) = spec.get("selector").filter(|v| !v.is_null()) {
-        causes.extend(validate_labels(Some(selector), "spec.selector"));
+        causes.extend(validate_labels(Some(selector), &"spec.selector"));
     }
     let affinity = str_of(spec, "sessionAffinity");
     match affinity {

@@ -34,7 +34,7 @@ fn strings(v: Option<&Value>) -> Vec<&str> {
 }
 
 /// An `Invalid` cause whose value is rendered already.
-fn invalid_rendered(path: impl Into<String>, rendered: String, detail: &str) -> Cause {
+fn invalid_rendered(path: impl std::fmt::Display, rendered: String, detail: &str) -> Cause {
     Cause::new(FieldErrorType::Invalid, path, Some(rendered), detail)
 }
 

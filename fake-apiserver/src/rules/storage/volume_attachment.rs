@@ -107,7 +107,7 @@ fn v1(obj: &Value) -> Vec<Cause> {
     let spec = &obj["spec"];
     let mut causes = csi_driver_name(
         spec["attacher"].as_str().unwrap_or_default(),
-        "spec.attacher",
+        &"spec.attacher",
     );
     if let Some(pv) = spec["source"]["persistentVolumeName"].as_str() {
         for msg in validate_path_segment_name(pv) {
