@@ -574,7 +574,10 @@ pub(crate) fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
 }
 
 fn is_dns_label_chars(s: &str, first_alpha: bool) -> bool {
-    let b = s.as_bytes();
+    is_dns_label_bytes(s.as_bytes(), first_alpha)
+}
+
+fn is_dns_label_bytes(b: &[u8], first_alpha: bool) -> bool {
     let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
         return false;
     };
@@ -588,7 +591,11 @@ fn is_dns_label_chars(s: &str, first_alpha: bool) -> bool {
 }
 
 fn matches_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.split('.').all(|part| is_dns_label_chars(part, false))
+    // Split as bytes: the dot is ASCII, and a byte split skips `str`'s pattern searcher.
+    !s.is_empty()
+        && s.as_bytes()
+            .split(|&b| b == b'.')
+            .all(|part| is_dns_label_bytes(part, false))
 }
 
 /// `IsDNS1123Label`.
@@ -1235,6 +1242,25 @@ mod tests {
         assert!(msg.ends_with(']'));
         assert_eq!(err.to_status()["details"]["group"], "apps");
         assert_eq!(err.to_status()["details"]["kind"], "Deployment");
+    }
+
+    /// `dns1123SubdomainFmt`: dot-separated labels, each alphanumeric at both ends.
+    #[rstest]
+    #[case::one_label("example", true)]
+    #[case::labels("app.kubernetes.io", true)]
+    #[case::dashes_inside("a-b.c--d.e", true)]
+    #[case::digits("0.1.2", true)]
+    #[case::empty_label("a..b", false)]
+    #[case::leading_dot(".a", false)]
+    #[case::trailing_dot("a.", false)]
+    #[case::label_ends_in_dash("a-.b", false)]
+    #[case::label_starts_with_dash("a.-b", false)]
+    #[case::upper("a.B", false)]
+    #[case::underscore("a_b.c", false)]
+    #[case::non_ascii("a.\u{e9}", false)]
+    #[case::only_dot(".", false)]
+    fn subdomains_are_dot_separated_labels(#[case] value: &str, #[case] valid: bool) {
+        assert_eq!(matches_dns1123_subdomain(value), valid);
     }
 
     #[rstest]
