@@ -10,6 +10,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -18,8 +19,9 @@ use crate::rules::validation::{go_format_float, go_quote};
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathElement {
-    /// A struct field or a map key: `f:<name>`.
-    Field(String),
+    /// A struct field or a map key: `f:<name>` (shared with the type schema's names where it is
+    /// one of them, see `TypeSchema::member`).
+    Field(Arc<str>),
     /// A list element identified by its key fields, sorted by name: `k:{...}`.
     Key(Vec<(String, Value)>),
     /// A set element identified by its (scalar) value: `v:<json>`.
@@ -181,7 +183,7 @@ impl PathElement {
         }
         let bad = |e: serde_json::Error| DecodeError(format!("parsing key as path element: {e}"));
         Ok(Some(match kind {
-            "f:" => PathElement::Field(rest.to_string()),
+            "f:" => PathElement::Field(rest.into()),
             "v:" => PathElement::Value(serde_json::from_str(rest).map_err(bad)?),
             "k:" => {
                 let map: Map<String, Value> = serde_json::from_str(rest).map_err(bad)?;

@@ -68,7 +68,7 @@ impl Writer<'_> {
 }
 
 fn field(name: &str) -> PathElement {
-    PathElement::Field(name.to_string())
+    PathElement::Field(name.into())
 }
 
 /// The server-owned fields stripped from every manager's set (`stripmeta.go`).

@@ -19,6 +19,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::fieldpath::PathElement;
 use crate::resource::ResourceInfo;
 
 /// Index of a type in a [`TypeSchema`].
@@ -62,7 +63,7 @@ pub enum Atom {
     Map {
         /// Named fields.
         #[serde(rename = "f")]
-        fields: BTreeMap<String, TypeId>,
+        fields: BTreeMap<Arc<str>, TypeId>,
         /// The type of keys not in `fields` (`None`: such keys are deduced).
         #[serde(rename = "e")]
         elem: Option<TypeId>,
@@ -112,6 +113,20 @@ impl TypeSchema {
             }
             Atom::UntypedAtomic => UNTYPED_ATOMIC,
             _ => DEDUCED,
+        }
+    }
+
+    /// The path element of the member `name` of the map type `id`, and its type
+    /// ([`TypeSchema::field_type`]): a named field's element shares the schema's copy of the name
+    /// (a reference count, no allocation), any other key's gets a copy of its own.
+    pub fn member(&self, id: TypeId, name: &str) -> (PathElement, TypeId) {
+        match self.atom(id) {
+            Atom::Map { fields, elem, .. } => match fields.get_key_value(name) {
+                Some((shared, ty)) => (PathElement::Field(Arc::clone(shared)), *ty),
+                None => (PathElement::Field(name.into()), elem.unwrap_or(DEDUCED)),
+            },
+            Atom::UntypedAtomic => (PathElement::Field(name.into()), UNTYPED_ATOMIC),
+            _ => (PathElement::Field(name.into()), DEDUCED),
         }
     }
 
@@ -237,7 +252,7 @@ impl<'a> Builder<'a> {
                 let mut fields = BTreeMap::new();
                 for (name, prop) in properties.into_iter().flatten() {
                     let id = self.convert(prop);
-                    fields.insert(name.clone(), id);
+                    fields.insert(name.as_str().into(), id);
                 }
                 let elem = match schema.get("additionalProperties") {
                     Some(Value::Object(ap)) => Some(self.convert(&Value::Object(ap.clone()))),
@@ -394,9 +409,9 @@ fn custom_schema(schema: Option<&Value>) -> TypeSchema {
     let Some(schema) = schema else {
         let meta = builder.named(crate::openapi::OBJECT_META_DEFINITION);
         let mut fields = BTreeMap::new();
-        fields.insert("metadata".to_string(), meta);
-        fields.insert("apiVersion".to_string(), SCALAR);
-        fields.insert("kind".to_string(), SCALAR);
+        fields.insert("metadata".into(), meta);
+        fields.insert("apiVersion".into(), SCALAR);
+        fields.insert("kind".into(), SCALAR);
         let root = builder.push(Atom::Map {
             fields,
             elem: Some(DEDUCED),
@@ -431,9 +446,9 @@ fn custom_schema(schema: Option<&Value>) -> TypeSchema {
         }
         _ => {
             let mut fields = BTreeMap::new();
-            fields.insert("metadata".to_string(), meta);
-            fields.insert("apiVersion".to_string(), SCALAR);
-            fields.insert("kind".to_string(), SCALAR);
+            fields.insert("metadata".into(), meta);
+            fields.insert("apiVersion".into(), SCALAR);
+            fields.insert("kind".into(), SCALAR);
             let root = builder.push(Atom::Map {
                 fields,
                 elem: Some(DEDUCED),

@@ -254,14 +254,15 @@ fn validate_at(
         }
         (Atom::Map { .. }, Value::Object(m)) => {
             for (k, child) in m {
-                path.push(PathElement::Field(k.clone()));
-                validate_at(schema, schema.field_type(ty, k), child, path, errors);
+                let (pe, child_ty) = schema.member(ty, k);
+                path.push(pe);
+                validate_at(schema, child_ty, child, path, errors);
                 path.pop();
             }
         }
         (Atom::Deduced, Value::Object(m)) => {
             for (k, child) in m {
-                path.push(PathElement::Field(k.clone()));
+                path.push(PathElement::Field(k.as_str().into()));
                 validate_at(schema, DEDUCED, child, path, errors);
                 path.pop();
             }
@@ -318,8 +319,9 @@ fn field_set_at(schema: &TypeSchema, ty: TypeId, v: &Value, path: &mut Path, out
                 return;
             };
             for (k, child) in m {
-                path.push(PathElement::Field(k.clone()));
-                field_set_at(schema, schema.field_type(ty, k), child, path, out);
+                let (pe, child_ty) = schema.member(ty, k);
+                path.push(pe);
+                field_set_at(schema, child_ty, child, path, out);
                 let empty = child.is_null() || child.as_object().is_some_and(Map::is_empty);
                 if empty || !schema.is_struct_field(ty, k) {
                     out.insert(path);
@@ -383,15 +385,9 @@ pub fn compare_without_managed_fields(
         if both_equal(lv, rv) {
             continue;
         }
-        path.push(PathElement::Field(k.clone()));
-        compare_unequal(
-            schema,
-            schema.field_type(map_ty, k),
-            lv,
-            rv,
-            &mut path,
-            &mut c,
-        );
+        let (pe, child_ty) = schema.member(map_ty, k);
+        path.push(pe);
+        compare_unequal(schema, child_ty, lv, rv, &mut path, &mut c);
         path.pop();
     }
     c
@@ -530,8 +526,9 @@ fn compare_unequal(
                     if both_equal(lv, rv) {
                         continue;
                     }
-                    path.push(PathElement::Field(k.clone()));
-                    compare_unequal(schema, schema.field_type(ty, k), lv, rv, path, c);
+                    let (pe, child_ty) = schema.member(ty, k);
+                    path.push(pe);
+                    compare_unequal(schema, child_ty, lv, rv, path, c);
                     path.pop();
                 }
                 false
@@ -586,8 +583,8 @@ fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) 
                 return out;
             }
             for (k, value) in v.and_then(Value::as_object).into_iter().flatten() {
-                let pe = PathElement::Field(k.clone());
-                out.set_child(pe.clone(), one_side(schema.field_type(ty, k), value));
+                let (pe, child_ty) = schema.member(ty, k);
+                out.set_child(pe.clone(), one_side(child_ty, value));
                 out.insert_member(pe);
             }
         }
@@ -680,8 +677,9 @@ fn merge_at(
             let rm = r.and_then(Value::as_object);
             let mut out = Map::new();
             for (k, lv, rv) in members_of_both(lm, rm) {
-                path.push(PathElement::Field(k.clone()));
-                let merged = merge_at(schema, schema.field_type(ty, k), lv, rv, path)?;
+                let (pe, child_ty) = schema.member(ty, k);
+                path.push(pe);
+                let merged = merge_at(schema, child_ty, lv, rv, path)?;
                 path.pop();
                 if let Some(v) = merged {
                     out.insert(k.clone(), v);
@@ -843,13 +841,13 @@ fn remove_at(schema: &TypeSchema, ty: TypeId, v: &Value, set: &Set) -> Option<Va
             }
             let mut out = Map::new();
             for (k, child) in m {
-                let pe = PathElement::Field(k.clone());
+                let (pe, child_ty) = schema.member(ty, k);
                 if set.has(std::slice::from_ref(&pe)) {
                     continue;
                 }
                 match set.with_prefix(&pe) {
                     Some(sub) => {
-                        if let Some(c) = remove_at(schema, schema.field_type(ty, k), child, sub) {
+                        if let Some(c) = remove_at(schema, child_ty, child, sub) {
                             out.insert(k.clone(), c);
                         }
                     }
