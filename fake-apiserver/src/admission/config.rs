@@ -9,7 +9,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::http::server::Shared;
-use crate::store::resource_key;
 
 /// The API group of the webhook configurations.
 pub(crate) const GROUP: &str = "admissionregistration.k8s.io";
@@ -102,8 +101,8 @@ impl Webhooks {
     /// Reads the configurations from the store.
     pub fn load(shared: &Shared) -> Self {
         Self {
-            mutating: read(shared, "mutatingwebhookconfigurations"),
-            validating: read(shared, "validatingwebhookconfigurations"),
+            mutating: read(shared, MUTATING_KEY),
+            validating: read(shared, VALIDATING_KEY),
         }
     }
 
@@ -113,14 +112,19 @@ impl Webhooks {
     }
 }
 
-fn read(shared: &Shared, plural: &str) -> Vec<Webhook> {
-    let key = resource_key(GROUP, plural);
-    if shared.store.count(&key) == 0 {
+/// The store's keys of the two configuration kinds (`store::resource_key` of [`GROUP`] and
+/// their plurals), written out: they are looked up on every request.
+const MUTATING_KEY: &str = "admissionregistration.k8s.io/mutatingwebhookconfigurations";
+const VALIDATING_KEY: &str = "admissionregistration.k8s.io/validatingwebhookconfigurations";
+
+/// The webhooks of the configurations stored under `key`.
+fn read(shared: &Shared, key: &str) -> Vec<Webhook> {
+    if shared.store.count(key) == 0 {
         return Vec::new();
     }
     // The snapshot is in key order, i.e. by name: the order the real server sorts them in.
     let mut out = Vec::new();
-    for (_, bytes) in shared.store.snapshot(&key, None).items {
+    for (_, bytes) in shared.store.snapshot(key, None).items {
         let Ok(config) = serde_json::from_slice::<Value>(&bytes) else {
             continue;
         };
@@ -155,4 +159,22 @@ pub(crate) fn is_exempt(group: &str, kind: &str) -> bool {
                 | "MutatingAdmissionPolicy"
                 | "MutatingAdmissionPolicyBinding"
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_configuration_keys_are_the_stores_keys_of_the_two_kinds() {
+        use crate::store::resource_key;
+        assert_eq!(
+            MUTATING_KEY,
+            resource_key(GROUP, "mutatingwebhookconfigurations")
+        );
+        assert_eq!(
+            VALIDATING_KEY,
+            resource_key(GROUP, "validatingwebhookconfigurations")
+        );
+    }
 }
