@@ -557,7 +557,7 @@ fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) 
             below(schema, child_ty, None, Some(value))
         }
     };
-    let mut out = Set::default();
+    let out = Set::default();
     match shape_of_pair(schema, ty, l, r) {
         Shape::Leaf => {}
         Shape::List { elem, kind } => {
@@ -582,11 +582,20 @@ fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) 
             if atomic || is_empty_container(v) {
                 return out;
             }
-            for (k, value) in v.and_then(Value::as_object).into_iter().flatten() {
+            // Every member (in key order, allocated once at its size) and a child for each that
+            // has something below it (most struct fields are leaves: grown as needed).
+            let map = v.and_then(Value::as_object);
+            let mut members = Vec::with_capacity(map.map_or(0, Map::len));
+            let mut children = Vec::new();
+            for (k, value) in map.into_iter().flatten() {
                 let (pe, child_ty) = schema.member(ty, k);
-                out.set_child(pe.clone(), one_side(child_ty, value));
-                out.insert_member(pe);
+                let child = one_side(child_ty, value);
+                if !child.is_empty() {
+                    children.push((pe.clone(), child));
+                }
+                members.push(pe);
             }
+            return Set::from_parts(members, children);
         }
     }
     out
