@@ -1558,7 +1558,6 @@ pub(crate) fn create_object(
     // 409 is the answer (as a server without the retry gives it).
     let attempts = if explicit_name.is_empty() { 8 } else { 1 };
     let key = resource_key(&info.group, &info.plural);
-    let mut last_error = None;
     for attempt in 1..=attempts {
         let generated = explicit_name.is_empty().then(|| {
             let prefix: String = generate_name
@@ -1567,11 +1566,10 @@ pub(crate) fn create_object(
                 .collect();
             format!("{prefix}{}", server.shared.random_suffix(5))
         });
-        if let Some(taken) = generated
+        if generated
             .as_deref()
-            .filter(|name| attempt < attempts && server.shared.store.contains(&key, &ns, name))
+            .is_some_and(|name| attempt < attempts && server.shared.store.contains(&key, &ns, name))
         {
-            last_error = Some(ApiError::already_exists(&info.group, &info.plural, taken));
             continue;
         }
         let mut candidate = std::mem::take(&mut object);
@@ -1676,7 +1674,8 @@ pub(crate) fn create_object(
         }
         return Ok((outcome, ctx.warnings.take()));
     }
-    Err(last_error.unwrap_or_else(|| ApiError::internal("could not generate a unique name")))
+    // Not reached: the last attempt is never skipped.
+    Err(ApiError::internal("could not generate a unique name"))
 }
 
 /// A namespaced create needs its namespace to exist and not be terminating.
