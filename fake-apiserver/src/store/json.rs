@@ -47,43 +47,30 @@ fn parse(bytes: &[u8]) -> Option<Value> {
 /// backslash or a control character (`None`: there is none; also the bytes a JSON writer
 /// escapes, see `json_writer`). Eight bytes at a time: each word is
 /// tested for the three at once (the lowest flagged byte of each test is exact, so the lowest of
-/// all is the first special byte). The bytes left over are tested as the last eight bytes of the
-/// input (those before them are known plain), or one by one when the input is shorter.
+/// all is the first special byte), then the bytes left over one by one.
 pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
-    let flagged = |chunk: &[u8]| {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        zero_byte(w ^ (ONES * u64::from(b'"')))
-            | zero_byte(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
-    };
     let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
     for chunk in &mut chunks {
-        let found = flagged(chunk);
-        if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let flagged = zero_byte(w ^ (ONES * u64::from(b'"')))
+            | zero_byte(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS);
+        if flagged != 0 {
+            return Some(at + (flagged.trailing_zeros() / 8) as usize);
         }
         at += 8;
-    }
-    let left = chunks.remainder().len();
-    if left == 0 {
-        return None;
-    }
-    if at > 0 {
-        // The last eight bytes overlap plain ones already tested: any flag is in what was left.
-        let last = bytes.len() - 8;
-        let found = flagged(bytes.get(last..)?);
-        return (found != 0).then(|| last + (found.trailing_zeros() / 8) as usize);
     }
     chunks
         .remainder()
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|i| at + i)
 }
 
 struct Reader<'a> {
