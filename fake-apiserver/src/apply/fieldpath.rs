@@ -264,7 +264,7 @@ fn merge_members(mine: Vec<PathElement>, theirs: &[PathElement]) -> Vec<PathElem
         while let Some(t) = theirs.next_if(|t| *t < &pe) {
             out.push(t.clone());
         }
-        theirs.next_if(|t| *t == &pe);
+        theirs.next_if(|t| t.cmp(&&pe) == Ordering::Equal);
         out.push(pe);
     }
     out.extend(theirs.cloned());
@@ -283,11 +283,11 @@ impl Set {
     /// are dropped.
     pub fn from_parts(mut members: Vec<PathElement>, mut children: Vec<(PathElement, Set)>) -> Set {
         members.sort();
-        members.dedup_by(|later, kept| later == kept);
+        members.dedup_by(|later, kept| later.cmp(&kept) == Ordering::Equal);
         children.retain(|(_, child)| !child.is_empty());
         children.sort_by(|a, b| a.0.cmp(&b.0));
         children.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
+            let same = later.0.cmp(&kept.0) == Ordering::Equal;
             if same {
                 std::mem::swap(&mut later.1, &mut kept.1);
             }
@@ -452,7 +452,7 @@ impl Set {
                 while let Some((t, below)) = theirs.next_if(|(t, _)| *t < pe) {
                     out.push((t.clone(), below.clone()));
                 }
-                if let Some((_, below)) = theirs.next_if(|(t, _)| *t == pe) {
+                if let Some((_, below)) = theirs.next_if(|(t, _)| t.cmp(&pe) == Ordering::Equal) {
                     child.union_in_place(below);
                 }
                 out.push((pe, child));
@@ -772,6 +772,24 @@ mod tests {
         let u = a.union(&c);
         assert!(u.has(&[f("z")]) && u.has(&[f("a"), f("b")]));
         assert!(a.difference(&a).is_empty());
+        // Values equal in order but not in form (1 and 1.0) are one element, as in a BTreeSet,
+        // whether a level is merged (more than eight elements) or searched.
+        for count in [3, 12] {
+            let mut ones = Set::new();
+            ones.insert(&[PathElement::Value(json!(1))]);
+            let mut many = Set::new();
+            for i in 0..count {
+                let value = if i == 0 { json!(1.0) } else { json!(i + 1) };
+                many.insert(&[PathElement::Value(value)]);
+            }
+            assert_eq!(ones.union(&many).paths().len(), count);
+            assert_eq!(many.union(&ones).paths().len(), count);
+            let parts = Set::from_parts(
+                vec![PathElement::Value(json!(1)), PathElement::Value(json!(1.0))],
+                Vec::new(),
+            );
+            assert_eq!(parts.paths(), vec![vec![PathElement::Value(json!(1))]]);
+        }
     }
 
     /// Sets built in random orders, held to a model: a `BTreeSet` of whole paths, with each
