@@ -485,15 +485,19 @@ impl Set {
         Set { members, children }
     }
 
-    /// The paths of `self` that are not in `other` (a parent in `other` removes only itself,
-    /// not its children).
-    pub fn difference(&self, other: &Set) -> Set {
-        let members = self
-            .members
+    /// This level's members that are not `other`'s.
+    fn members_outside(&self, other: &Set) -> Vec<PathElement> {
+        self.members
             .iter()
             .filter(|pe| !other.has_member(pe))
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// The paths of `self` that are not in `other` (a parent in `other` removes only itself,
+    /// not its children).
+    pub fn difference(&self, other: &Set) -> Set {
+        let members = self.members_outside(other);
         let children = self
             .children
             .iter()
@@ -587,12 +591,7 @@ impl Set {
 
     /// Like [`Set::difference`], but a member of `other` also removes everything below it.
     pub fn recursive_difference(&self, other: &Set) -> Set {
-        let members = self
-            .members
-            .iter()
-            .filter(|pe| !other.has_member(pe))
-            .cloned()
-            .collect();
+        let members = self.members_outside(other);
         let children = self
             .children
             .iter()
