@@ -124,9 +124,10 @@ fn main() {
     let passes = all.iter().filter(|f| f.verdict() == "PASS").count()
         + child_lines.iter().filter(|l| l.ends_with("PASS")).count();
     println!(
-        "# {passes} PASS, {misses} MISS in {:.1} s (release: {})",
+        "# {passes} PASS, {misses} MISS in {:.1} s (release: {}, allocator: {})",
         started.elapsed().as_secs_f64(),
-        !cfg!(debug_assertions)
+        !cfg!(debug_assertions),
+        alloc_count::NAME
     );
 }
 

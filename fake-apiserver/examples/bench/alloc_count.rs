@@ -1,12 +1,27 @@
-//! Counting heap allocations: the bench's global allocator is the system one, wrapped to count
-//! the allocations (and bytes) this thread asks for, so that a figure can say how many a request
-//! costs. Unlike a rate, the count does not move with the machine's speed or load: it is the
-//! figure to watch while taking allocations out of a path.
+//! Counting heap allocations: the bench's global allocator is the one the `fake-apiserver`
+//! binary uses (mimalloc with the package's default `mimalloc` feature, the system allocator
+//! with `--no-default-features`), wrapped to count the allocations (and bytes) this thread asks
+//! for, so that a figure can say how many a request costs. Unlike a rate, the count does not move
+//! with the machine's speed or load: it is the figure to watch while taking allocations out of a
+//! path.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 
-/// [`System`], counting per thread.
+/// The allocator every call is forwarded to: the binary's.
+#[cfg(feature = "mimalloc")]
+const INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[cfg(not(feature = "mimalloc"))]
+const INNER: std::alloc::System = std::alloc::System;
+
+/// The name of the allocator the figures were measured with, for the report.
+pub const NAME: &str = if cfg!(feature = "mimalloc") {
+    "mimalloc"
+} else {
+    "system"
+};
+
+/// [`INNER`], counting per thread.
 pub struct Counting;
 
 thread_local! {
@@ -21,30 +36,30 @@ fn count(size: usize) {
     });
 }
 
-// SAFETY: every call is forwarded to `System` unchanged; counting touches only a thread-local
+// SAFETY: every call is forwarded to `INNER` unchanged; counting touches only a thread-local
 // `Cell` with a `const` initializer, which never allocates.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size());
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.alloc(layout) }
+        // SAFETY: the caller's contract is `INNER`'s.
+        unsafe { INNER.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout.size());
         // SAFETY: as `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { INNER.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size);
         // SAFETY: as `alloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { INNER.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: as `alloc`.
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { INNER.dealloc(ptr, layout) }
     }
 }
 
