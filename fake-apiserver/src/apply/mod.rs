@@ -307,8 +307,18 @@ pub fn track_update_known(
     // kind's zero value. The stored `live` object already reads that way. A built-in object
     // leaves Go-encoded whatever the outcome, as the store encodes it (a writer may tell the
     // store so: `store::Decision::encoded`).
+    //
+    // The members the write leaves as the stored object has them are neither encoded nor
+    // compared again: `live` is stored, so Go-encoded, and encoding an equal value gives it back.
+    let unchanged = unchanged_members(live, new);
+    let unchanged = |key: &str| unchanged.contains(&key);
     if !writer.info.custom {
-        crate::rules::go_encoding::encode_kind(&writer.info.group, &writer.info.kind, new);
+        crate::rules::go_encoding::encode_kind_except(
+            &writer.info.group,
+            &writer.info.kind,
+            new,
+            unchanged,
+        );
     }
     let Some(mut entries) = base_entries(writer, live, sent, known) else {
         return set_managed_fields(new, Vec::new());
@@ -321,7 +331,7 @@ pub fn track_update_known(
     }
     let schema = schema::schema_for(writer.info);
     // As `take_over` on both objects without their managedFields, without copying them.
-    let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new);
+    let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new, unchanged);
     cmp.exclude(&writer.ignored());
     // Everyone else loses what changed or went (forced: no conflicts are looked for, so this
     // cannot fail). The writer's own entry loses only what went: what it changed, it owns again
@@ -350,6 +360,22 @@ pub fn track_update_known(
         }
     }
     set_managed_fields(new, entries)
+}
+
+/// The top-level members other than `metadata` that `new` holds exactly as `live` does.
+fn unchanged_members<'a>(live: Option<&'a Value>, new: &Value) -> Vec<&'a str> {
+    let (Some(live), Some(new)) = (live.and_then(Value::as_object), new.as_object()) else {
+        return Vec::new();
+    };
+    live.iter()
+        .filter(|(key, value)| {
+            key.as_str() != "metadata"
+                && new
+                    .get(key.as_str())
+                    .is_some_and(|sent| crate::store::value_eq::equal(value, sent))
+        })
+        .map(|(key, _)| key.as_str())
+        .collect()
 }
 
 /// What an apply produced.
@@ -575,8 +601,13 @@ mod tests {
             &without_managed_fields(live.as_ref()),
             &without_managed_fields(Some(&new)),
         );
-        let actual =
-            typed::compare_without_managed_fields(&schema, schema.root, live.as_ref(), &new);
+        let actual = typed::compare_without_managed_fields(
+            &schema,
+            schema.root,
+            live.as_ref(),
+            &new,
+            |_| false,
+        );
         assert_eq!(actual, expected);
     }
 
@@ -682,6 +713,52 @@ mod tests {
         assert!(entries(&unlabel)
             .iter()
             .all(|(m, _, _)| m != "kubectl-label"));
+    }
+
+    /// A write that leaves a member of the stored pod as it was neither re-encodes nor compares
+    /// it; a member it changes is still Go-encoded (its empty `omitempty` map dropped) and owned.
+    #[test]
+    fn unchanged_members_are_kept_and_changed_ones_encoded_and_owned() {
+        let pods = info("pods");
+        let mut live = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "d"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            "status": {"phase": "Running"}
+        });
+        track_update(&writer(&pods, "create", "t1"), None, &mut live);
+        // Only an annotation: spec and status stay the stored ones, nobody gains them.
+        let mut annotated = live.clone();
+        annotated["metadata"]["annotations"] = json!({"a": "1"});
+        track_update(
+            &writer(&pods, "annotate", "t2"),
+            Some(&live),
+            &mut annotated,
+        );
+        assert_eq!(annotated["spec"], live["spec"]);
+        assert_eq!(annotated["status"], live["status"]);
+        let owned = |object: &Value, manager: &str| {
+            entries(object)
+                .into_iter()
+                .find(|(m, _, _)| m == manager)
+                .map(|(_, _, fields)| fields)
+        };
+        assert_eq!(
+            owned(&annotated, "annotate"),
+            Some(json!({"f:metadata": {"f:annotations": {".": {}, "f:a": {}}}}))
+        );
+        // The spec changes, with an empty map Go leaves out: encoded, and the change owned.
+        let mut edited = annotated.clone();
+        edited["spec"]["containers"][0]["image"] = json!("nginx:2");
+        edited["spec"]["nodeSelector"] = json!({});
+        track_update(&writer(&pods, "edit", "t3"), Some(&annotated), &mut edited);
+        assert_eq!(edited["spec"].get("nodeSelector"), None);
+        assert_eq!(edited["spec"]["containers"][0]["image"], "nginx:2");
+        assert_eq!(edited["status"], live["status"]);
+        assert_eq!(
+            owned(&edited, "edit"),
+            Some(json!({"f:spec": {"f:containers": {"k:{\"name\":\"c\"}": {"f:image": {}}}}}))
+        );
     }
 
     /// One write of `manager` at `now` from `live` to `new`, tracked with the sets kept from the

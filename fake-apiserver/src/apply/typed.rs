@@ -341,11 +341,13 @@ pub fn compare(schema: &TypeSchema, ty: TypeId, lhs: &Value, rhs: &Value) -> Com
 
 /// [`compare`] of two objects as if neither had `metadata.managedFields` (`lhs` absent: `{}`),
 /// without copying them: only a `metadata` that holds `managedFields` is copied, without it.
+/// `known_equal` selects top-level members the caller found equal on both sides already.
 pub fn compare_without_managed_fields(
     schema: &TypeSchema,
     ty: TypeId,
     lhs: Option<&Value>,
     rhs: &Value,
+    known_equal: impl Fn(&str) -> bool,
 ) -> Comparison {
     let empty = Value::Object(Map::new());
     let lhs = lhs.unwrap_or(&empty);
@@ -382,7 +384,7 @@ pub fn compare_without_managed_fields(
         } else {
             (lv, rv)
         };
-        if both_equal(lv, rv) {
+        if known_equal(k) || both_equal(lv, rv) {
             continue;
         }
         let (pe, child_ty) = schema.member(map_ty, k);

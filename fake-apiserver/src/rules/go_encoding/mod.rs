@@ -156,12 +156,23 @@ fn root_of(group: &str, kind: &str) -> Option<&'static Struct> {
 /// [`encode_stored`] stores (`omitempty` fields that are empty gone, other fields written with
 /// their zero values). Objects of kinds the tables do not have are left alone.
 pub fn encode_kind(group: &str, kind: &str, object: &mut Value) {
+    encode_kind_except(group, kind, object, |_| false);
+}
+
+/// [`encode_kind`], leaving the top-level members `encoded` selects as they are: the caller
+/// knows them encoded already (equal to a stored object's, which is: encoding is idempotent).
+pub fn encode_kind_except(
+    group: &str,
+    kind: &str,
+    object: &mut Value,
+    encoded: impl Fn(&str) -> bool,
+) {
     let Some(root) = root_of(group, kind) else {
         return;
     };
     convert_decoded(group, kind, object);
     if let Value::Object(map) = object {
-        encode_struct(root, map);
+        encode_struct_except(root, map, encoded);
     }
 }
 
@@ -259,6 +270,16 @@ fn encode(group: &str, kind: &str, object: &mut Value) {
 /// by name (a `serde_json::Map` iterates in key order), so each key meets its field in order; the
 /// few changes to the key set (drops, zero values) are made after the pass.
 fn encode_struct(shape: &Struct, object: &mut Map<String, Value>) {
+    encode_struct_except(shape, object, |_| false);
+}
+
+/// [`encode_struct`], keeping the members `encoded` selects as they are (present, encoded).
+#[inline]
+fn encode_struct_except(
+    shape: &Struct,
+    object: &mut Map<String, Value>,
+    encoded: impl Fn(&str) -> bool,
+) {
     let mut fields = shape.fields.iter().peekable();
     let mut dropped: Vec<&'static str> = Vec::new();
     let mut missing: Vec<&'static Field> = Vec::new();
@@ -269,7 +290,7 @@ fn encode_struct(shape: &Struct, object: &mut Map<String, Value>) {
             }
         }
         if let Some(field) = fields.next_if(|f| f.json == key.as_str()) {
-            if !encode_present(field, value) {
+            if !encoded(key) && !encode_present(field, value) {
                 dropped.push(field.json);
             }
         }
