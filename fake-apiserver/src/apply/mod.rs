@@ -284,16 +284,18 @@ fn base_entries(
 /// Records a create, update or non-apply patch in `new`'s `managedFields` (`live` is the stored
 /// object, `None` on create).
 pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) {
-    track_update_known(writer, live, None, new);
+    track_update_known(writer, live, None, None, new);
 }
 
 /// [`track_update`] given the decoded sets of `live`'s `managedFields` when they were kept
-/// (see [`managed::Decoded`]); returns those of the `managedFields` written into `new`, which
-/// it leaves Go-encoded when its kind is built in (`rules::go_encoding::encode_kind`).
+/// (see [`managed::Decoded`]) and, when the caller has them, `live`'s [`unchanged_members`]
+/// in `new`; returns the sets of the `managedFields` written into `new`, which it leaves
+/// Go-encoded when its kind is built in (`rules::go_encoding::encode_kind`).
 pub fn track_update_known(
     writer: &Writer<'_>,
     live: Option<&Value>,
     known: Option<&managed::Decoded>,
+    unchanged: Option<&[&str]>,
     new: &mut Value,
 ) -> Option<managed::Decoded> {
     let sent = new
@@ -310,7 +312,14 @@ pub fn track_update_known(
     //
     // The members the write leaves as the stored object has them are neither encoded nor
     // compared again: `live` is stored, so Go-encoded, and encoding an equal value gives it back.
-    let unchanged = unchanged_members(live, new);
+    let found;
+    let unchanged = match unchanged {
+        Some(unchanged) => unchanged,
+        None => {
+            found = unchanged_members(live, new);
+            &found[..]
+        }
+    };
     let unchanged = |key: &str| unchanged.contains(&key);
     if !writer.info.custom {
         crate::rules::go_encoding::encode_kind_except(
@@ -363,7 +372,7 @@ pub fn track_update_known(
 }
 
 /// The top-level members other than `metadata` that `new` holds exactly as `live` does.
-fn unchanged_members<'a>(live: Option<&'a Value>, new: &Value) -> Vec<&'a str> {
+pub fn unchanged_members<'a>(live: Option<&'a Value>, new: &Value) -> Vec<&'a str> {
     let (Some(live), Some(new)) = (live.and_then(Value::as_object), new.as_object()) else {
         return Vec::new();
     };
@@ -774,7 +783,13 @@ mod tests {
         let mut plain = new.clone();
         track_update(&writer(&cms, manager, now), Some(live), &mut plain);
         let mut kept = new.clone();
-        let decoded = track_update_known(&writer(&cms, manager, now), Some(live), known, &mut kept);
+        let decoded = track_update_known(
+            &writer(&cms, manager, now),
+            Some(live),
+            known,
+            None,
+            &mut kept,
+        );
         assert_eq!(kept, plain, "{manager} at {now}");
         (kept, decoded)
     }
@@ -783,7 +798,13 @@ mod tests {
     fn kept_sets_give_what_decoding_gives() {
         let cms = info("configmaps");
         let mut created = cm(json!({"a": "1", "b": "1"}));
-        let decoded = track_update_known(&writer(&cms, "create", "t1"), None, None, &mut created);
+        let decoded = track_update_known(
+            &writer(&cms, "create", "t1"),
+            None,
+            None,
+            None,
+            &mut created,
+        );
         assert_eq!(decoded.as_ref().map(managed::Decoded::len), Some(1));
         // A client sends back what it read with one change; another sends no managedFields.
         let mut edited = created.clone();

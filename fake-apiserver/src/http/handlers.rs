@@ -1519,7 +1519,8 @@ pub(crate) fn create_object(
     // fields are computed after them, below.
     let mut tracked_early = (!ctx.applied && !info.custom).then(|| {
         let mut tracked = object.clone();
-        let written = crate::apply::track_update_known(&ctx.writer(None), None, None, &mut tracked);
+        let written =
+            crate::apply::track_update_known(&ctx.writer(None), None, None, None, &mut tracked);
         let managed = tracked["metadata"]
             .as_object_mut()
             .and_then(|meta| meta.remove("managedFields"));
@@ -1626,8 +1627,13 @@ pub(crate) fn create_object(
                 ctx.memos.set_written(written.take());
             }
             None if !ctx.applied => {
-                let written =
-                    crate::apply::track_update_known(&ctx.writer(None), None, None, &mut candidate);
+                let written = crate::apply::track_update_known(
+                    &ctx.writer(None),
+                    None,
+                    None,
+                    None,
+                    &mut candidate,
+                );
                 ctx.memos.set_written(written);
             }
             None => {}

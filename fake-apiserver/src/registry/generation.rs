@@ -86,6 +86,23 @@ pub fn spec_differs_as_json(info: &ResourceInfo, old: &Value, new: &Value) -> bo
     }
 }
 
+/// [`spec_differs_as_json`] given the top-level members `new` holds exactly as `old` does
+/// (`crate::apply::unchanged_members`): the spec differs when a spec key of either is not one.
+pub fn spec_differs_given(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &Value,
+    unchanged: &[&str],
+) -> bool {
+    match (old.as_object(), new.as_object()) {
+        (Some(old), Some(new)) => old
+            .keys()
+            .chain(new.keys())
+            .any(|k| is_spec_key(info, k) && !unchanged.contains(&k.as_str())),
+        _ => spec_differs_as_json(info, old, new),
+    }
+}
+
 /// Whether the update from `old` to `new` starts a new generation for the kind's strategy.
 /// `spec_differs`: what [`spec_differs_as_json`] found for them.
 pub fn bumps(info: &ResourceInfo, old: &Value, new: &Value, spec_differs: bool) -> bool {
@@ -125,6 +142,29 @@ mod tests {
     use serde_json::json;
 
     use crate::resource::builtin_info as info;
+
+    /// Given the members found unchanged, the spec test answers as the full comparison does.
+    #[rstest]
+    #[case::same(json!({"spec": {"a": 1}, "status": {"x": 1}}), json!({"spec": {"a": 1}, "status": {"x": 2}}))]
+    #[case::changed(json!({"spec": {"a": 1}}), json!({"spec": {"a": 2}}))]
+    #[case::added(json!({"spec": {"a": 1}}), json!({"spec": {"a": 1}, "extra": true}))]
+    #[case::removed(json!({"spec": {"a": 1}, "extra": true}), json!({"spec": {"a": 1}}))]
+    #[case::only_metadata(json!({"metadata": {"name": "a"}}), json!({"metadata": {"name": "b"}}))]
+    #[case::not_objects(json!([1]), json!([2]))]
+    fn spec_differs_given_unchanged_members_is_spec_differs_as_json(
+        #[case] old: Value,
+        #[case] new: Value,
+    ) {
+        for kind in ["Pod", "ConfigMap"] {
+            let info = info("", kind);
+            let unchanged = crate::apply::unchanged_members(Some(&old), &new);
+            assert_eq!(
+                spec_differs_given(&info, &old, &new, &unchanged),
+                spec_differs_as_json(&info, &old, &new),
+                "{kind}: {old} -> {new}"
+            );
+        }
+    }
 
     #[rstest]
     #[case::empty_list_is_no_list("apps", "Deployment", json!({"spec": {"template": {"spec": {"tolerations": []}}}}), false)]

@@ -650,7 +650,10 @@ pub fn prepare_update(
     // stored pod's spec holds for this one. Nothing after this point changes more than the
     // metadata.
     let pod = info.is_builtin("", "Pod");
-    let spec_differs = generation::spec_differs_as_json(info, current, &next);
+    // The top-level members the write leaves as they are: found once, for the spec test here,
+    // the field manager and the no-op test below.
+    let unchanged = crate::apply::unchanged_members(Some(current), &next);
+    let spec_differs = generation::spec_differs_given(info, current, &next, &unchanged);
     let pod_spec_valid = pod && !spec_differs && ctx.memos.stored_pod_spec_valid();
     crate::rules::validate_update(info, current, &next, rules_target, pod_spec_valid)?;
     // What a later write may take as known of this version's spec: it passed the checks of a
@@ -697,6 +700,7 @@ pub fn prepare_update(
                 &ctx.writer(subresource),
                 Some(current),
                 stored.as_deref(),
+                Some(&unchanged),
                 &mut next,
             );
             ctx.memos.set_written(written);
@@ -706,7 +710,7 @@ pub fn prepare_update(
             ctx.memos.set_written_encoded(!info.custom);
         }
     }
-    if content_equal(info, current, &next, spec_differs) {
+    if content_equal(info, current, &next, spec_differs, &unchanged) {
         return Ok(Mutation::Unchanged(current.clone()));
     }
 
@@ -735,8 +739,17 @@ fn deletion_complete(info: &ResourceInfo, obj: &Value) -> bool {
 }
 
 /// Whether two versions of an object differ outside `resourceVersion`. `spec_differs` is what
-/// [`generation::spec_differs_as_json`] found for them: those keys need no second comparison.
-fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_differs: bool) -> bool {
+/// [`generation::spec_differs_as_json`] found for them: those keys need no second comparison;
+/// nor do the members `unchanged` lists (found equal before the field manager encoded `b`:
+/// encoding left them as they were). A member found unequal then is compared again, as
+/// encoding may have made it equal.
+fn content_equal(
+    info: &ResourceInfo,
+    a: &Value,
+    b: &Value,
+    spec_differs: bool,
+    unchanged: &[&str],
+) -> bool {
     if spec_differs {
         return false;
     }
@@ -748,7 +761,12 @@ fn content_equal(info: &ResourceInfo, a: &Value, b: &Value, spec_differs: bool) 
         _ => equal(x, y),
     };
     let compared = |k: &str| k != "metadata" && !generation::is_spec_key(info, k);
-    maps_equal_where(a, b, compared)
+    let known_equal = |m: &serde_json::Map<String, Value>| {
+        m.keys()
+            .filter(|k| compared(k))
+            .all(|k| unchanged.contains(&k.as_str()))
+    };
+    ((known_equal(a) && known_equal(b)) || maps_equal_where(a, b, compared))
         && match (a.get("metadata"), b.get("metadata")) {
             (Some(x), Some(y)) => same_meta(x, y),
             (x, y) => x == y,
