@@ -255,12 +255,16 @@ fn base_entries(
     writer: &Writer<'_>,
     live: Option<&Value>,
     sent: Option<Value>,
-    known: Option<&managed::Decoded>,
+    known: Option<(&managed::Decoded, bool)>,
 ) -> Option<Vec<Entry>> {
     let stored = live.and_then(|l| l.pointer("/metadata/managedFields"));
     let known = known
         .zip(stored)
-        .map(|(decoded, list)| managed::Known { list, decoded });
+        .map(|((decoded, exact), list)| managed::Known {
+            list,
+            decoded,
+            exact,
+        });
     if writer.subresource.is_none() {
         if let Some(sent) = sent {
             if let Ok(entries) = managed::decode_known(sent, known) {
@@ -288,13 +292,14 @@ pub fn track_update(writer: &Writer<'_>, live: Option<&Value>, new: &mut Value) 
 }
 
 /// [`track_update`] given the decoded sets of `live`'s `managedFields` when they were kept
-/// (see [`managed::Decoded`]) and, when the caller has them, `live`'s [`unchanged_members`]
+/// (see [`managed::Decoded`]; with whether they are known to be exactly those of `live`'s
+/// list, see [`managed::Known::exact`]) and, when the caller has them, `live`'s [`unchanged_members`]
 /// in `new`; returns the sets of the `managedFields` written into `new`, which it leaves
 /// Go-encoded when its kind is built in (`rules::go_encoding::encode_kind`).
 pub fn track_update_known(
     writer: &Writer<'_>,
     live: Option<&Value>,
-    known: Option<&managed::Decoded>,
+    known: Option<(&managed::Decoded, bool)>,
     unchanged: Option<&[&str]>,
     new: &mut Value,
 ) -> Option<managed::Decoded> {
@@ -772,26 +777,32 @@ mod tests {
 
     /// One write of `manager` at `now` from `live` to `new`, tracked with the sets kept from the
     /// previous write (`known`) and without: both give the same object; returns it and its sets.
+    /// `exact`: `known` was kept for `live` itself (the sets are also taken unchecked, see
+    /// [`managed::Known::exact`]; debug builds assert that they match).
     fn tracked_both_ways(
         manager: &str,
         now: &str,
         live: &Value,
         new: &Value,
         known: Option<&managed::Decoded>,
+        exact: bool,
     ) -> (Value, Option<managed::Decoded>) {
         let cms = info("configmaps");
         let mut plain = new.clone();
         track_update(&writer(&cms, manager, now), Some(live), &mut plain);
-        let mut kept = new.clone();
-        let decoded = track_update_known(
-            &writer(&cms, manager, now),
-            Some(live),
-            known,
-            None,
-            &mut kept,
-        );
-        assert_eq!(kept, plain, "{manager} at {now}");
-        (kept, decoded)
+        let mut decoded = None;
+        for exact in [false, exact] {
+            let mut kept = new.clone();
+            decoded = track_update_known(
+                &writer(&cms, manager, now),
+                Some(live),
+                known.map(|k| (k, exact)),
+                None,
+                &mut kept,
+            );
+            assert_eq!(kept, plain, "{manager} at {now}, exact: {exact}");
+        }
+        (plain, decoded)
     }
 
     #[test]
@@ -810,7 +821,7 @@ mod tests {
         let mut edited = created.clone();
         edited["data"]["a"] = json!("2");
         let (edited, decoded) =
-            tracked_both_ways("edit", "t2", &created, &edited, decoded.as_ref());
+            tracked_both_ways("edit", "t2", &created, &edited, decoded.as_ref(), true);
         assert_eq!(entries(&edited).len(), 2);
         let mut bare = edited.clone();
         bare["data"]["b"] = json!("3");
@@ -818,7 +829,8 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("managedFields");
-        let (bare, decoded) = tracked_both_ways("edit", "t3", &edited, &bare, decoded.as_ref());
+        let (bare, decoded) =
+            tracked_both_ways("edit", "t3", &edited, &bare, decoded.as_ref(), true);
         assert_eq!(
             entries(&bare)[1].2,
             json!({"f:data": {"f:a": {}, "f:b": {}}})
@@ -827,23 +839,45 @@ mod tests {
         let mut forged = bare.clone();
         forged["metadata"]["managedFields"][0]["fieldsV1"] = json!({"f:data": {"f:z": {}}});
         forged["data"]["c"] = json!("1");
-        let (forged, _) = tracked_both_ways("edit", "t4", &bare, &forged, decoded.as_ref());
+        let (forged, _) = tracked_both_ways("edit", "t4", &bare, &forged, decoded.as_ref(), true);
         assert_eq!(entries(&forged)[0].2, json!({"f:data": {"f:z": {}}}));
         // The writer changes a field it owns again: it keeps it, with the new time.
         let mut again = forged.clone();
         again["data"]["c"] = json!("2");
-        let (again, _) = tracked_both_ways("edit", "t6", &forged, &again, None);
+        let (again, _) = tracked_both_ways("edit", "t6", &forged, &again, None, true);
         let own = &again["metadata"]["managedFields"][1];
         assert_eq!(own["time"], "t6");
         assert_eq!(
             own["fieldsV1"],
             json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}})
         );
-        // Sets kept for another version of the object are not taken for this one.
+        // Sets kept for another version of the object are not taken for this one (unless
+        // said to be exact, which debug builds refuse: see the next test).
         let stale = decoded.as_ref();
         let mut again = created.clone();
         again["data"]["b"] = json!("9");
-        tracked_both_ways("edit", "t5", &created, &again, stale);
+        tracked_both_ways("edit", "t5", &created, &again, stale, false);
+    }
+
+    /// Sets said to be exact for a list they were not encoded to are a bug in the caller, which
+    /// debug builds (every test run) catch where the sets are taken.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "managedFields said to be exact differ from their sets")]
+    fn sets_wrongly_said_to_be_exact_are_caught_in_debug_builds() {
+        let cms = info("configmaps");
+        let mut created = cm(json!({"a": "1"}));
+        let decoded = track_update_known(
+            &writer(&cms, "create", "t1"),
+            None,
+            None,
+            None,
+            &mut created,
+        );
+        let mut other = created.clone();
+        other["metadata"]["managedFields"][0]["fieldsV1"] = json!({"f:data": {"f:z": {}}});
+        let sent = other.clone();
+        tracked_both_ways("edit", "t2", &other, &sent, decoded.as_ref(), true);
     }
 
     #[test]

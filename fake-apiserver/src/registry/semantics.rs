@@ -41,6 +41,10 @@ pub struct WriteContext<'a> {
 pub struct VersionMemo {
     /// The decoded field sets of its `managedFields` ([`crate::apply::managed::Decoded`]).
     pub managed: Option<Arc<crate::apply::managed::Decoded>>,
+    /// The stored `managedFields` are exactly those the sets were encoded to: the field
+    /// manager's object was stored as it left it ([`crate::store::Decision::encoded`]), so a
+    /// later write need not check the sets against the stored list.
+    pub managed_exact: bool,
     /// For a pod: its spec passed `ValidatePodSpec` and the pod-only spec checks for its name
     /// (set when a create or spec write passed validation, carried over by writes that leave the
     /// spec as it was). Validation is a function of the spec and the name alone, so an update
@@ -71,12 +75,13 @@ impl VersionMemos {
             .and_then(|d| d.downcast::<VersionMemo>().ok());
     }
 
-    /// The stored version's decoded managed field sets, when kept.
-    pub fn stored_managed(&self) -> Option<Arc<crate::apply::managed::Decoded>> {
+    /// The stored version's decoded managed field sets, when kept, and whether they are exact
+    /// ([`VersionMemo::managed_exact`]).
+    pub fn stored_managed(&self) -> Option<(Arc<crate::apply::managed::Decoded>, bool)> {
         self.stored
             .borrow()
             .as_ref()
-            .and_then(|m| m.managed.clone())
+            .and_then(|m| Some((m.managed.clone()?, m.managed_exact)))
     }
 
     /// Whether the stored version's pod spec is known valid.
@@ -87,10 +92,12 @@ impl VersionMemos {
             .is_some_and(|m| m.pod_spec_valid)
     }
 
-    /// What the store is to keep with the written version (nothing when nothing was derived).
-    pub fn take_written(&self) -> Option<crate::store::Derived> {
+    /// What the store is to keep with the written version (nothing when nothing was derived);
+    /// `encoded`: the written object is the field manager's, as it left it.
+    fn take_written(&self, encoded: bool) -> Option<crate::store::Derived> {
         let memo = VersionMemo {
             managed: self.written.borrow_mut().take(),
+            managed_exact: encoded,
             pod_spec_valid: self.written_pod_spec_valid.replace(false),
         };
         (memo.managed.is_some() || memo.pod_spec_valid)
@@ -106,10 +113,11 @@ impl VersionMemos {
     /// What the store is to be told of the written object: what was derived from it, and
     /// whether it is encoded already (both reset for the next write).
     pub fn take_decision(&self, mutation: crate::store::Mutation) -> crate::store::Decision {
+        let encoded = self.written_encoded.replace(false);
         crate::store::Decision {
             mutation,
-            derived: self.take_written(),
-            encoded: self.written_encoded.replace(false),
+            derived: self.take_written(encoded),
+            encoded,
         }
     }
 
@@ -699,7 +707,7 @@ pub fn prepare_update(
             let written = crate::apply::track_update_known(
                 &ctx.writer(subresource),
                 Some(current),
-                stored.as_deref(),
+                stored.as_ref().map(|(sets, exact)| (&**sets, *exact)),
                 Some(&unchanged),
                 &mut next,
             );
