@@ -12,7 +12,7 @@
 //! `serde_json` itself. `writes_what_serde_json_writes` and the reader's generated documents (`store::json`) compare
 //! the two.
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
 use super::json::special_byte;
 
@@ -51,6 +51,33 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
             out.push(b'}');
         }
     }
+}
+
+/// Appends the object `map` as [`write`] does, recording in `spans` where each member's value
+/// sits in `out` (start and end, in the map's order). A member whose text `reused` gives is
+/// copied from it instead of being written: the caller vouches that it is what [`write`] would
+/// write for that member's value.
+pub fn write_object<'a>(
+    map: &Map<String, Value>,
+    out: &mut Vec<u8>,
+    reused: impl Fn(&str) -> Option<&'a [u8]>,
+    spans: &mut Vec<(usize, usize)>,
+) {
+    out.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(key, out);
+        out.push(b':');
+        let start = out.len();
+        match reused(key) {
+            Some(text) => out.extend_from_slice(text),
+            None => write(value, out),
+        }
+        spans.push((start, out.len()));
+    }
+    out.push(b'}');
 }
 
 /// `value` as compact JSON text (the tests compare it with `serde_json::to_vec`).
@@ -144,6 +171,31 @@ mod tests {
     #[case::unicode(json!({"żółw": "🐢 \u{2028}\u{2029} é"}))]
     fn writes_what_serde_json_writes(#[case] value: Value) {
         same_as_serde_json(&value);
+    }
+
+    /// An object written member by member is what [`write`] writes; the spans find each
+    /// member's text, and a member taken from elsewhere is copied as it is.
+    #[test]
+    fn an_object_written_by_members_records_their_spans_and_copies_reused_ones() {
+        let value = json!({"b": {"x": [1, "two"]}, "a": "s\"q", "c": null, "d": {}});
+        let map = value.as_object().unwrap();
+        let (mut out, mut spans) = (Vec::new(), Vec::new());
+        write_object(map, &mut out, |_| None, &mut spans);
+        assert_eq!(out, to_vec(&value, 0));
+        assert_eq!(spans.len(), map.len());
+        for ((_, member), (start, end)) in map.iter().zip(&spans) {
+            assert_eq!(&out[*start..*end], &to_vec(member, 0)[..]);
+        }
+        let (mut copied, mut again) = (Vec::new(), Vec::new());
+        let reused = |key: &str| (key == "b").then_some(&b"[\"kept\"]"[..]);
+        write_object(map, &mut copied, reused, &mut again);
+        assert_eq!(
+            String::from_utf8(copied).unwrap(),
+            r#"{"a":"s\"q","b":["kept"],"c":null,"d":{}}"#
+        );
+        let (mut empty, mut none) = (Vec::new(), Vec::new());
+        write_object(&Map::new(), &mut empty, |_| None, &mut none);
+        assert_eq!((&empty[..], none.len()), (&b"{}"[..], 0));
     }
 
     #[test]

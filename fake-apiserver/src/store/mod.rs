@@ -125,6 +125,11 @@ pub struct Decision {
     /// [`Store::with_encoder`]) and nothing changed it since: the store does not encode it
     /// again. Debug builds encode a copy anyway and check that it reads the same.
     pub encoded: bool,
+    /// Top-level members of an [`Decision::encoded`] `Put`'s object that hold exactly what the
+    /// current version (the one the closure was given) holds: their stored text is copied
+    /// rather than written again, when the store recorded where it sits. Debug builds check
+    /// that the bytes are what writing the whole object gives.
+    pub unchanged: Vec<String>,
 }
 
 impl Decision {
@@ -134,6 +139,7 @@ impl Decision {
             mutation,
             derived: None,
             encoded: false,
+            unchanged: Vec::new(),
         }
     }
 }
@@ -282,22 +288,36 @@ fn move_in_index<T: PartialEq, K: Ord, E: Ord>(
 }
 
 /// A stored object: its bytes, its parse, and what was derived from that version (if kept).
-type Current = (Bytes, Arc<Value>, Option<Derived>);
+type Current<'a> = (
+    Bytes,
+    Arc<Value>,
+    Option<Derived>,
+    Option<&'a [(usize, usize)]>,
+);
 
 impl Inner {
     /// The stored bytes and parsed form of one object (from the cache if it holds this version,
     /// with what was derived from it).
-    fn current(&self, resource: &str, key: &(String, String)) -> Result<Option<Current>, ApiError> {
+    fn current(
+        &self,
+        resource: &str,
+        key: &(String, String),
+    ) -> Result<Option<Current<'_>>, ApiError> {
         let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
             return Ok(None);
         };
-        if let Some((value, derived)) = self.parsed.get_with_derived(resource, key, bytes) {
-            return Ok(Some((bytes.clone(), value, derived)));
+        if let Some(cached) = self.parsed.get(resource, key, bytes) {
+            return Ok(Some((
+                bytes.clone(),
+                cached.value,
+                cached.derived,
+                cached.spans,
+            )));
         }
         let value = json::from_slice(bytes)
             .map(Arc::new)
             .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?;
-        Ok(Some((bytes.clone(), value, None)))
+        Ok(Some((bytes.clone(), value, None, None)))
     }
 }
 
@@ -440,8 +460,9 @@ impl Store {
     /// One object, parsed (shared with the store's parse cache when it holds this version).
     pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
         let key = (namespace.to_string(), name.to_string());
-        let current = self.lock().current(resource, &key).ok().flatten();
-        current.map(|(_, value, _)| value)
+        let inner = self.lock();
+        let current = inner.current(resource, &key).ok().flatten();
+        current.map(|(_, value, _, _)| value)
     }
 
     /// One object, parsed.
@@ -502,14 +523,16 @@ impl Store {
     {
         let mut inner = self.lock();
         let key = (namespace.to_string(), name.to_string());
-        let (current_bytes, current, derived) = match inner.current(resource, &key)? {
-            Some((bytes, value, derived)) => (Some(bytes), Some(value), derived),
-            None => (None, None, None),
-        };
+        let (current_bytes, current, derived, current_spans) =
+            match inner.current(resource, &key)? {
+                Some((bytes, value, derived, spans)) => (Some(bytes), Some(value), derived, spans),
+                None => (None, None, None, None),
+            };
         let Decision {
             mutation,
             derived: written_derived,
             encoded,
+            unchanged,
         } = decide(current.as_deref(), derived.as_ref())?;
         match mutation {
             Mutation::Unchanged(object) => Ok(Outcome {
@@ -526,7 +549,19 @@ impl Store {
                 let revision = inner.revision + 1;
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
-                let bytes = encode(&object, current_bytes.as_ref().map_or(0, Bytes::len));
+                let reuse = match (&current_bytes, &current, current_spans) {
+                    (Some(bytes), Some(value), Some(spans)) if encoded && !unchanged.is_empty() => {
+                        value.as_object().map(|value| Reuse {
+                            bytes,
+                            value,
+                            spans,
+                            unchanged: &unchanged,
+                        })
+                    }
+                    _ => None,
+                };
+                let (bytes, spans) =
+                    encode_reusing(&object, current_bytes.as_ref().map_or(0, Bytes::len), reuse);
                 if let (Some(old), Some(stored)) = (&current_bytes, &current) {
                     // Identical to what is stored but for the revision: no new revision, no
                     // event.
@@ -548,6 +583,7 @@ impl Store {
                     bytes.clone(),
                     object.clone(),
                     written_derived,
+                    spans,
                 );
                 let event_type =
                     self.store_version(&mut inner, resource, key, revision, &bytes, current_bytes);
@@ -675,7 +711,7 @@ impl Store {
         let current = self
             .lock()
             .current(resource, &key)?
-            .map(|(_, value, _)| value);
+            .map(|(_, value, _, _)| value);
         let (object, event) = match decide(current.as_deref())? {
             Mutation::Unchanged(object) => (object, None),
             Mutation::Put(mut object) => {
@@ -955,18 +991,72 @@ impl Store {
 /// left unused; otherwise the bytes are copied to an exact-size buffer, since spare capacity
 /// would stay allocated for as long as the object is stored.
 fn encode(object: &Value, size_hint: usize) -> Bytes {
+    encode_reusing(object, size_hint, None).0
+}
+
+/// The current version of an object as a write may reuse its stored text: its bytes, its
+/// parse, where its members' values sit in the bytes, and the members the write leaves as they
+/// are ([`Decision::unchanged`]).
+struct Reuse<'a> {
+    bytes: &'a Bytes,
+    value: &'a serde_json::Map<String, Value>,
+    spans: &'a [(usize, usize)],
+    unchanged: &'a [String],
+}
+
+impl<'a> Reuse<'a> {
+    /// The stored text of member `key`, if the write leaves it as it is.
+    fn text(&self, key: &str) -> Option<&'a [u8]> {
+        if self.spans.len() != self.value.len() || !self.unchanged.iter().any(|u| u == key) {
+            return None;
+        }
+        let at = self.value.keys().position(|k| k == key)?;
+        let (start, end) = *self.spans.get(at)?;
+        self.bytes.get(start..end)
+    }
+}
+
+/// [`encode`], copying the stored text of the members `reuse` vouches for, and recording where
+/// each member's value sits (`None` for anything but an object).
+fn encode_reusing(
+    object: &Value,
+    size_hint: usize,
+    reuse: Option<Reuse<'_>>,
+) -> (Bytes, Option<parsed::MemberSpans>) {
     const SLACK: usize = 64;
     let mut buffer = Vec::with_capacity(if size_hint == 0 {
         256
     } else {
         size_hint + SLACK
     });
-    json_writer::write(object, &mut buffer);
-    if buffer.capacity() - buffer.len() <= SLACK {
+    let spans = match object {
+        Value::Object(map) => {
+            let mut spans = Vec::with_capacity(map.len());
+            let reused = |key: &str| reuse.as_ref().and_then(|r| r.text(key));
+            json_writer::write_object(map, &mut buffer, reused, &mut spans);
+            if cfg!(debug_assertions) && reuse.is_some() {
+                let mut whole = Vec::new();
+                json_writer::write(object, &mut whole);
+                assert!(
+                    whole == buffer,
+                    "reused member text differs from the member written:\n{}\n{}",
+                    String::from_utf8_lossy(&buffer),
+                    String::from_utf8_lossy(&whole)
+                );
+            }
+            Some(spans.into_boxed_slice())
+        }
+        _ => {
+            json_writer::write(object, &mut buffer);
+            None
+        }
+    };
+    let bytes = if buffer.capacity() - buffer.len() <= SLACK {
         Bytes::from(buffer)
     } else {
         Bytes::copy_from_slice(&buffer)
-    }
+    };
+    (bytes, spans)
 }
 
 /// `504 Timeout` for a read at a revision the store has not reached, as storage's
@@ -1256,20 +1346,26 @@ mod tests {
     fn writes_reuse_the_parse_of_what_they_stored() {
         let store = Store::new(10);
         put(&store, "a", "1");
-        let first = store
+        let (_, parsed, _, spans) = store
             .lock()
             .current("/configmaps", &("ns".into(), "a".into()))
+            .unwrap()
+            .map(|(bytes, parsed, derived, spans)| {
+                (bytes, parsed, derived, spans.map(<[_]>::to_vec))
+            })
             .unwrap();
-        let (_, parsed, _) = first.unwrap();
+        // Where the members' values were written is kept with the parse.
+        assert_eq!(spans.map(|s| s.len()), parsed.as_object().map(|m| m.len()));
         // The cache hands out the very value the write stored.
         assert!(Arc::strong_count(&parsed) >= 2);
         assert_eq!(parsed["data"]["a"], "1");
         put(&store, "a", "2");
-        let (_, parsed, _) = store
+        let parsed = store
             .lock()
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
-            .unwrap();
+            .unwrap()
+            .1;
         assert_eq!(parsed["data"]["a"], "2");
         assert_eq!(resource_version_of(&parsed), "2");
         let read = store.get_parsed("/configmaps", "ns", "a").unwrap();
@@ -1293,6 +1389,61 @@ mod tests {
         }
     }
 
+    /// Puts `object` as encoded, saying which members hold what the stored version holds.
+    fn put_unchanged(store: &Store, object: Value, unchanged: &[&str]) -> Bytes {
+        store
+            .mutate_derived("/configmaps", "ns", "a", |_, _| {
+                Ok(Decision {
+                    mutation: Mutation::Put(object),
+                    derived: None,
+                    encoded: true,
+                    unchanged: unchanged.iter().map(|k| k.to_string()).collect(),
+                })
+            })
+            .unwrap()
+            .stored
+            .unwrap()
+    }
+
+    #[test]
+    fn members_left_as_stored_are_copied_from_the_stored_text() {
+        let store = Store::new(10);
+        let first = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 1});
+        put_unchanged(&store, first, &[]);
+        // `data` is the stored one (its text is copied); `x` changed and is written.
+        let second = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 2});
+        let bytes = put_unchanged(&store, second, &["data"]);
+        assert_eq!(
+            std::str::from_utf8(&bytes).unwrap(),
+            r#"{"data":{"k":"v","n":[1,2]},"metadata":{"name":"a","resourceVersion":"2"},"x":2}"#
+        );
+        // Again from the version just written (its spans were recorded with it).
+        let third = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 3});
+        let bytes = put_unchanged(&store, third, &["data", "absent"]);
+        assert!(std::str::from_utf8(&bytes)
+            .unwrap()
+            .starts_with(r#"{"data":{"k":"v","n":[1,2]},"metadata""#));
+    }
+
+    /// A writer that says a member is unchanged when it is not is a bug that debug builds
+    /// (every test run) catch: the bytes are checked against writing the whole object.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "reused member text differs from the member written")]
+    fn a_member_wrongly_said_to_be_unchanged_is_caught_in_debug_builds() {
+        let store = Store::new(10);
+        put_unchanged(
+            &store,
+            json!({"metadata": {"name": "a"}, "data": {"k": "v"}}),
+            &[],
+        );
+        put_unchanged(
+            &store,
+            json!({"metadata": {"name": "a"}, "data": {"k": "w"}}),
+            &["data"],
+        );
+    }
+
     /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it
     /// is encoded already; the stored bytes.
     fn write_claiming(store: &Store, value: &str, encoded: bool) -> Bytes {
@@ -1304,6 +1455,7 @@ mod tests {
                     ),
                     derived: None,
                     encoded,
+                    unchanged: Vec::new(),
                 })
             })
             .unwrap()
@@ -1355,6 +1507,7 @@ mod tests {
                         mutation: Mutation::Put(object),
                         derived: derived.map(|d| Arc::new(d) as Derived),
                         encoded: false,
+                        unchanged: Vec::new(),
                     })
                 })
                 .unwrap();

@@ -24,6 +24,22 @@ pub const CAPACITY: usize = 1024;
 /// What an upper layer derived from one stored version of an object, kept with its parse.
 pub type Derived = Arc<dyn Any + Send + Sync>;
 
+/// Where the value of each top-level member of a stored object sits in its bytes (start and
+/// end, in the order of its parsed map), as the store recorded when it wrote them: a later
+/// write that leaves a member as it was copies that text instead of writing it again.
+pub type MemberSpans = Box<[(usize, usize)]>;
+
+/// What [`ParsedCache::get`] finds for a stored version.
+#[derive(Debug)]
+pub struct Cached<'a> {
+    /// Its parse.
+    pub value: Arc<Value>,
+    /// What was derived from it, if anything.
+    pub derived: Option<Derived>,
+    /// Where its members' values sit in its bytes, if the store recorded it.
+    pub spans: Option<&'a [(usize, usize)]>,
+}
+
 /// One parsed object and the stored bytes it is the parse of.
 struct Entry {
     /// When it was inserted (a count of insertions): tells its record in the eviction order
@@ -33,6 +49,7 @@ struct Entry {
     bytes: Bytes,
     value: Arc<Value>,
     derived: Option<Derived>,
+    spans: Option<MemberSpans>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -57,19 +74,22 @@ pub struct ParsedCache {
 
 impl ParsedCache {
     /// The parsed form of `bytes`, the stored version of `key`, if it is cached, with what was
-    /// derived from it, if anything.
-    pub fn get_with_derived(
-        &self,
-        resource: &str,
-        key: &(String, String),
-        bytes: &Bytes,
-    ) -> Option<(Arc<Value>, Option<Derived>)> {
-        let entry = self.entries.get(resource)?.get(key)?;
-        same_allocation(&entry.bytes, bytes).then(|| (entry.value.clone(), entry.derived.clone()))
+    /// derived from it and where its members' values sit in `bytes`, if known.
+    pub fn get(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<Cached<'_>> {
+        self.get_entry(resource, key, bytes).map(|entry| Cached {
+            value: entry.value.clone(),
+            derived: entry.derived.clone(),
+            spans: entry.spans.as_deref(),
+        })
     }
 
-    /// Remembers that `value` is the parse of `bytes`, now stored for `key`, and `derived` what
-    /// was derived from it. When the cache is full the entry inserted longest ago goes (one per
+    fn get_entry(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<&Entry> {
+        let entry = self.entries.get(resource)?.get(key)?;
+        same_allocation(&entry.bytes, bytes).then_some(entry)
+    }
+
+    /// Remembers that `value` is the parse of `bytes`, now stored for `key`, `derived` what
+    /// was derived from it and `spans` where its members' values sit in `bytes`. When the cache is full the entry inserted longest ago goes (one per
     /// insertion, so that no write pays for dropping the whole cache at once).
     pub fn insert(
         &mut self,
@@ -78,6 +98,7 @@ impl ParsedCache {
         bytes: Bytes,
         value: Arc<Value>,
         derived: Option<Derived>,
+        spans: Option<MemberSpans>,
     ) {
         self.stamps += 1;
         let stamp = self.stamps;
@@ -94,6 +115,7 @@ impl ParsedCache {
                     bytes,
                     value,
                     derived,
+                    spans,
                 },
             );
         if previous.is_none() {
@@ -163,9 +185,13 @@ mod tests {
     use serde_json::json;
 
     impl ParsedCache {
-        fn get(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<Arc<Value>> {
-            self.get_with_derived(resource, key, bytes)
-                .map(|(value, _)| value)
+        fn value(
+            &self,
+            resource: &str,
+            key: &(String, String),
+            bytes: &Bytes,
+        ) -> Option<Arc<Value>> {
+            self.get(resource, key, bytes).map(|cached| cached.value)
         }
     }
 
@@ -183,21 +209,26 @@ mod tests {
             stored.clone(),
             Arc::new(json!({"a": 1})),
             Some(Arc::new(7u8)),
+            Some(Box::new([(5, 6)])),
         );
-        let (_, derived) = cache.get_with_derived("/cm", &key("x"), &stored).unwrap();
+        let cached = cache.get("/cm", &key("x"), &stored).unwrap();
         assert_eq!(
-            derived.and_then(|d| d.downcast::<u8>().ok()).as_deref(),
+            cached
+                .derived
+                .and_then(|d| d.downcast::<u8>().ok())
+                .as_deref(),
             Some(&7)
         );
+        assert_eq!(cached.spans, Some(&[(5, 6)][..]));
         assert_eq!(
-            cache.get("/cm", &key("x"), &stored).as_deref(),
+            cache.value("/cm", &key("x"), &stored).as_deref(),
             Some(&json!({"a": 1}))
         );
         // Equal content in another buffer is another stored version: not served.
         let rewritten = Bytes::copy_from_slice(br#"{"a":1}"#);
-        assert!(cache.get("/cm", &key("x"), &rewritten).is_none());
-        assert!(cache.get("/cm", &key("y"), &stored).is_none());
-        assert!(cache.get("/other", &key("x"), &stored).is_none());
+        assert!(cache.value("/cm", &key("x"), &rewritten).is_none());
+        assert!(cache.value("/cm", &key("y"), &stored).is_none());
+        assert!(cache.value("/other", &key("x"), &stored).is_none());
     }
 
     #[test]
@@ -212,24 +243,39 @@ mod tests {
                 b.clone(),
                 Arc::new(json!(i)),
                 None,
+                None,
             );
             stored.push(b);
         }
         assert_eq!(cache.len(), CAPACITY);
         // Object 0 is written again: it is now the newest, so object 1 is the oldest.
         let zero = Bytes::from_static(b"zero again");
-        cache.insert("/cm", key("0"), zero.clone(), Arc::new(json!(0)), None);
+        cache.insert(
+            "/cm",
+            key("0"),
+            zero.clone(),
+            Arc::new(json!(0)),
+            None,
+            None,
+        );
         assert_eq!(cache.len(), CAPACITY);
         let b = Bytes::from_static(b"new");
-        cache.insert("/cm", key("new"), b.clone(), Arc::new(json!("new")), None);
+        cache.insert(
+            "/cm",
+            key("new"),
+            b.clone(),
+            Arc::new(json!("new")),
+            None,
+            None,
+        );
         assert_eq!(cache.len(), CAPACITY);
-        assert!(cache.get("/cm", &key("new"), &b).is_some());
-        assert!(cache.get("/cm", &key("0"), &zero).is_some());
-        assert!(cache.get("/cm", &key("1"), &stored[1]).is_none());
-        assert!(cache.get("/cm", &key("2"), &stored[2]).is_some());
+        assert!(cache.value("/cm", &key("new"), &b).is_some());
+        assert!(cache.value("/cm", &key("0"), &zero).is_some());
+        assert!(cache.value("/cm", &key("1"), &stored[1]).is_none());
+        assert!(cache.value("/cm", &key("2"), &stored[2]).is_some());
         cache.remove("/cm", &key("new"));
         assert_eq!(cache.len(), CAPACITY - 1);
-        assert!(cache.get("/cm", &key("new"), &b).is_none());
+        assert!(cache.value("/cm", &key("new"), &b).is_none());
     }
 
     #[test]
@@ -237,7 +283,7 @@ mod tests {
         let mut cache = ParsedCache::default();
         for i in 0..10 * CAPACITY {
             let b = Bytes::from(format!("{i}"));
-            cache.insert("/cm", key("same"), b, Arc::new(json!(i)), None);
+            cache.insert("/cm", key("same"), b, Arc::new(json!(i)), None, None);
         }
         assert_eq!(cache.len(), 1);
         assert!(cache.order.len() <= 2 * CAPACITY + 1);
