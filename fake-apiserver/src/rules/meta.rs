@@ -12,7 +12,10 @@ use serde_json::Value;
 
 use super::Target;
 use crate::resource::ResourceInfo;
-use crate::rules::validation::{object_meta_causes, object_meta_update_causes, Cause, NameRule};
+use crate::rules::validation::{
+    object_meta_causes, object_meta_causes_with, object_meta_update_causes_with, Cause,
+    MetadataMapCauses, NameRule,
+};
 
 /// How a kind's strategy validates metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +143,9 @@ pub fn kube_finalizer_causes(obj: &Value) -> Vec<Cause> {
 /// The metadata causes of a create, as the kind's strategy `Validate` reports them.
 pub fn create_causes(info: &ResourceInfo, obj: &Value) -> Vec<Cause> {
     match rules_for(info) {
-        MetaRules::Builtin { name, .. } => kube_create(info, name, obj),
+        MetaRules::Builtin { name, .. } => {
+            kube_create(info, name, obj, &MetadataMapCauses::of(obj))
+        }
         MetaRules::Custom => object_meta_causes(info.namespaced, NameRule::Dns1123Subdomain, obj),
         MetaRules::LegacyEvent | MetaRules::Crd => Vec::new(),
     }
@@ -163,8 +168,10 @@ pub fn update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Targ
         // The CRD's own update validation reports its metadata.
         return Vec::new();
     }
-    let mut causes = object_meta_causes(info.namespaced, NameRule::PathSegment, new);
-    causes.extend(object_meta_update_causes(new, old));
+    // Labels and annotations are reported by each validation below; checked once.
+    let maps = MetadataMapCauses::of(new);
+    let mut causes = object_meta_causes_with(info.namespaced, NameRule::PathSegment, new, &maps);
+    causes.extend(object_meta_update_causes_with(new, old, &maps));
     match rules {
         MetaRules::Builtin {
             name,
@@ -182,28 +189,33 @@ pub fn update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Targ
                 ),
             };
             if checks_update {
-                causes.extend(kube_update(new, old));
+                causes.extend(kube_update(new, old, &maps));
             }
             for _ in 0..revalidations {
-                causes.extend(kube_create(info, name, new));
+                causes.extend(kube_create(info, name, new, &maps));
             }
         }
-        MetaRules::Custom => causes.extend(object_meta_update_causes(new, old)),
+        MetaRules::Custom => causes.extend(object_meta_update_causes_with(new, old, &maps)),
         MetaRules::LegacyEvent | MetaRules::Crd => {}
     }
     causes
 }
 
 /// `pkg/apis/core/validation.ValidateObjectMeta`.
-fn kube_create(info: &ResourceInfo, name: NameRule, obj: &Value) -> Vec<Cause> {
-    let mut causes = object_meta_causes(info.namespaced, name, obj);
+fn kube_create(
+    info: &ResourceInfo,
+    name: NameRule,
+    obj: &Value,
+    maps: &MetadataMapCauses,
+) -> Vec<Cause> {
+    let mut causes = object_meta_causes_with(info.namespaced, name, obj, maps);
     causes.extend(kube_finalizer_causes(obj));
     causes
 }
 
 /// `pkg/apis/core/validation.ValidateObjectMetaUpdate`.
-fn kube_update(new: &Value, old: &Value) -> Vec<Cause> {
-    let mut causes = object_meta_update_causes(new, old);
+fn kube_update(new: &Value, old: &Value, maps: &MetadataMapCauses) -> Vec<Cause> {
+    let mut causes = object_meta_update_causes_with(new, old, maps);
     causes.extend(kube_finalizer_causes(new));
     causes
 }
@@ -248,6 +260,28 @@ mod tests {
             o["metadata"].as_object_mut().unwrap().remove("namespace");
         }
         assert_eq!(create_causes(&info, &o).is_empty(), accepted, "{name}");
+    }
+
+    /// A pod update reports a bad label and a bad annotation once per metadata validation it
+    /// runs (`BeforeUpdate`'s, `ValidateObjectMetaUpdate`'s, the strategy's two), each time
+    /// labels first: checked once, reported in the same places.
+    #[test]
+    fn a_pod_update_reports_each_bad_label_and_annotation_four_times_in_order() {
+        let old = obj("p");
+        let mut new = obj("p");
+        new["metadata"]["resourceVersion"] = json!("1");
+        new["metadata"]["labels"] = json!({"bad key!": "v"});
+        new["metadata"]["annotations"] = json!({"also bad!": "v"});
+        let causes = update_causes(&info("", "Pod"), &old, &new, Target::Main);
+        let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["metadata.labels", "metadata.annotations"].repeat(4),
+            "{:?}",
+            texts(&causes)
+        );
+        assert_eq!(causes[0], causes[2]);
+        assert_eq!(causes[1], causes[7]);
     }
 
     #[test]

@@ -1004,6 +1004,46 @@ fn object_name(obj: &Value) -> &str {
 /// `managedFields` are left to the field manager, which replaces unusable entries before
 /// validation runs.
 pub fn object_meta_causes(namespaced: bool, name_rule: NameRule, obj: &Value) -> Vec<Cause> {
+    object_meta_causes_with(namespaced, name_rule, obj, &MetadataMapCauses::of(obj))
+}
+
+/// The causes of `metadata.labels` and `metadata.annotations` of one object
+/// ([`validate_labels`], [`validate_annotations`]): found once for the several metadata
+/// validations of one write that each report them (a pod update checks them four times, as
+/// the real server's strategy and `rest.BeforeUpdate` together do).
+#[derive(Debug, Clone, Default)]
+pub struct MetadataMapCauses {
+    labels: Vec<Cause>,
+    annotations: Vec<Cause>,
+}
+
+impl MetadataMapCauses {
+    /// The causes of `obj`'s labels and annotations.
+    pub fn of(obj: &Value) -> Self {
+        let meta = obj.get("metadata");
+        let field = |key: &str| meta.and_then(|m| m.get(key));
+        Self {
+            labels: validate_labels(field("labels"), &"metadata.labels"),
+            annotations: validate_annotations(field("annotations"), "metadata.annotations"),
+        }
+    }
+
+    fn labels(&self) -> impl Iterator<Item = Cause> + '_ {
+        self.labels.iter().cloned()
+    }
+
+    fn annotations(&self) -> impl Iterator<Item = Cause> + '_ {
+        self.annotations.iter().cloned()
+    }
+}
+
+/// [`object_meta_causes`] given the causes of `obj`'s labels and annotations.
+pub fn object_meta_causes_with(
+    namespaced: bool,
+    name_rule: NameRule,
+    obj: &Value,
+    maps: &MetadataMapCauses,
+) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let meta = obj.get("metadata").unwrap_or(&empty);
     let name = meta_str(meta, "name");
@@ -1028,7 +1068,7 @@ pub fn object_meta_causes(namespaced: bool, name_rule: NameRule, obj: &Value) ->
             causes.push(Cause::invalid_str("metadata.name", name, &msg));
         }
     }
-    causes.extend(common_meta_causes(meta, namespaced));
+    causes.extend(common_meta_causes(meta, namespaced, maps));
     causes
 }
 
@@ -1045,6 +1085,15 @@ pub fn validate_object_meta_update(
 /// The causes of `ValidateObjectMetaAccessorUpdate` (apimachinery `api/validation/objectmeta.go`).
 /// Unlike the create rules it does not check finalizer names.
 pub fn object_meta_update_causes(new: &Value, old: &Value) -> Vec<Cause> {
+    object_meta_update_causes_with(new, old, &MetadataMapCauses::of(new))
+}
+
+/// [`object_meta_update_causes`] given the causes of `new`'s labels and annotations.
+pub fn object_meta_update_causes_with(
+    new: &Value,
+    old: &Value,
+    maps: &MetadataMapCauses,
+) -> Vec<Cause> {
     let empty = Value::Object(Map::new());
     let new_meta = new.get("metadata").unwrap_or(&empty);
     let old_meta = old.get("metadata").unwrap_or(&empty);
@@ -1113,11 +1162,8 @@ pub fn object_meta_update_causes(new: &Value, old: &Value) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(validate_labels(new_meta.get("labels"), &"metadata.labels"));
-    causes.extend(validate_annotations(
-        new_meta.get("annotations"),
-        "metadata.annotations",
-    ));
+    causes.extend(maps.labels());
+    causes.extend(maps.annotations());
     causes.extend(validate_owner_references(
         new_meta.get("ownerReferences"),
         "metadata.ownerReferences",
@@ -1135,7 +1181,7 @@ fn string_list(v: Option<&Value>) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-fn common_meta_causes(meta: &Value, namespaced: bool) -> Vec<Cause> {
+fn common_meta_causes(meta: &Value, namespaced: bool, maps: &MetadataMapCauses) -> Vec<Cause> {
     let mut causes = Vec::new();
     let namespace = meta_str(meta, "namespace");
     if namespaced {
@@ -1161,11 +1207,8 @@ fn common_meta_causes(meta: &Value, namespaced: bool) -> Vec<Cause> {
             ));
         }
     }
-    causes.extend(validate_labels(meta.get("labels"), &"metadata.labels"));
-    causes.extend(validate_annotations(
-        meta.get("annotations"),
-        "metadata.annotations",
-    ));
+    causes.extend(maps.labels());
+    causes.extend(maps.annotations());
     causes.extend(validate_owner_references(
         meta.get("ownerReferences"),
         "metadata.ownerReferences",
