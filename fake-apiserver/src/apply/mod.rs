@@ -805,10 +805,10 @@ mod tests {
         (plain, decoded)
     }
 
-    #[test]
-    fn kept_sets_give_what_decoding_gives() {
+    /// A ConfigMap of `data` as `create` wrote it at `t1`, with the sets that write kept.
+    fn created_with_sets(data: Value) -> (Value, Option<managed::Decoded>) {
         let cms = info("configmaps");
-        let mut created = cm(json!({"a": "1", "b": "1"}));
+        let mut created = cm(data);
         let decoded = track_update_known(
             &writer(&cms, "create", "t1"),
             None,
@@ -816,6 +816,12 @@ mod tests {
             None,
             &mut created,
         );
+        (created, decoded)
+    }
+
+    #[test]
+    fn kept_sets_give_what_decoding_gives() {
+        let (created, decoded) = created_with_sets(json!({"a": "1", "b": "1"}));
         assert_eq!(decoded.as_ref().map(managed::Decoded::len), Some(1));
         // A client sends back what it read with one change; another sends no managedFields.
         let mut edited = created.clone();
@@ -865,15 +871,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "managedFields said to be exact differ from their sets")]
     fn sets_wrongly_said_to_be_exact_are_caught_in_debug_builds() {
-        let cms = info("configmaps");
-        let mut created = cm(json!({"a": "1"}));
-        let decoded = track_update_known(
-            &writer(&cms, "create", "t1"),
-            None,
-            None,
-            None,
-            &mut created,
-        );
+        let (created, decoded) = created_with_sets(json!({"a": "1"}));
         let mut other = created.clone();
         other["metadata"]["managedFields"][0]["fieldsV1"] = json!({"f:data": {"f:z": {}}});
         let sent = other.clone();

@@ -726,7 +726,10 @@ pub fn prepare_update(
             // below changes a `Put`'s object (a validating webhook's answer replacing it clears
             // this again).
             ctx.memos.set_written_encoded(!info.custom);
-            ctx.memos.set_written_unchanged(&unchanged);
+            if !info.custom {
+                // Kept only with an encoded object (see `VersionMemos::take_decision`).
+                ctx.memos.set_written_unchanged(&unchanged);
+            }
         }
     }
     if content_equal(info, current, &next, spec_differs, &unchanged) {
