@@ -135,7 +135,9 @@ pub async fn serve_router_tls(
         tcp: listener,
         acceptor: TlsAcceptor::from(tls.0),
     };
-    axum::serve(listener, router)
+    // Routes made eager once, then a clone (a reference count) per connection, as
+    // `FakeApiServer::serve` does.
+    axum::serve(listener, router.with_state(()).into_make_service())
         .with_graceful_shutdown(shutdown)
         .await
 }
