@@ -33,6 +33,54 @@ pub const QUANTITY_FORMAT_ERROR: &str =
 
 const NANO: i128 = 1_000_000_000;
 
+/// 10^n for every n an `i128` holds (n ≤ 38).
+const POW10: [i128; 39] = {
+    let mut table = [1i128; 39];
+    let mut n = 1;
+    while n < table.len() {
+        table[n] = table[n - 1] * 10;
+        n += 1;
+    }
+    table
+};
+
+/// The decimal digits of `whole` then `fraction` as one integer (`None` past `i128`): in a `u64`
+/// while they fit (native arithmetic), in an `i128` beyond.
+fn digits_of(whole: &str, fraction: &str) -> Option<i128> {
+    let mut small: u64 = 0;
+    let mut digits = whole.bytes().chain(fraction.bytes());
+    for b in digits.by_ref() {
+        match small
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(b - b'0')))
+        {
+            Some(v) => small = v,
+            None => {
+                let mut large = i128::from(small)
+                    .checked_mul(10)?
+                    .checked_add(i128::from(b - b'0'))?;
+                for b in digits {
+                    large = large.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+                }
+                return Some(large);
+            }
+        }
+    }
+    Some(i128::from(small))
+}
+
+/// `a * b` for non-negative `a` and `b`, `None` past `i128`: a product of fewer than 127
+/// significant bits cannot overflow and is multiplied directly (the checked multiplication is
+/// a library call).
+fn product(a: i128, b: i128) -> Option<i128> {
+    let bits = (128 - a.leading_zeros()) + (128 - b.leading_zeros());
+    if bits <= 127 {
+        Some(a * b)
+    } else {
+        a.checked_mul(b)
+    }
+}
+
 impl Quantity {
     /// `resource.ParseQuantity`; `None` when the string is not a quantity.
     pub fn parse(s: &str) -> Option<Quantity> {
@@ -60,16 +108,13 @@ impl Quantity {
         let (format, binary_exp, exp10) = suffix(suffix_text)?;
         let binary: i128 = 1 << binary_exp;
         // digits as an integer, scaled by 10^(exp10 - fraction digits + 9).
-        let mut digits: i128 = 0;
-        for b in whole.bytes().chain(fraction.bytes()) {
-            digits = digits.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
-        }
+        let digits = digits_of(whole, fraction)?;
         let scale = exp10 - fraction.len() as i32 + 9;
-        let mut nanos = digits.checked_mul(binary)?;
+        let mut nanos = product(digits, binary)?;
         if scale >= 0 {
-            nanos = nanos.checked_mul(10i128.checked_pow(scale as u32)?)?;
+            nanos = product(nanos, *POW10.get(scale as usize)?)?;
         } else {
-            let div = 10i128.checked_pow((-scale) as u32)?;
+            let div = *POW10.get((-scale) as usize)?;
             // Below a nano-unit rounds up, as `ParseQuantity` does.
             nanos = nanos / div + i128::from(nanos % div != 0);
         }
@@ -285,6 +330,53 @@ impl PartialOrd for Quantity {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    /// The nano-units of `digits`·2^`binary_exp`·10^`scale` by checked `i128` arithmetic at
+    /// every step (how `parse` computed them before its native fast path).
+    fn nanos_reference(whole: &str, fraction: &str, binary_exp: u32, scale: i32) -> Option<i128> {
+        let mut digits: i128 = 0;
+        for b in whole.bytes().chain(fraction.bytes()) {
+            digits = digits.checked_mul(10)?.checked_add(i128::from(b - b'0'))?;
+        }
+        let nanos = digits.checked_mul(1i128 << binary_exp)?;
+        if scale >= 0 {
+            nanos.checked_mul(10i128.checked_pow(scale as u32)?)
+        } else {
+            let div = 10i128.checked_pow((-scale) as u32)?;
+            Some(nanos / div + i128::from(nanos % div != 0))
+        }
+    }
+
+    /// Every digit count up to past `i128`, every suffix: the fast arithmetic gives the checked
+    /// one's value, overflow (`None`) included.
+    #[test]
+    fn the_native_arithmetic_gives_the_checked_value() {
+        let suffixes = [
+            "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+            "e3", "e-7", "E20", "e30",
+        ];
+        for len in 1..45 {
+            for fill in ['1', '9', '5'] {
+                let whole: String = std::iter::repeat_n(fill, len).collect();
+                for fraction in ["", "5", "123456789", "0000000001"] {
+                    for suffix_text in suffixes {
+                        let (_, binary_exp, exp10) = suffix(suffix_text).expect("a suffix");
+                        let scale = exp10 - fraction.len() as i32 + 9;
+                        let text = if fraction.is_empty() {
+                            format!("{whole}{suffix_text}")
+                        } else {
+                            format!("{whole}.{fraction}{suffix_text}")
+                        };
+                        assert_eq!(
+                            Quantity::parse(&text).map(|q| q.nanos()),
+                            nanos_reference(&whole, fraction, binary_exp, scale),
+                            "{text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[rstest]
     #[case("1", "1")]

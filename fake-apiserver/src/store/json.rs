@@ -141,7 +141,13 @@ impl Reader<'_> {
             self.skip_whitespace();
             self.expect(b':')?;
             self.skip_whitespace();
-            let value = self.value(depth)?;
+            // A string member is read in place: through `value` it would come back through
+            // memory and be copied out at once, a load the CPU cannot forward from the stores
+            // that wrote it (a stall per member).
+            let value = match self.peek()? {
+                b'"' => Value::String(self.string()?),
+                _ => self.value(depth)?,
+            };
             self.members.push((key, value));
             self.skip_whitespace();
             match self.peek()? {
@@ -183,7 +189,9 @@ impl Reader<'_> {
     }
 
     /// A string at the opening quote. The input is valid UTF-8 and the quotes and escapes are
-    /// ASCII, so a run without escapes is a `str` slice as it is.
+    /// ASCII, so a run without escapes is a `str` slice as it is. Inlined (its caller gets the
+    /// string in registers); a string with escapes goes on in [`Reader::escaped_string`].
+    #[inline(always)]
     fn string(&mut self) -> Option<String> {
         self.at += 1;
         let start = self.at;
@@ -192,11 +200,16 @@ impl Reader<'_> {
             b'"' => {
                 let s = self.text.get(start..self.at)?.to_owned();
                 self.at += 1;
-                return Some(s);
+                Some(s)
             }
-            b'\\' => {}
-            _ => return None,
+            b'\\' => self.escaped_string(start),
+            _ => None,
         }
+    }
+
+    /// The rest of a string that began at `start` and has an escape where the reader is.
+    #[inline(never)]
+    fn escaped_string(&mut self, start: usize) -> Option<String> {
         let mut out = String::with_capacity(self.at - start + 16);
         out.push_str(self.text.get(start..self.at)?);
         loop {

@@ -199,7 +199,7 @@ type OwnedKey = (String, (String, String));
 /// index needs their parse.
 fn names_owners(bytes: &[u8]) -> bool {
     const KEY: &[u8] = b"\"ownerReferences\"";
-    bytes.windows(KEY.len()).any(|w| w == KEY)
+    memchr::memmem::find(bytes, KEY).is_some()
 }
 
 /// The uids named by an object's `metadata.ownerReferences`.
