@@ -188,7 +188,7 @@ pub fn check_patch_type(header: &str, custom: bool) -> Result<PatchType, PatchEr
 /// Parses a patch body into JSON and checks its outer shape, with the 400 a real server gives
 /// for bodies it cannot decode (the server decodes patches in `fieldValidation=Warn` mode).
 pub fn decode_patch(patch_type: PatchType, body: &[u8]) -> Result<Value, PatchError> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
+    let value: Value = crate::store::json::from_slice(body).map_err(|e| {
         let message = go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
         match patch_type {
             PatchType::Strategic => PatchError::BadRequest(message),

@@ -406,7 +406,7 @@ impl Net {
             state.watches.remove(&id);
         }
         for bytes in events {
-            if let Ok(event) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+            if let Ok(event) = fake_apiserver::store::json::from_slice(&bytes) {
                 state.views.apply(&host, &path, &event);
             }
         }
@@ -566,7 +566,7 @@ impl Net {
             .await
             .map(|c| c.to_bytes())
             .unwrap_or_default();
-        if let Ok(list) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+        if let Ok(list) = fake_apiserver::store::json::from_slice(&bytes) {
             if let Some(items) = list["items"].as_array() {
                 self.lock().views.replace(host, &collection(target), items);
             }

@@ -302,7 +302,7 @@ fn tls_failure(e: &std::io::Error, server_name: &str) -> String {
 /// The message the REST client makes of a non-2xx answer: the `Status` the webhook sent, else
 /// `NewGenericServerResponse`'s words for the code.
 fn status_error(code: u16, body: &[u8]) -> CallError {
-    if let Ok(status) = serde_json::from_slice::<Value>(body) {
+    if let Ok(status) = crate::store::json::from_slice(body) {
         if status["kind"] == "Status" {
             if let Some(message) = status["message"].as_str() {
                 return CallError::Status(message.to_string());
@@ -403,7 +403,7 @@ async fn exchange(target: &Target, ca_bundle: &[u8], body: Vec<u8>) -> Result<Va
         if !(200..300).contains(&code) {
             return Err(status_error(code, &bytes));
         }
-        serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+        crate::store::json::from_slice(&bytes).map_err(|e| {
             CallError::Decode(format!("couldn't get version/kind; json parse error: {e}"))
         })
     }

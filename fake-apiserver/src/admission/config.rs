@@ -125,7 +125,7 @@ fn read(shared: &Shared, key: &str) -> Vec<Webhook> {
     // The snapshot is in key order, i.e. by name: the order the real server sorts them in.
     let mut out = Vec::new();
     for (_, bytes) in shared.store.snapshot(key, None).items {
-        let Ok(config) = serde_json::from_slice::<Value>(&bytes) else {
+        let Ok(config) = crate::store::json::from_slice(&bytes) else {
             continue;
         };
         let configuration = config["metadata"]["name"]

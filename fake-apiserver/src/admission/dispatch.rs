@@ -197,7 +197,7 @@ async fn call_mutating(
     let Some(patch_bytes) = answer.patch else {
         return Ok(false);
     };
-    let patch: Value = serde_json::from_slice(&patch_bytes).map_err(|e| {
+    let patch: Value = crate::store::json::from_slice(&patch_bytes).map_err(|e| {
         HookError::calling(
             hook,
             format!("received undecodable patch in webhook response: {e}"),

@@ -176,7 +176,7 @@ impl Request {
 
     /// `DeleteOptions` from the body and the query.
     fn delete_options(&self) -> Value {
-        let mut options = serde_json::from_slice::<Value>(&self.delete_body)
+        let mut options = crate::store::json::from_slice(&self.delete_body)
             .ok()
             .filter(Value::is_object)
             .unwrap_or_else(|| json!({}));
@@ -741,7 +741,7 @@ async fn prefetch_collection(
     let key = crate::store::resource_key(&info.group, &info.plural);
     let snapshot = server.shared.store.snapshot(&key, namespace.as_deref());
     for (_, bytes) in snapshot.items {
-        let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+        let Ok(object) = crate::store::json::from_slice(&bytes) else {
             continue;
         };
         if !selection.matches(&object) {

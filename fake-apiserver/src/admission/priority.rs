@@ -178,7 +178,7 @@ fn default_class(shared: &Shared) -> Option<Value> {
         .items
         .iter()
         .filter(|(_, bytes)| memchr::memmem::find(bytes, MARK).is_some())
-        .filter_map(|(_, bytes)| serde_json::from_slice::<Value>(bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .filter(|c| c["globalDefault"].as_bool() == Some(true))
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0))
 }

@@ -233,7 +233,7 @@ mod tests {
             .store
             .get(&key, "", name)
             .expect("the role exists");
-        let role: Value = serde_json::from_slice(&bytes).expect("stored JSON");
+        let role: Value = crate::store::json::from_slice(&bytes).expect("stored JSON");
         role["rules"].as_array().cloned().unwrap_or_default()
     }
 

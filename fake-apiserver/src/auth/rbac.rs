@@ -286,7 +286,7 @@ fn objects(store: &Store, plural: &str) -> Vec<Value> {
         .snapshot(&resource_key(RBAC_GROUP, plural), None)
         .items
         .iter()
-        .filter_map(|(_, bytes)| serde_json::from_slice(bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .collect()
 }
 

@@ -12,7 +12,6 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use serde_json::Value;
 
 use crate::FakeApiServer;
 
@@ -214,7 +213,7 @@ impl Image {
                 .shared
                 .registry
                 .lookup_resource(write.group, write.plural);
-            match (info, serde_json::from_slice::<Value>(&bytes)) {
+            match (info, crate::store::json::from_slice(&bytes)) {
                 (Some(info), Ok(object)) => {
                     crate::http::handlers::after_write(server, &info, &object, Some(event))
                 }
@@ -304,7 +303,7 @@ pub(crate) fn record(recording: Recording) -> String {
             EventType::Deleted => panic!("a start-up write deletes {}", event.name),
         };
         if creates {
-            let object: Value = serde_json::from_str(text).expect("stored JSON");
+            let object: serde_json::Value = serde_json::from_str(text).expect("stored JSON");
             let uid = object["metadata"]["uid"].as_str().expect("a uid");
             uids.push(uid.to_string());
         }

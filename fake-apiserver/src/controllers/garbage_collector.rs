@@ -365,7 +365,7 @@ fn dependents_of(server: &FakeApiServer, uid: &str) -> Vec<(Arc<ResourceInfo>, V
         if positions.is_empty() {
             continue;
         }
-        let Ok(object) = serde_json::from_slice::<Value>(&bytes) else {
+        let Ok(object) = crate::store::json::from_slice(&bytes) else {
             continue;
         };
         if owner_refs(&object).iter().any(|r| r.uid == uid) {

@@ -85,7 +85,7 @@ pub(crate) fn list(
         .snapshot(&resource_key(&info.group, &info.plural), namespace)
         .items
         .iter()
-        .filter_map(|(_, bytes)| serde_json::from_slice(bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .collect()
 }
 

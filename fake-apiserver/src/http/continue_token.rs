@@ -79,7 +79,7 @@ pub fn decode(token: &str) -> Result<ContinueToken, String> {
         };
         format!("{INVALID}: illegal base64 data at input byte {at}")
     })?;
-    let json: serde_json::Value = serde_json::from_slice(&data)
+    let json: serde_json::Value = crate::store::json::from_slice(&data)
         .map_err(|e| format!("{INVALID}: {}", go_syntax_error(&data, &e)))?;
     let wire = read_fields(&json).map_err(|e| format!("{INVALID}: {e}"))?;
     if wire.version != VERSION {

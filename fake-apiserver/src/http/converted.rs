@@ -20,7 +20,7 @@ pub(crate) async fn answer(
     response: Response,
 ) -> Response {
     crate::http::server::rewrite_json_answer(response, async |bytes| {
-        let Ok(mut value) = serde_json::from_slice::<Value>(bytes) else {
+        let Ok(mut value) = crate::store::json::from_slice(bytes) else {
             return Ok(None);
         };
         let converted = if value["kind"] == info.list_kind().as_str() {
@@ -63,7 +63,7 @@ pub(crate) async fn event_line(
     webhook: &ConversionWebhook,
     line: bytes::Bytes,
 ) -> Result<bytes::Bytes, bytes::Bytes> {
-    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
+    let Ok(mut event) = crate::store::json::from_slice(&line) else {
         return Ok(line);
     };
     if event["object"]["kind"] != info.kind.as_str() {

@@ -15,7 +15,7 @@ pub fn put_item(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
     if info.custom {
         out.put_slice(&conversion::served_bytes(info, stored));
     } else if conversion::is_builtin_view(info) {
-        match serde_json::from_slice::<Value>(stored) {
+        match crate::store::json::from_slice(stored) {
             Ok(mut object) => {
                 conversion::to_builtin_view(info, &mut object);
                 out.put_slice(&serde_json::to_vec(&object).unwrap_or_default());
@@ -29,7 +29,7 @@ pub fn put_item(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
 
 /// The stored bytes of a built-in view version's object, converted and typed.
 fn view_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
-    let Ok(mut object) = serde_json::from_slice::<Value>(stored) else {
+    let Ok(mut object) = crate::store::json::from_slice(stored) else {
         return stored.clone();
     };
     add_type_meta(info, &mut object);

@@ -201,7 +201,7 @@ fn budgets_of(server: &FakeApiServer, namespace: &str, pod: &Value) -> Vec<Value
         )
         .items
         .iter()
-        .filter_map(|(_, bytes)| serde_json::from_slice::<Value>(bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .filter(|budget| {
             match LabelSelector::from_label_selector_json(&budget["spec"]["selector"]) {
                 Ok(selector) => {

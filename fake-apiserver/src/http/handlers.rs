@@ -541,8 +541,8 @@ impl Call<'_> {
             .get(&self.key(), self.namespace(), self.name())
             .ok_or_else(|| ApiError::not_found(&self.info.group, &self.info.plural, self.name()))?;
         if crate::http::table::wants_table(self.headers) {
-            let object: Value =
-                serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+            let object: Value = crate::store::json::from_slice(&bytes)
+                .map_err(|e| ApiError::internal(e.to_string()))?;
             // The printer columns read the object at the request's version.
             let object = conversion::to_served_all(self.info, vec![object])?
                 .pop()
@@ -1126,7 +1126,7 @@ impl Call<'_> {
             .snapshot(&self.key(), self.path.namespace.as_deref());
         let mut listed = Vec::new();
         for ((ns, name), bytes) in snapshot.items {
-            let Ok(mut object) = serde_json::from_slice::<Value>(&bytes) else {
+            let Ok(mut object) = crate::store::json::from_slice(&bytes) else {
                 continue;
             };
             if !request.matches(&object) {
@@ -1605,7 +1605,7 @@ pub(crate) fn create_object(
             snapshot
                 .items
                 .iter()
-                .filter_map(|(_, o)| serde_json::from_slice(o).ok())
+                .filter_map(|(_, o)| crate::store::json::from_slice(o).ok())
                 .collect()
         })?;
         crate::rules::validate_create(info, &candidate)?;

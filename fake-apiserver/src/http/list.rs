@@ -208,7 +208,7 @@ impl ListRequest {
                 Err(_) => false,
             };
         }
-        serde_json::from_slice::<Value>(bytes)
+        crate::store::json::from_slice(bytes)
             .map(|object| self.matches(&object))
             .unwrap_or(false)
     }
@@ -336,7 +336,7 @@ pub fn serve(
     if crate::http::table::wants_table(headers) {
         let objects: Vec<Value> = page
             .iter()
-            .filter_map(|(_, b)| serde_json::from_slice(&typed_bytes(info, b)).ok())
+            .filter_map(|(_, b)| crate::store::json::from_slice(&typed_bytes(info, b)).ok())
             .collect();
         // The printer columns read the objects at the list's version.
         let objects = crate::registry::conversion::to_served_all(info, objects)?;

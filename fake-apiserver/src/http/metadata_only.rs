@@ -73,7 +73,7 @@ fn transform(
     requested: &Requested,
     bytes: &[u8],
 ) -> Result<Option<Vec<u8>>, ApiError> {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(value) = crate::store::json::from_slice(bytes) else {
         return Ok(None);
     };
     if value["kind"] == "Status" {
@@ -125,7 +125,7 @@ fn transform(
 
 /// A watch event line with its object as `PartialObjectMetadata` (ERROR events unchanged).
 pub(crate) fn event_line(requested: &Requested, line: Bytes) -> Bytes {
-    let Ok(mut event) = serde_json::from_slice::<Value>(&line) else {
+    let Ok(mut event) = crate::store::json::from_slice(&line) else {
         return line;
     };
     if event["type"] == "ERROR" || event["object"]["kind"] == "Status" {

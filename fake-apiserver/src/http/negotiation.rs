@@ -138,7 +138,7 @@ pub async fn answer(output: Output, response: Response) -> Response {
 
 /// `yaml.JSONToYAML` ([`crate::http::yaml`]); `None` for bytes that are not JSON.
 pub fn to_yaml(json: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(json).ok()?;
+    let value: serde_json::Value = crate::store::json::from_slice(json).ok()?;
     Some(crate::http::yaml::from_json(&value))
 }
 
@@ -204,10 +204,7 @@ mod tests {
         let yaml = to_yaml(json).unwrap();
         assert!(yaml.starts_with("apiVersion: v1\ndata:\n"), "{yaml}");
         let back: serde_json::Value = serde_yaml::from_str(&yaml).unwrap();
-        assert_eq!(
-            back,
-            serde_json::from_slice::<serde_json::Value>(json).unwrap()
-        );
+        assert_eq!(back, crate::store::json::from_slice(json).unwrap());
         assert_eq!(to_yaml(b"not json"), None);
     }
 }

@@ -373,6 +373,27 @@ impl FakeApiServer {
         Some(value)
     }
 
+    /// Whether an object is stored under this name (what [`FakeApiServer::get_object`] finds,
+    /// without decoding it).
+    pub fn has_object(
+        &self,
+        api_version: &str,
+        plural: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> bool {
+        let (group, version) = registry::split_api_version(api_version);
+        self.shared
+            .registry
+            .lookup(group, version, plural)
+            .is_some()
+            && self.shared.store.contains(
+                &resource_key(group, plural),
+                namespace.unwrap_or_default(),
+                name,
+            )
+    }
+
     /// Every stored object of a resource (optionally one namespace), with `apiVersion` and
     /// `kind`, in key order, and the revision the list reflects.
     pub fn list_objects(
@@ -393,7 +414,8 @@ impl FakeApiServer {
             .items
             .iter()
             .filter_map(|(_, bytes)| {
-                serde_json::from_slice(&crate::http::encoding::typed_bytes(&info, bytes)).ok()
+                crate::store::json::from_slice(&crate::http::encoding::typed_bytes(&info, bytes))
+                    .ok()
             })
             .collect();
         (snapshot.revision, objects)
@@ -405,9 +427,10 @@ impl FakeApiServer {
         let (group, plural) = event.resource.split_once('/')?;
         let info = self.shared.registry.lookup_resource(group, plural)?;
         if info.custom {
-            return serde_json::from_slice(&event.object).ok();
+            return crate::store::json::from_slice(&event.object).ok();
         }
-        serde_json::from_slice(&crate::http::encoding::typed_bytes(&info, &event.object)).ok()
+        crate::store::json::from_slice(&crate::http::encoding::typed_bytes(&info, &event.object))
+            .ok()
     }
 
     /// A receiver for every write from now on, in revision order.
@@ -505,7 +528,7 @@ impl FakeApiServer {
         let items: Vec<Value> = objects
             .into_iter()
             .filter_map(|(resource, bytes)| {
-                let object: Value = serde_json::from_slice(&bytes).ok()?;
+                let object: Value = crate::store::json::from_slice(&bytes).ok()?;
                 Some(json!({"resource": resource, "object": object}))
             })
             .collect();

@@ -266,7 +266,7 @@ impl WatchSpec {
     fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {
         if self.table {
             let typed = typed_bytes(&self.info, bytes);
-            let object: Value = serde_json::from_slice(&typed).unwrap_or(Value::Null);
+            let object: Value = crate::store::json::from_slice(&typed).unwrap_or(Value::Null);
             let table = crate::http::table::to_table(
                 &self.info,
                 std::slice::from_ref(&object),
@@ -339,7 +339,7 @@ impl WatchSpec {
 
 /// A stored object's bytes with `metadata.resourceVersion` set to `revision`.
 fn at_revision(bytes: &Bytes, revision: u64) -> Bytes {
-    let Ok(mut object) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(mut object) = crate::store::json::from_slice(bytes) else {
         return bytes.clone();
     };
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {

@@ -291,7 +291,7 @@ fn fields_v1(
     if raw.is_empty() {
         return Ok(None);
     }
-    serde_json::from_slice(raw)
+    crate::store::json::from_slice(raw)
         .map(Some)
         .map_err(|e| ProtobufError::InvalidFieldsV1 {
             detail: e.to_string(),

@@ -65,7 +65,7 @@ pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
     if !info.custom || webhook_of(info).is_some() || bytes_at_version(info, stored) == Some(true) {
         return stored.clone();
     }
-    let Ok(mut object) = serde_json::from_slice::<Value>(stored) else {
+    let Ok(mut object) = crate::store::json::from_slice(stored) else {
         return stored.clone();
     };
     to_served_in_place(info, &mut object);
@@ -361,7 +361,7 @@ mod tests {
                 "metadata": {"name": "w"}, "spec": {"color": "red"}})
         );
         let bytes = served_bytes(&v1beta1, &Bytes::from(serde_json::to_vec(&stored).unwrap()));
-        assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), *served);
+        assert_eq!(crate::store::json::from_slice(&bytes).unwrap(), *served);
     }
 
     #[test]

@@ -67,11 +67,11 @@ pub(crate) fn sync_namespace(server: &FakeApiServer, namespace: &str) {
         .snapshot("/pods", Some(namespace))
         .items
         .iter()
-        .filter_map(|(_, bytes)| serde_json::from_slice(bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .collect();
     let now = server.shared.now();
     for ((_, name), bytes) in budgets {
-        let Ok(pdb) = serde_json::from_slice::<Value>(&bytes) else {
+        let Ok(pdb) = crate::store::json::from_slice(&bytes) else {
             continue;
         };
         let status = desired_status(

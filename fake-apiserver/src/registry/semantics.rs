@@ -194,7 +194,7 @@ impl DeleteOptions {
         let decoding = |e: &dyn std::fmt::Display| {
             ApiError::bad_request(format!("error decoding DeleteOptions: {e}"))
         };
-        let v: Value = serde_json::from_slice(body).map_err(|e| decoding(&e))?;
+        let v: Value = crate::store::json::from_slice(body).map_err(|e| decoding(&e))?;
         if !v.is_object() {
             return Err(decoding(&"expected an object"));
         }

@@ -57,7 +57,7 @@ fn invalid(at: impl Into<String>, problem: impl Into<String>) -> StateError {
 
 /// Parses a state file's bytes, telling a truncated file from one that is not JSON.
 pub fn parse(bytes: &[u8]) -> Result<Value, StateError> {
-    serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+    crate::store::json::from_slice(bytes).map_err(|e| match e.classify() {
         serde_json::error::Category::Eof => StateError::Truncated { bytes: bytes.len() },
         _ => StateError::Syntax {
             message: e.to_string(),

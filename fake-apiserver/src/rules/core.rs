@@ -214,7 +214,7 @@ fn docker_config(obj: &Value, key: &str, causes: &mut Vec<Cause>) {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded.as_str().unwrap_or_default())
         .unwrap_or_default();
-    let detail = match serde_json::from_slice::<Value>(&bytes) {
+    let detail = match crate::store::json::from_slice(&bytes) {
         Ok(Value::Object(_) | Value::Null) => return,
         Ok(other) => {
             let kind = match other {

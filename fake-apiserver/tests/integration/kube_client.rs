@@ -649,3 +649,43 @@ async fn core_kinds_come_back_defaulted() {
     assert_eq!(requests.get("memory").map(|q| q.0.as_str()), Some("1Gi"));
     assert_eq!(pod.status.unwrap().qos_class.as_deref(), Some("Guaranteed"));
 }
+
+/// `get_object` gives the current version after every write (served from the store's parse
+/// cache once a write has put it there), and `has_object` says whether there is one, for a
+/// known resource only.
+#[tokio::test]
+async fn get_object_and_has_object_follow_every_write() {
+    let server = FakeApiServer::builder().seed(1).build();
+    let api: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let get = || server.get_object("v1", "configmaps", Some("default"), "cached");
+    let has = || server.has_object("v1", "configmaps", Some("default"), "cached");
+    assert!(!has());
+    assert!(get().is_none());
+    api.create(&PostParams::default(), &configmap("cached", "1"))
+        .await
+        .unwrap();
+    assert!(has());
+    let stored = get().unwrap();
+    assert_eq!(stored["kind"], "ConfigMap");
+    assert_eq!(stored["apiVersion"], "v1");
+    assert_eq!(stored["data"]["a"], "1");
+    for value in ["2", "3"] {
+        let patch = json!({"data": {"a": value}});
+        api.patch("cached", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+        let stored = get().unwrap();
+        assert_eq!(stored["data"]["a"], value);
+        assert_eq!(
+            stored["metadata"]["resourceVersion"],
+            server.revision().to_string()
+        );
+    }
+    assert!(!server.has_object("v1", "configmaps", Some("other"), "cached"));
+    assert!(!server.has_object("v1", "widgets", Some("default"), "cached"));
+    api.delete("cached", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(!has());
+    assert!(get().is_none());
+}

@@ -421,9 +421,7 @@ pub fn composition_synthesized(server: &FakeApiServer) -> Result<(), String> {
 /// composition (what `wiring::report` publishes, through kube's `Recorder`: an
 /// `events.k8s.io/v1` Event) can only come from a cache read before that cache synced.
 pub fn no_spurious_synthesizer_not_found(server: &FakeApiServer) -> Result<(), String> {
-    let synthesizer_exists = server
-        .get_object("eno.azure.io/v1", "synthesizers", None, "synth")
-        .is_some();
+    let synthesizer_exists = server.has_object("eno.azure.io/v1", "synthesizers", None, "synth");
     if !synthesizer_exists {
         return Ok(());
     }
@@ -511,7 +509,7 @@ fn pod_list_from_cache(
 /// A composition status write with the stored `resourceVersion` put in, so a write from a stale
 /// copy wins.
 fn with_stored_resource_version(server: &FakeApiServer, path: &str, body: &[u8]) -> Vec<u8> {
-    let Ok(mut object) = serde_json::from_slice::<Value>(body) else {
+    let Ok(mut object) = fake_apiserver::store::json::from_slice(body) else {
         return body.to_vec();
     };
     // .../namespaces/{ns}/compositions/{name}/status

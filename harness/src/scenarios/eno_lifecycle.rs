@@ -342,15 +342,15 @@ fn is_code(e: &kube::Error, code: u16) -> bool {
 /// The output of `default/comp`: the ConfigMap the synthesizer makes (and the reconciler
 /// applies).
 pub fn output_applied(server: &FakeApiServer) -> bool {
-    server
-        .get_object("v1", "configmaps", Some("default"), "comp")
-        .is_some()
+    server.has_object("v1", "configmaps", Some("default"), "comp")
 }
 
 /// Issue 9: no composition gone while its output is unreconciled (spec §7.1, §7.9): once
 /// `default/comp` is gone, nothing it produced may still be applied.
 pub fn no_composition_gone_with_output(server: &FakeApiServer) -> Result<(), String> {
-    if composition(server).is_none() && output_applied(server) {
+    if !server.has_object("eno.azure.io/v1", "compositions", Some("default"), "comp")
+        && output_applied(server)
+    {
         return Err(
             "default/comp is gone while its output (ConfigMap default/comp) is still applied: orphaned"
                 .into(),

@@ -401,10 +401,7 @@ fn shared_survives(server: &FakeApiServer) -> Result<(), String> {
 
 /// A namespace is gone only once nothing is left in it.
 fn namespace_goes_empty(server: &FakeApiServer) -> Result<(), String> {
-    if server
-        .get_object("v1", "namespaces", None, NAMESPACE)
-        .is_some()
-    {
+    if server.has_object("v1", "namespaces", None, NAMESPACE) {
         return Ok(());
     }
     let left: Vec<String> = configmaps(server)

@@ -119,7 +119,7 @@ fn parse_all(shared: &Shared, plural: &str) -> Vec<Value> {
         .snapshot(&key(plural), None)
         .items
         .into_iter()
-        .filter_map(|(_, bytes)| serde_json::from_slice(&bytes).ok())
+        .filter_map(|(_, bytes)| crate::store::json::from_slice(&bytes).ok())
         .collect()
 }
 
@@ -225,7 +225,7 @@ fn collect_params(
         .map_err(|e| e.to_string())?;
         let ns = info.namespaced.then_some(namespace.as_str());
         for (_, bytes) in shared.store.snapshot(&store_key, ns).items {
-            let Ok(mut p) = serde_json::from_slice::<Value>(&bytes) else {
+            let Ok(mut p) = crate::store::json::from_slice(&bytes) else {
                 continue;
             };
             if selector.matches(p.pointer("/metadata/labels").and_then(Value::as_object)) {
