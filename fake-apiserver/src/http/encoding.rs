@@ -27,6 +27,17 @@ pub fn put_item(info: &ResourceInfo, stored: &Bytes, out: &mut BytesMut) {
     }
 }
 
+/// What [`typed_bytes`] does, on a parsed stored object: a custom resource converted to the
+/// version `info` serves (as stored when a webhook converts it), a built-in object given its
+/// type fields (and its view version's form).
+pub fn type_in_place(info: &ResourceInfo, object: &mut Value) {
+    if info.custom {
+        conversion::to_served_in_place(info, object);
+    } else {
+        add_type_meta(info, object);
+    }
+}
+
 /// The stored bytes of a built-in view version's object, converted and typed.
 fn view_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
     let Ok(mut object) = crate::store::json::from_slice(stored) else {

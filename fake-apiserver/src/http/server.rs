@@ -406,26 +406,16 @@ impl FakeApiServer {
         let Some(info) = self.shared.registry.lookup(group, version, plural) else {
             return (self.revision(), Vec::new());
         };
-        let key = resource_key(group, plural);
-        if !info.custom && !crate::registry::conversion::is_builtin_view(&info) {
-            // Stored as served but for the type fields: the store's parses (cached copies where
-            // it has them) with those fields added, as `get_object` gives one object.
-            let (revision, mut objects) = self.shared.store.snapshot_values(&key, namespace);
-            for object in &mut objects {
-                crate::http::encoding::add_type_meta(&info, object);
-            }
-            return (revision, objects);
+        // The store's parses (copies of the cached ones where it has them), served as
+        // `typed_bytes` serves each object.
+        let (revision, mut objects) = self
+            .shared
+            .store
+            .snapshot_values(&resource_key(group, plural), namespace);
+        for object in &mut objects {
+            crate::http::encoding::type_in_place(&info, object);
         }
-        let snapshot = self.shared.store.snapshot(&key, namespace);
-        let objects = snapshot
-            .items
-            .iter()
-            .filter_map(|(_, bytes)| {
-                crate::store::json::from_slice(&crate::http::encoding::typed_bytes(&info, bytes))
-                    .ok()
-            })
-            .collect();
-        (snapshot.revision, objects)
+        (revision, objects)
     }
 
     /// The object an event carries, with `apiVersion` and `kind` (as a watcher would see it; a
@@ -816,13 +806,43 @@ mod tests {
     #[case::replayed_namespaces("v1", "namespaces", None)]
     #[case::replayed_cluster_roles("rbac.authorization.k8s.io/v1", "clusterroles", None)]
     #[case::written_pods("v1", "pods", Some("default"))]
+    #[case::custom_at_storage_version("example.com/v1", "widgets", Some("default"))]
+    #[case::custom_converted("example.com/v2", "widgets", Some("default"))]
     fn list_objects_is_the_parse_of_the_served_bytes(
         #[case] api_version: &str,
         #[case] plural: &str,
         #[case] namespace: Option<&str>,
     ) {
         let server = FakeApiServer::builder().seed(3).build();
+        let schema = json!({"openAPIV3Schema": {
+            "type": "object",
+            "properties": {"spec": {"type": "object", "properties": {
+                "size": {"type": "integer"},
+                "colour": {"type": "string", "default": "blue"}
+            }}}
+        }});
+        server
+            .apply_manifest(json!({
+                "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {
+                    "group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [
+                        {"name": "v1", "served": true, "storage": true, "schema": schema.clone()},
+                        {"name": "v2", "served": true, "storage": false, "schema": schema}
+                    ]
+                }
+            }))
+            .expect("a CRD");
         for i in 0..3 {
+            server
+                .apply_manifest(json!({
+                    "apiVersion": "example.com/v1", "kind": "Widget",
+                    "metadata": {"name": format!("w{i}"), "namespace": "default"},
+                    "spec": {"size": i}
+                }))
+                .expect("a Widget");
             server
                 .apply_manifest(json!({
                     "apiVersion": "v1", "kind": "ConfigMap",
@@ -857,10 +877,9 @@ mod tests {
             })
             .collect();
         assert!(!expected.is_empty());
-        assert_eq!(
-            server.list_objects(api_version, plural, namespace),
-            (snapshot.revision, expected)
-        );
+        let (revision, objects) = server.list_objects(api_version, plural, namespace);
+        assert!(objects.iter().all(|o| o["apiVersion"] == api_version));
+        assert_eq!((revision, objects), (snapshot.revision, expected));
     }
 
     /// The store of a server built with a fixed seed and clock; `decode_all` sends the start-up
