@@ -240,7 +240,9 @@ struct State {
     /// Each host's current incarnation; a request or watch of an older one is dead.
     epochs: BTreeMap<String, u64>,
     answered: BTreeMap<u64, Answered>,
-    views: Views,
+    /// Shared with the snapshots handed to the interceptor ([`Net::views`]), copied on write only
+    /// while one of those is still held.
+    views: Arc<Views>,
     track_views: bool,
     requests_seen: u64,
     /// Bumped by everything the schedule can see happen: a request arriving, an event queued.
@@ -407,7 +409,7 @@ impl Net {
         }
         for bytes in events {
             if let Ok(event) = fake_apiserver::store::json::from_slice(&bytes) {
-                state.views.apply(&host, &path, &event);
+                Arc::make_mut(&mut state.views).apply(&host, &path, &event);
             }
         }
         Some(text)
@@ -434,8 +436,9 @@ impl Net {
         true
     }
 
-    /// The informer views (what each process has seen of each listed and watched collection).
-    pub fn views(&self) -> Views {
+    /// The informer views (what each process has seen of each listed and watched collection),
+    /// as they are now: a snapshot that later events do not change (shared, not copied).
+    pub fn views(&self) -> Arc<Views> {
         self.lock().views.clone()
     }
 
@@ -568,7 +571,7 @@ impl Net {
             .unwrap_or_default();
         if let Ok(list) = fake_apiserver::store::json::from_slice(&bytes) {
             if let Some(items) = list["items"].as_array() {
-                self.lock().views.replace(host, &collection(target), items);
+                Arc::make_mut(&mut self.lock().views).replace(host, &collection(target), items);
             }
         }
         http::Response::from_parts(parts, Body::from(bytes))
