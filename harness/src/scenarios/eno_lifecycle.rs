@@ -473,11 +473,18 @@ pub struct AttemptHistory {
     present: BTreeSet<String>,
     /// (uuid, podCreation) pairs seen recorded.
     recorded: BTreeSet<(String, String)>,
+    /// The server's revision at the last check: with no write since, a check sees the same
+    /// state, so nothing appeared and nothing went.
+    revision: Option<u64>,
 }
 
 impl AttemptHistory {
     /// Notes the server's state; returns the pods that appeared and the pods that went.
     fn observe(&mut self, server: &FakeApiServer) -> (Vec<Value>, Vec<(String, String, String)>) {
+        let revision = server.revision();
+        if self.revision.replace(revision) == Some(revision) {
+            return (Vec::new(), Vec::new());
+        }
         if let Some(comp) = composition(server) {
             let current = &comp["status"]["currentSynthesis"];
             if let (Some(uuid), Some(created)) =
