@@ -280,12 +280,14 @@ pub fn instance_deleted_only_after_its_nodes(
     server: &FakeApiServer,
     instances: &InstanceRegistry,
 ) -> Result<(), String> {
-    let nodes = kwok_nodes(server);
+    // The Nodes are read only when some NodeClaim's instance is gone (most checks: none is).
+    let mut nodes: Option<Vec<serde_json::Value>> = None;
     for nc in nodeclaims(server) {
         let provider_id = nc["status"]["providerID"].as_str().unwrap_or_default();
         if provider_id.is_empty() || instances.get(provider_id).is_some() {
             continue;
         }
+        let nodes = nodes.get_or_insert_with(|| kwok_nodes(server));
         let draining = nodes.iter().find(|n| {
             n["spec"]["providerID"].as_str() == Some(provider_id)
                 && n["metadata"]["finalizers"]
