@@ -362,15 +362,21 @@ impl FakeApiServer {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<Value> {
-        let (group, version) = registry::split_api_version(api_version);
-        let info = self.shared.registry.lookup(group, version, plural)?;
-        let mut value = self.shared.store.get_value(
-            &resource_key(group, plural),
-            namespace.unwrap_or_default(),
-            name,
-        )?;
+        let (info, key) = self.resource_of(api_version, plural)?;
+        let mut value = self
+            .shared
+            .store
+            .get_value(&key, namespace.unwrap_or_default(), name)?;
         crate::http::encoding::add_type_meta(&info, &mut value);
         Some(value)
+    }
+
+    /// The served resource that `api_version` and `plural` name, and the store key of its
+    /// objects.
+    fn resource_of(&self, api_version: &str, plural: &str) -> Option<(Arc<ResourceInfo>, String)> {
+        let (group, version) = registry::split_api_version(api_version);
+        let info = self.shared.registry.lookup(group, version, plural)?;
+        Some((info, resource_key(group, plural)))
     }
 
     /// Whether an object is stored under this name (what [`FakeApiServer::get_object`] finds,
@@ -382,16 +388,12 @@ impl FakeApiServer {
         namespace: Option<&str>,
         name: &str,
     ) -> bool {
-        let (group, version) = registry::split_api_version(api_version);
-        self.shared
-            .registry
-            .lookup(group, version, plural)
-            .is_some()
-            && self.shared.store.contains(
-                &resource_key(group, plural),
-                namespace.unwrap_or_default(),
-                name,
-            )
+        self.resource_of(api_version, plural)
+            .is_some_and(|(_, key)| {
+                self.shared
+                    .store
+                    .contains(&key, namespace.unwrap_or_default(), name)
+            })
     }
 
     /// Every stored object of a resource (optionally one namespace), with `apiVersion` and
@@ -402,16 +404,12 @@ impl FakeApiServer {
         plural: &str,
         namespace: Option<&str>,
     ) -> (u64, Vec<Value>) {
-        let (group, version) = registry::split_api_version(api_version);
-        let Some(info) = self.shared.registry.lookup(group, version, plural) else {
+        let Some((info, key)) = self.resource_of(api_version, plural) else {
             return (self.revision(), Vec::new());
         };
         // The store's parses (copies of the cached ones where it has them), served as
         // `typed_bytes` serves each object.
-        let (revision, mut objects) = self
-            .shared
-            .store
-            .snapshot_values(&resource_key(group, plural), namespace);
+        let (revision, mut objects) = self.shared.store.snapshot_values(&key, namespace);
         for object in &mut objects {
             crate::http::encoding::type_in_place(&info, object);
         }

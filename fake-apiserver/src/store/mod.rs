@@ -90,7 +90,7 @@ pub struct StoreEvent {
 impl StoreEvent {
     /// Parses the object (the store only ever holds valid JSON).
     pub fn object_value(&self) -> Value {
-        crate::store::json::from_slice(&self.object).unwrap_or(Value::Null)
+        json::from_slice(&self.object).unwrap_or(Value::Null)
     }
 }
 
@@ -296,6 +296,20 @@ type Current<'a> = (
 );
 
 impl Inner {
+    /// A copy of the parse cache's value for `bytes`, the stored version of `key`, if it holds
+    /// it; otherwise the bytes, to be parsed once the lock is released ([`parsed_or_parse`]).
+    fn cached_copy(
+        &self,
+        resource: &str,
+        key: &(String, String),
+        bytes: &StoredObject,
+    ) -> Result<Value, StoredObject> {
+        match self.parsed.get(resource, key, bytes) {
+            Some(cached) => Ok(Value::clone(&cached.value)),
+            None => Err(bytes.clone()),
+        }
+    }
+
     /// The stored bytes and parsed form of one object (from the cache if it holds this version,
     /// with what was derived from it).
     fn current(
@@ -318,6 +332,15 @@ impl Inner {
             .map(Arc::new)
             .map_err(|e| ApiError::internal(format!("stored object is corrupt: {e}")))?;
         Ok(Some((bytes.clone(), value, None, None)))
+    }
+}
+
+/// The value [`Inner::cached_copy`] found, or the parse of the bytes it left (`None` for bytes
+/// that are not JSON, which the store never holds).
+fn parsed_or_parse(read: Result<Value, StoredObject>) -> Option<Value> {
+    match read {
+        Ok(value) => Some(value),
+        Err(bytes) => json::from_slice(&bytes).ok(),
     }
 }
 
@@ -469,15 +492,12 @@ impl Store {
     /// costs less than a parse), parsed outside the lock otherwise.
     pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
         let key = (namespace.to_string(), name.to_string());
-        let bytes = {
+        let read = {
             let inner = self.lock();
             let bytes = inner.objects.get(resource)?.get(&key)?;
-            if let Some(cached) = inner.parsed.get(resource, &key, bytes) {
-                return Some(Value::clone(&cached.value));
-            }
-            bytes.clone()
+            inner.cached_copy(resource, &key, bytes)
         };
-        json::from_slice(&bytes).ok()
+        parsed_or_parse(read)
     }
 
     /// How many objects of one resource type are stored.
@@ -814,24 +834,15 @@ impl Store {
             let inner = self.lock();
             let read: Vec<Result<Value, StoredObject>> =
                 collect(inner.objects.get(resource), namespace)
-                    .into_iter()
-                    .map(
-                        |(key, bytes)| match inner.parsed.get(resource, &key, &bytes) {
-                            Some(cached) => Ok(Value::clone(&cached.value)),
-                            None => Err(bytes),
-                        },
-                    )
+                    .iter()
+                    .map(|(key, bytes)| inner.cached_copy(resource, key, bytes))
                     .collect();
             (inner.revision, read)
         };
-        let values = read
-            .into_iter()
-            .filter_map(|item| match item {
-                Ok(value) => Some(value),
-                Err(bytes) => json::from_slice(&bytes).ok(),
-            })
-            .collect();
-        (revision, values)
+        (
+            revision,
+            read.into_iter().filter_map(parsed_or_parse).collect(),
+        )
     }
 
     /// [`Store::snapshot`] keeping only the objects labelled `label` (`(key, value)`): the same
@@ -1007,7 +1018,7 @@ impl Store {
         inner.labelled.clear();
         for (resource, namespace, name, bytes) in objects {
             let key = (namespace, name);
-            if let Ok(object) = crate::store::json::from_slice(&bytes) {
+            if let Ok(object) = json::from_slice(&bytes) {
                 inner.reindex(&resource, &key, None, Some(&object));
             }
             inner
