@@ -35,10 +35,12 @@ fn parse(bytes: &[u8]) -> Option<Value> {
         text,
         bytes: text.as_bytes(),
         at: 0,
-        members: Vec::new(),
+        spare_members: Vec::new(),
+        spare_items: Vec::new(),
     };
     reader.skip_whitespace();
-    let value = reader.value(0)?;
+    let mut value = Value::Null;
+    reader.value_into(0, &mut value)?;
     reader.skip_whitespace();
     (reader.at == reader.bytes.len()).then_some(value)
 }
@@ -73,13 +75,26 @@ pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
+/// What a member's slot holds until it is read: copied from constants (from read-only memory,
+/// not from stores just made; see [`Reader`]).
+const EMPTY_MEMBER: (String, Value) = (String::new(), Value::Null);
+const EMPTY_STRING: Value = Value::String(String::new());
+const NULL: Value = Value::Null;
+
+/// The reader builds every value where it ends up (a member's or an item's slot, or the
+/// caller's): a value handed back by return would be stored piece by piece (its tag byte, then
+/// its fields) and copied on at once in wider loads, which the CPU cannot forward from the
+/// stores that wrote it — a stall per member, a quarter of a parse in `perf annotate`.
 struct Reader<'a> {
     /// The input, known to be UTF-8.
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
-    /// The members of the objects being read, innermost last.
-    members: Vec<(String, Value)>,
+    /// Member buffers of the objects being read (one is taken per open object and given back
+    /// empty), kept from object to object so that each map is allocated once, at its size.
+    spare_members: Vec<Vec<(String, Value)>>,
+    /// The same for arrays' items.
+    spare_items: Vec<Vec<Value>>,
 }
 
 impl Reader<'_> {
@@ -97,28 +112,36 @@ impl Reader<'_> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
 
-    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
         let end = self.at.checked_add(word.len())?;
-        (self.bytes.get(self.at..end)? == word).then(|| {
-            self.at = end;
-            value
-        })
+        (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
     }
 
-    fn value(&mut self, depth: usize) -> Option<Value> {
+    /// Reads the value at the reader into `out`.
+    fn value_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
         match self.peek()? {
-            b'{' => self.object(depth + 1),
-            b'[' => self.array(depth + 1),
-            b'"' => self.string().map(Value::String),
-            b't' => self.literal(b"true", Value::Bool(true)),
-            b'f' => self.literal(b"false", Value::Bool(false)),
-            b'n' => self.literal(b"null", Value::Null),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
+            b'{' => self.object_into(depth + 1, out)?,
+            b'[' => self.array_into(depth + 1, out)?,
+            b'"' => self.string_value_into(out)?,
+            b't' => {
+                self.literal(b"true")?;
+                *out = Value::Bool(true);
+            }
+            b'f' => {
+                self.literal(b"false")?;
+                *out = Value::Bool(false);
+            }
+            b'n' => {
+                self.literal(b"null")?;
+                *out = Value::Null;
+            }
+            b'-' | b'0'..=b'9' => self.number_into(out)?,
+            _ => return None,
         }
+        Some(())
     }
 
-    fn object(&mut self, depth: usize) -> Option<Value> {
+    fn object_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -126,83 +149,126 @@ impl Reader<'_> {
         self.skip_whitespace();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Some(Value::Object(Map::new()));
+            *out = Value::Object(Map::new());
+            return Some(());
         }
-        // The members go on the shared stack and become the map at once, in one allocation of
-        // the right size, sorted once (a repeated key keeps its last value, as `serde_json`'s
-        // map does).
-        let start = self.members.len();
+        let mut members = self.spare_members.pop().unwrap_or_default();
+        let read = self.members_into(depth, &mut members);
+        if read.is_some() {
+            // One allocation of the right size, sorted once (a repeated key keeps its last
+            // value, as `serde_json`'s map does).
+            *out = Value::Object(Map::new());
+            if let Value::Object(map) = out {
+                *map = members.drain(..).collect();
+            }
+        }
+        members.clear();
+        self.spare_members.push(members);
+        read
+    }
+
+    /// The members of an object after its `{`, up to and including its `}`.
+    fn members_into(&mut self, depth: usize, members: &mut Vec<(String, Value)>) -> Option<()> {
         loop {
             self.skip_whitespace();
             if self.peek()? != b'"' {
                 return None;
             }
-            let key = self.string()?;
+            members.push(EMPTY_MEMBER);
+            let (key, slot) = members.last_mut()?;
+            self.string_into(key)?;
             self.skip_whitespace();
             self.expect(b':')?;
             self.skip_whitespace();
-            // A string member is read in place: through `value` it would come back through
-            // memory and be copied out at once, a load the CPU cannot forward from the stores
-            // that wrote it (a stall per member).
-            let value = match self.peek()? {
-                b'"' => Value::String(self.string()?),
-                _ => self.value(depth)?,
-            };
-            self.members.push((key, value));
+            // A string member is read here, not through `value_into`: most members are strings.
+            match self.peek()? {
+                b'"' => self.string_value_into(slot)?,
+                _ => self.value_into(depth, slot)?,
+            }
             self.skip_whitespace();
             match self.peek()? {
                 b',' => self.at += 1,
                 b'}' => {
                     self.at += 1;
-                    let members: Vec<(String, Value)> = self.members.drain(start..).collect();
-                    return Some(Value::Object(members.into_iter().collect()));
+                    return Some(());
                 }
                 _ => return None,
             }
         }
     }
 
-    fn array(&mut self, depth: usize) -> Option<Value> {
+    fn array_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
         self.at += 1;
-        let mut items = Vec::new();
         self.skip_whitespace();
         if self.peek()? == b']' {
             self.at += 1;
-            return Some(Value::Array(items));
+            *out = Value::Array(Vec::new());
+            return Some(());
         }
+        let mut items = self.spare_items.pop().unwrap_or_default();
+        let read = self.items_into(depth, &mut items);
+        if read.is_some() {
+            *out = Value::Array(Vec::new());
+            if let Value::Array(array) = out {
+                array.reserve_exact(items.len());
+                array.extend(items.drain(..));
+            }
+        }
+        items.clear();
+        self.spare_items.push(items);
+        read
+    }
+
+    /// The items of an array after its `[`, up to and including its `]`.
+    fn items_into(&mut self, depth: usize, items: &mut Vec<Value>) -> Option<()> {
         loop {
             self.skip_whitespace();
-            items.push(self.value(depth)?);
+            items.push(NULL);
+            self.value_into(depth, items.last_mut()?)?;
             self.skip_whitespace();
             match self.peek()? {
                 b',' => self.at += 1,
                 b']' => {
                     self.at += 1;
-                    return Some(Value::Array(items));
+                    return Some(());
                 }
                 _ => return None,
             }
         }
     }
 
-    /// A string at the opening quote. The input is valid UTF-8 and the quotes and escapes are
-    /// ASCII, so a run without escapes is a `str` slice as it is. Inlined (its caller gets the
-    /// string in registers); a string with escapes goes on in [`Reader::escaped_string`].
+    /// A string value at the opening quote, into `out`: the string is built in its slot (see
+    /// [`Reader`]).
     #[inline(always)]
-    fn string(&mut self) -> Option<String> {
+    fn string_value_into(&mut self, out: &mut Value) -> Option<()> {
+        *out = EMPTY_STRING;
+        match out {
+            Value::String(s) => self.string_into(s),
+            _ => None,
+        }
+    }
+
+    /// A string at the opening quote, appended to `out` (empty). The input is valid UTF-8 and
+    /// the quotes and escapes are ASCII, so a run without escapes is a `str` slice as it is.
+    /// Inlined; a string with escapes goes on in [`Reader::escaped_string`].
+    #[inline(always)]
+    fn string_into(&mut self, out: &mut String) -> Option<()> {
         self.at += 1;
         let start = self.at;
         self.at += special_byte(self.bytes.get(start..)?)?;
         match *self.bytes.get(self.at)? {
             b'"' => {
-                let s = self.text.get(start..self.at)?.to_owned();
+                *out = self.text.get(start..self.at)?.to_owned();
                 self.at += 1;
-                Some(s)
+                Some(())
             }
-            b'\\' => self.escaped_string(start),
+            b'\\' => {
+                *out = self.escaped_string(start)?;
+                Some(())
+            }
             _ => None,
         }
     }
@@ -272,7 +338,7 @@ impl Reader<'_> {
 
     /// A number: a non-negative integer without leading zeros that fits in a `u64` directly,
     /// anything else (sign, fraction, exponent, overflow) as `serde_json` reads the token.
-    fn number(&mut self) -> Option<Value> {
+    fn number_into(&mut self, out: &mut Value) -> Option<()> {
         let start = self.at;
         let mut plain = true;
         if self.peek()? == b'-' {
@@ -317,9 +383,11 @@ impl Reader<'_> {
             for &d in integer {
                 n = n.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
             }
-            return Some(Value::Number(Number::from(n)));
+            *out = Value::Number(Number::from(n));
+            return Some(());
         }
-        serde_json::from_str(self.text.get(start..self.at)?).ok()
+        *out = serde_json::from_str(self.text.get(start..self.at)?).ok()?;
+        Some(())
     }
 }
 
