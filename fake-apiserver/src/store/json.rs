@@ -214,7 +214,7 @@ impl Reader<'_> {
             *out = Value::Array(Vec::new());
             if let Value::Array(array) = out {
                 array.reserve_exact(items.len());
-                array.extend(items.drain(..));
+                array.append(&mut items);
             }
         }
         items.clear();
