@@ -10,7 +10,7 @@ use controllers::operator::logging::{self, LogFormat};
 /// mimalloc serves them faster than the system allocator (as in the `fake-apiserver` binary).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: fake_apiserver::allocator::MiMalloc = fake_apiserver::allocator::MiMalloc;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -44,6 +44,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod admission;
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
 pub mod apply;
 pub mod auth;
 mod bootstrap;

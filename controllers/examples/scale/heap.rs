@@ -7,7 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout};
 
-use mimalloc::MiMalloc;
+use fake_apiserver::allocator::MiMalloc;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicIsize, Ordering};
 

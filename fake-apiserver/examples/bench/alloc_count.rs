@@ -10,7 +10,7 @@ use std::cell::Cell;
 
 /// The allocator every call is forwarded to: the binary's.
 #[cfg(feature = "mimalloc")]
-const INNER: mimalloc::MiMalloc = mimalloc::MiMalloc;
+const INNER: fake_apiserver::allocator::MiMalloc = fake_apiserver::allocator::MiMalloc;
 #[cfg(not(feature = "mimalloc"))]
 const INNER: std::alloc::System = std::alloc::System;
 

@@ -33,7 +33,7 @@ use tokio::sync::oneshot;
 /// JSON trees make many small allocations; mimalloc serves them faster than the system allocator.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: fake_apiserver::allocator::MiMalloc = fake_apiserver::allocator::MiMalloc;
 
 /// How long open connections (watches) may take to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

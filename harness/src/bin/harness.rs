@@ -21,7 +21,7 @@ use harness::trace::Run;
 /// Explorations build and drop JSON trees by the million; mimalloc serves them faster than the
 /// system allocator. Where objects are placed never reaches a trace.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: fake_apiserver::allocator::MiMalloc = fake_apiserver::allocator::MiMalloc;
 
 #[derive(Parser)]
 #[command(
