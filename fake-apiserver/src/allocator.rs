@@ -82,7 +82,10 @@ mod tests {
                 // SAFETY: a non-zero size; each block is freed once, with its layout.
                 unsafe {
                     let p = allocator.alloc(layout);
-                    assert!(!p.is_null() && (p as usize).is_multiple_of(align), "{layout:?}");
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{layout:?}"
+                    );
                     p.write_bytes(0xA5, size);
                     let zeroed = allocator.alloc_zeroed(layout);
                     assert!((zeroed as usize).is_multiple_of(align), "{layout:?} zeroed");
