@@ -251,9 +251,11 @@ impl Reader<'_> {
         }
     }
 
-    /// A string at the opening quote, appended to `out` (empty). The input is valid UTF-8 and
-    /// the quotes and escapes are ASCII, so a run without escapes is a `str` slice as it is.
-    /// Inlined; a string with escapes goes on in [`Reader::escaped_string`].
+    /// A string at the opening quote, written into `out`. The input is valid UTF-8 and the
+    /// quotes and escapes are ASCII, so a run without escapes is a `str` slice as it is (copied
+    /// by an inlined `to_owned`: through an out-of-line call the new `String` would come back
+    /// through memory, see [`Reader`]). A string with escapes goes on in
+    /// [`Reader::escaped_string`].
     #[inline(always)]
     fn string_into(&mut self, out: &mut String) -> Option<()> {
         self.at += 1;
