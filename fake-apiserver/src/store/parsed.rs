@@ -117,6 +117,19 @@ impl Segment {
     }
 }
 
+/// Takes out of `by_key` what the oldest live record of `segment` inserted (`stamp_of` reads a
+/// kept value's stamp), with its record.
+fn evict_oldest_of<T>(
+    segment: &mut Segment,
+    by_key: &mut ByKey<T>,
+    stamp_of: impl Fn(&T) -> u64,
+) -> Option<(Record, T)> {
+    let record = segment.pop_oldest(|record| holds(by_key, record, &stamp_of))?;
+    let (_, resource, key) = &record;
+    let kept = by_key.get_mut(resource)?.remove(key)?;
+    Some((record, kept))
+}
+
 /// Whether `record` is the insertion that made what `by_key` holds now (`stamp_of` reads it).
 fn holds<T>(by_key: &ByKey<T>, record: &Record, stamp_of: impl Fn(&T) -> u64) -> bool {
     let (stamp, resource, key) = record;
@@ -187,26 +200,22 @@ impl ParsedCache {
                 spans,
             },
         );
-        match previous {
-            Some(true) => self.main.len -= 1,
-            Some(false) => self.probation.len -= 1,
-            None => {}
+        if let Some(was_main) = previous {
+            self.segment(was_main).len -= 1;
         }
-        if main {
-            self.main.push(record);
-        } else {
-            self.probation.push(record);
-        }
+        self.segment(main).push(record);
         // The version replaced was read a moment ago by the write that replaces it.
         drop(replaced);
         while self.probation.len > PROBATION {
-            let Some(record) = self.evict_oldest(false) else {
+            let Some((record, _)) =
+                evict_oldest_of(&mut self.probation, &mut self.entries, |e| e.stamp)
+            else {
                 break;
             };
             self.remember_left(record);
         }
         while self.main.len > CAPACITY {
-            if self.evict_oldest(true).is_none() {
+            if evict_oldest_of(&mut self.main, &mut self.entries, |e| e.stamp).is_none() {
                 break;
             }
         }
@@ -216,21 +225,13 @@ impl ParsedCache {
         self.main.compact(live);
     }
 
-    /// Removes the entry inserted longest ago into the main segment or probation that is still
-    /// there, and says which it was.
-    fn evict_oldest(&mut self, main: bool) -> Option<Record> {
-        let entries = &self.entries;
-        let segment = if main {
+    /// The main segment (`true`) or probation.
+    fn segment(&mut self, main: bool) -> &mut Segment {
+        if main {
             &mut self.main
         } else {
             &mut self.probation
-        };
-        let record = segment.pop_oldest(|record| holds(entries, record, |e| e.stamp))?;
-        let (_, resource, key) = &record;
-        if let Some(objects) = self.entries.get_mut(resource) {
-            objects.remove(key);
         }
-        Some(record)
     }
 
     /// Remembers the key of an object that left probation, forgetting the one remembered
@@ -248,15 +249,8 @@ impl ParsedCache {
         }
         self.left_order.push((stamp, resource, key));
         while self.left_order.len > CAPACITY {
-            let left = &self.left;
-            let Some((_, resource, key)) = self
-                .left_order
-                .pop_oldest(|record| holds(left, record, |stamp| *stamp))
-            else {
+            if evict_oldest_of(&mut self.left_order, &mut self.left, |stamp| *stamp).is_none() {
                 break;
-            };
-            if let Some(keys) = self.left.get_mut(&resource) {
-                keys.remove(&key);
             }
         }
         let left = &self.left;
@@ -267,11 +261,7 @@ impl ParsedCache {
     /// Forgets `key` (the object is gone).
     pub fn remove(&mut self, resource: &str, key: &(String, String)) {
         if let Some(entry) = self.entries.get_mut(resource).and_then(|o| o.remove(key)) {
-            if entry.main {
-                self.main.len -= 1;
-            } else {
-                self.probation.len -= 1;
-            }
+            self.segment(entry.main).len -= 1;
         }
         forget_key(&mut self.left, &mut self.left_order, resource, key);
     }
