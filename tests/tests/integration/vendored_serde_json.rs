@@ -90,6 +90,124 @@ fn every_operation_leaves_what_a_btree_map_leaves(#[case] range: u64) {
     }
 }
 
+/// A clone shares its map's entries until either changes (copy on write): whatever is done to the
+/// map afterwards, every clone taken along the way still holds what the map held then, and what
+/// is done to a clone leaves the map alone.
+#[rstest]
+#[case::small(12)]
+#[case::around_the_scan_limit(40)]
+#[case::large(400)]
+fn clones_keep_what_the_map_held_when_they_were_taken(#[case] range: u64) {
+    for seed in 1..20u64 {
+        let mut ours = Map::new();
+        let mut theirs: BTreeMap<String, Value> = BTreeMap::new();
+        let mut taken: Vec<(Map<String, Value>, BTreeMap<String, Value>)> = Vec::new();
+        for (i, n) in numbers(seed, 200, range).into_iter().enumerate() {
+            let k = key(n);
+            if i % 9 == 0 {
+                let clone = ours.clone();
+                assert!(clone.shares_entries(&ours) || ours.is_empty());
+                taken.push((clone, theirs.clone()));
+            }
+            match i % 6 {
+                0..=2 => assert_eq!(ours.insert(k.clone(), json!(i)), theirs.insert(k, json!(i))),
+                3 => assert_eq!(ours.remove(&k), theirs.remove(&k)),
+                4 => {
+                    if let (Some(a), Some(b)) = (ours.get_mut(&k), theirs.get_mut(&k)) {
+                        *a = json!({"changed": i});
+                        *b = json!({"changed": i});
+                    }
+                }
+                _ => {
+                    // A change to the newest clone, not the map.
+                    if let Some((clone, snapshot)) = taken.last_mut() {
+                        clone.insert(k.clone(), json!("in the clone"));
+                        snapshot.insert(k, json!("in the clone"));
+                    }
+                }
+            }
+            same(&ours, &theirs);
+        }
+        for (clone, snapshot) in &taken {
+            same(clone, snapshot);
+            assert_eq!(clone == &ours, snapshot == &theirs);
+        }
+        // Moving out of a shared map copies; the other owner keeps its entries.
+        if let Some((clone, snapshot)) = taken.pop() {
+            let kept = clone.clone();
+            assert!(clone.into_iter().eq(snapshot.clone()));
+            same(&kept, &snapshot);
+            let mut retained = kept.clone();
+            retained.retain(|k, _| k.len() > 2);
+            same(&kept, &snapshot);
+        }
+    }
+}
+
+/// A clone of a tree shares every map; a change deep in the clone copies the maps on its path
+/// and no others, and the original reads as before.
+#[test]
+fn a_change_deep_in_a_clone_copies_only_its_path() {
+    let original = json!({
+        "metadata": {"name": "a", "annotations": {"x": "1"}},
+        "spec": {"containers": [{"name": "c", "env": {"A": "1"}}]},
+        "status": {"phase": "Running"},
+    });
+    let mut clone = original.clone();
+    let maps = |v: &Value, path: &str| v.pointer(path).and_then(Value::as_object).cloned();
+    let shared = |a: &Value, b: &Value, path: &str| {
+        maps(a, path)
+            .zip(maps(b, path))
+            .is_some_and(|(x, y)| x.shares_entries(&y))
+    };
+    assert!(shared(&original, &clone, ""));
+    clone["metadata"]["annotations"]["x"] = json!("2");
+    assert_eq!(original["metadata"]["annotations"]["x"], json!("1"));
+    assert_eq!(clone["metadata"]["annotations"]["x"], json!("2"));
+    for path in ["", "/metadata", "/metadata/annotations"] {
+        assert!(!shared(&original, &clone, path), "{path} still shared");
+    }
+    for path in ["/spec", "/status", "/spec/containers/0/env"] {
+        assert!(shared(&original, &clone, path), "{path} copied");
+    }
+    assert_ne!(original, clone);
+    clone["metadata"]["annotations"]["x"] = json!("1");
+    assert_eq!(original, clone);
+}
+
+/// Clones dropped on other threads while the original changes: the count is shared across
+/// threads, and every thread reads what it was given.
+#[test]
+fn clones_on_other_threads_read_and_drop_their_own() {
+    let mut original = json!({"a": {"b": {"c": [1, 2, 3]}}, "d": "e"});
+    let expected = original.clone();
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let mut mine = original.clone();
+            let expected = expected.clone();
+            std::thread::spawn(move || {
+                for j in 0..200 {
+                    let copy = mine.clone();
+                    if j % 2 == 0 {
+                        mine["a"]["b"]["thread"] = json!(i);
+                        mine["a"]["b"].as_object_mut().unwrap().remove("thread");
+                    }
+                    assert_eq!(copy, expected);
+                }
+                assert_eq!(mine, expected);
+            })
+        })
+        .collect();
+    for j in 0..200 {
+        original["a"]["n"] = json!(j);
+    }
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    assert_eq!(original["a"]["n"], json!(199));
+    assert_eq!(original["a"]["b"], expected["a"]["b"]);
+}
+
 #[rstest]
 #[case::no_repeats(10, 1000)]
 #[case::repeats(60, 20)]

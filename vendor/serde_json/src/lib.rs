@@ -424,6 +424,8 @@ pub mod error;
 pub mod map;
 mod short_bytes;
 #[cfg(not(feature = "preserve_order"))]
+mod shared_vec;
+#[cfg(not(feature = "preserve_order"))]
 mod vec_map;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

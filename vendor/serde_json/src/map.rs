@@ -66,6 +66,18 @@ impl Map<String, Value> {
         }
     }
 
+    /// Whether `self` and `other` share their entries, so are equal without a comparison: one
+    /// is a clone of the other (or both of one map) and neither has changed since (not upstream
+    /// API; the vector map shares its entries between clones until one changes, see
+    /// `vec_map.rs`).
+    #[inline]
+    pub fn shares_entries(&self, other: &Self) -> bool {
+        #[cfg(not(feature = "preserve_order"))]
+        return self.map.shares_entries(&other.map);
+        #[cfg(feature = "preserve_order")]
+        return core::ptr::eq(self, other);
+    }
+
     /// Clears the map, removing all values.
     #[inline]
     pub fn clear(&mut self) {

@@ -10,9 +10,16 @@
 //! first, cloned as one slice. Inserting at a key's place moves the entries after it, which a
 //! vector only does cheaply while it is short: a map that grows past [`SMALL`] entries becomes a
 //! `BTreeMap`, so no order of insertions costs more than upstream's asymptotically.
+//!
+//! Clones share their entries until one of them changes (copy on write): a small map's vector is
+//! a [`SharedVec`] (its reference count in the same allocation as its entries), a large map's tree
+//! is behind an `Arc`. Cloning a map, and so a whole tree of objects, costs one reference count;
+//! the first change through a clone copies that map's entries (the maps nested in them stay
+//! shared), and a lookup for a change that finds nothing copies nothing. Two maps that share
+//! their entries are equal without comparing them ([`VecMap::shares_entries`]).
 
-use alloc::boxed::Box;
 use alloc::collections::{btree_map, BTreeMap};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::borrow::Borrow;
 use core::fmt::{self, Debug};
@@ -20,6 +27,7 @@ use core::hash::{Hash, Hasher};
 use core::iter::FusedIterator;
 use core::{mem, slice};
 
+use crate::shared_vec::SharedVec;
 use crate::short_bytes::{cmp_bytes, eq_bytes};
 
 /// The most entries a map keeps in a vector.
@@ -29,24 +37,24 @@ const SMALL: usize = 32;
 #[derive(Clone)]
 pub(crate) enum VecMap<K, V> {
     /// At most [`SMALL`] entries, sorted by key, no two keys equal.
-    Small(Vec<(K, V)>),
-    /// More than [`SMALL`] entries at some point (a large map stays large). Boxed, so that the
-    /// enum is no larger than the vector (a `Value` stays 32 bytes).
-    Large(Box<BTreeMap<K, V>>),
+    Small(SharedVec<(K, V)>),
+    /// More than [`SMALL`] entries at some point (a large map stays large). Behind a pointer,
+    /// so that the enum is no larger than the vector (a `Value` stays 32 bytes).
+    Large(Arc<BTreeMap<K, V>>),
 }
 
 impl<K, V> Default for VecMap<K, V> {
     fn default() -> Self {
-        VecMap::Small(Vec::new())
+        VecMap::Small(SharedVec::new())
     }
 }
 
-impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> VecMap<K, V> {
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         if capacity > SMALL {
-            VecMap::Large(Box::default())
+            VecMap::Large(Arc::default())
         } else {
-            VecMap::Small(Vec::with_capacity(capacity))
+            VecMap::Small(SharedVec::with_capacity(capacity))
         }
     }
 
@@ -111,10 +119,10 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
     {
         match self {
             VecMap::Small(entries) => match Self::position_bytes(entries, key.as_bytes()) {
-                Some(i) => Some(&mut entries[i].1),
+                Some(i) => Some(&mut entries.make_mut()[i].1),
                 None => None,
             },
-            VecMap::Large(map) => map.get_mut(key),
+            VecMap::Large(map) => Self::tree_mut_holding(map, key)?.get_mut(key),
         }
     }
 
@@ -123,8 +131,26 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
         if let VecMap::Small(entries) = self {
             if entries.len() >= SMALL && Self::search(entries, key).is_err() {
                 let entries = mem::take(entries);
-                *self = VecMap::Large(Box::new(entries.into_iter().collect()));
+                *self = VecMap::Large(Arc::new(entries.into_iter().collect()));
             }
+        }
+    }
+
+    /// A large map's tree for a change that needs `key` there: `None` when it is not, so that a
+    /// shared tree is not copied for nothing.
+    #[inline]
+    fn tree_mut_holding<'m, Q>(
+        map: &'m mut Arc<BTreeMap<K, V>>,
+        key: &Q,
+    ) -> Option<&'m mut BTreeMap<K, V>>
+    where
+        K: Borrow<Q>,
+        Q: ?Sized + Ord,
+    {
+        if map.contains_key(key) {
+            Some(Arc::make_mut(map))
+        } else {
+            None
         }
     }
 
@@ -162,10 +188,10 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
     {
         match self {
             VecMap::Small(entries) => match Self::position(entries, key) {
-                Some(i) => Some(&mut entries[i].1),
+                Some(i) => Some(&mut entries.make_mut()[i].1),
                 None => None,
             },
-            VecMap::Large(map) => map.get_mut(key),
+            VecMap::Large(map) => Self::tree_mut_holding(map, key)?.get_mut(key),
         }
     }
 
@@ -190,13 +216,13 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
         self.make_room_for(&key);
         match self {
             VecMap::Small(entries) => match Self::search(entries, &key) {
-                Ok(i) => Some(mem::replace(&mut entries[i].1, value)),
+                Ok(i) => Some(mem::replace(&mut entries.make_mut()[i].1, value)),
                 Err(i) => {
                     entries.insert(i, (key, value));
                     None
                 }
             },
-            VecMap::Large(map) => map.insert(key, value),
+            VecMap::Large(map) => Arc::make_mut(map).insert(key, value),
         }
     }
 
@@ -220,7 +246,7 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
                 Some(i) => Some(entries.remove(i)),
                 None => None,
             },
-            VecMap::Large(map) => map.remove_entry(key),
+            VecMap::Large(map) => Self::tree_mut_holding(map, key)?.remove_entry(key),
         }
     }
 
@@ -248,7 +274,7 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
                     key,
                 })),
             },
-            VecMap::Large(map) => match map.entry(key) {
+            VecMap::Large(map) => match Arc::make_mut(map).entry(key) {
                 btree_map::Entry::Vacant(e) => Entry::Vacant(VacantEntry(VacantInner::Large(e))),
                 btree_map::Entry::Occupied(e) => {
                     Entry::Occupied(OccupiedEntry(OccupiedInner::Large(e)))
@@ -263,13 +289,43 @@ impl<K: Ord + AsRef<[u8]>, V> VecMap<K, V> {
         F: FnMut(&K, &mut V) -> bool,
     {
         match self {
-            VecMap::Small(entries) => entries.retain_mut(|(k, v)| f(k, v)),
-            VecMap::Large(map) => map.retain(f),
+            VecMap::Small(entries) => entries.retain(|(k, v)| f(k, v)),
+            VecMap::Large(map) => Arc::make_mut(map).retain(f),
         }
+    }
+
+    #[inline]
+    pub(crate) fn iter_mut(&mut self) -> IterMut<'_, K, V> {
+        match self {
+            VecMap::Small(entries) => IterMut::Small(entries.make_mut().iter_mut()),
+            VecMap::Large(map) => IterMut::Large(Arc::make_mut(map).iter_mut()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn values_mut(&mut self) -> ValuesMut<'_, K, V> {
+        ValuesMut(self.iter_mut())
+    }
+
+    #[inline]
+    pub(crate) fn into_values(self) -> IntoValues<K, V> {
+        IntoValues(self.into_iter())
     }
 }
 
 impl<K, V> VecMap<K, V> {
+    /// Whether both maps share their entries (so are equal): one is a clone of the other, or
+    /// both of one map, and neither has changed since. Two empty small maps share nothing and
+    /// are equal anyway.
+    #[inline]
+    pub(crate) fn shares_entries(&self, other: &Self) -> bool {
+        match (self, other) {
+            (VecMap::Small(a), VecMap::Small(b)) => a.shares_allocation(b),
+            (VecMap::Large(a), VecMap::Large(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
@@ -292,14 +348,6 @@ impl<K, V> VecMap<K, V> {
     }
 
     #[inline]
-    pub(crate) fn iter_mut(&mut self) -> IterMut<'_, K, V> {
-        match self {
-            VecMap::Small(entries) => IterMut::Small(entries.iter_mut()),
-            VecMap::Large(map) => IterMut::Large(map.iter_mut()),
-        }
-    }
-
-    #[inline]
     pub(crate) fn keys(&self) -> Keys<'_, K, V> {
         Keys(self.iter())
     }
@@ -307,16 +355,6 @@ impl<K, V> VecMap<K, V> {
     #[inline]
     pub(crate) fn values(&self) -> Values<'_, K, V> {
         Values(self.iter())
-    }
-
-    #[inline]
-    pub(crate) fn values_mut(&mut self) -> ValuesMut<'_, K, V> {
-        ValuesMut(self.iter_mut())
-    }
-
-    #[inline]
-    pub(crate) fn into_values(self) -> IntoValues<K, V> {
-        IntoValues(self.into_iter())
     }
 }
 
@@ -328,6 +366,7 @@ macro_rules! either_iterator {
         $name:ident<$($lt:lifetime,)? K, V> => $item:ty,
         $small:ty => $from_small:expr,
         $large:ty
+        $(, where $($bound:tt)*)?
     ) => {
         $(#[$attr])*
         pub(crate) enum $name<$($lt,)? K, V> {
@@ -335,7 +374,7 @@ macro_rules! either_iterator {
             Large($large),
         }
 
-        impl<$($lt,)? K, V> Iterator for $name<$($lt,)? K, V> {
+        impl<$($lt,)? K, V> Iterator for $name<$($lt,)? K, V> where $($($bound)*)? {
             type Item = $item;
 
             #[inline]
@@ -355,7 +394,7 @@ macro_rules! either_iterator {
             }
         }
 
-        impl<$($lt,)? K, V> DoubleEndedIterator for $name<$($lt,)? K, V> {
+        impl<$($lt,)? K, V> DoubleEndedIterator for $name<$($lt,)? K, V> where $($($bound)*)? {
             #[inline]
             fn next_back(&mut self) -> Option<Self::Item> {
                 match self {
@@ -365,9 +404,9 @@ macro_rules! either_iterator {
             }
         }
 
-        impl<$($lt,)? K, V> ExactSizeIterator for $name<$($lt,)? K, V> {}
+        impl<$($lt,)? K, V> ExactSizeIterator for $name<$($lt,)? K, V> where $($($bound)*)? {}
 
-        impl<$($lt,)? K, V> FusedIterator for $name<$($lt,)? K, V> {}
+        impl<$($lt,)? K, V> FusedIterator for $name<$($lt,)? K, V> where $($($bound)*)? {}
     };
 }
 
@@ -388,8 +427,9 @@ either_iterator!(
 either_iterator!(
     #[derive(Debug)]
     IntoIter<K, V> => (K, V),
-    alloc::vec::IntoIter<(K, V)> => |entry: (K, V)| entry,
-    btree_map::IntoIter<K, V>
+    crate::shared_vec::IntoIter<(K, V)> => |entry: (K, V)| entry,
+    btree_map::IntoIter<K, V>,
+    where K: Clone, V: Clone
 );
 
 /// Defines an iterator that yields one half of another's items.
@@ -397,11 +437,12 @@ macro_rules! projection {
     (
         $(#[$attr:meta])*
         $name:ident<$($lt:lifetime,)? K, V>($inner:ty) => $item:ty, $project:expr
+        $(, where $($bound:tt)*)?
     ) => {
         $(#[$attr])*
         pub(crate) struct $name<$($lt,)? K, V>($inner);
 
-        impl<$($lt,)? K, V> Iterator for $name<$($lt,)? K, V> {
+        impl<$($lt,)? K, V> Iterator for $name<$($lt,)? K, V> where $($($bound)*)? {
             type Item = $item;
 
             #[inline]
@@ -415,16 +456,16 @@ macro_rules! projection {
             }
         }
 
-        impl<$($lt,)? K, V> DoubleEndedIterator for $name<$($lt,)? K, V> {
+        impl<$($lt,)? K, V> DoubleEndedIterator for $name<$($lt,)? K, V> where $($($bound)*)? {
             #[inline]
             fn next_back(&mut self) -> Option<Self::Item> {
                 self.0.next_back().map($project)
             }
         }
 
-        impl<$($lt,)? K, V> ExactSizeIterator for $name<$($lt,)? K, V> {}
+        impl<$($lt,)? K, V> ExactSizeIterator for $name<$($lt,)? K, V> where $($($bound)*)? {}
 
-        impl<$($lt,)? K, V> FusedIterator for $name<$($lt,)? K, V> {}
+        impl<$($lt,)? K, V> FusedIterator for $name<$($lt,)? K, V> where $($($bound)*)? {}
     };
 }
 
@@ -442,10 +483,11 @@ projection!(
 );
 projection!(
     #[derive(Debug)]
-    IntoValues<K, V>(IntoIter<K, V>) => V, |(_, v): (K, V)| v
+    IntoValues<K, V>(IntoIter<K, V>) => V, |(_, v): (K, V)| v,
+    where K: Clone, V: Clone
 );
 
-impl<K, V> IntoIterator for VecMap<K, V> {
+impl<K: Clone, V: Clone> IntoIterator for VecMap<K, V> {
     type Item = (K, V);
     type IntoIter = IntoIter<K, V>;
 
@@ -453,30 +495,32 @@ impl<K, V> IntoIterator for VecMap<K, V> {
     fn into_iter(self) -> Self::IntoIter {
         match self {
             VecMap::Small(entries) => IntoIter::Small(entries.into_iter()),
-            VecMap::Large(map) => IntoIter::Large((*map).into_iter()),
+            VecMap::Large(map) => IntoIter::Large(Arc::unwrap_or_clone(map).into_iter()),
         }
     }
 }
 
-impl<K: Ord + AsRef<[u8]>, V> FromIterator<(K, V)> for VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> FromIterator<(K, V)> for VecMap<K, V> {
     /// As `BTreeMap::from_iter`: sorted once (stably), the last of equal keys kept.
     fn from_iter<T: IntoIterator<Item = (K, V)>>(iter: T) -> Self {
-        let mut entries: Vec<(K, V)> = iter.into_iter().collect();
+        let mut entries: SharedVec<(K, V)> = iter.into_iter().collect();
         if entries.len() > SMALL {
-            return VecMap::Large(Box::new(entries.into_iter().collect()));
+            return VecMap::Large(Arc::new(entries.into_iter().collect()));
         }
-        entries.sort_by(|a, b| cmp_bytes(a.0.as_ref(), b.0.as_ref()));
-        if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+        let sorted = entries.make_mut();
+        sorted.sort_by(|a, b| cmp_bytes(a.0.as_ref(), b.0.as_ref()));
+        if sorted.windows(2).any(|w| w[0].0 == w[1].0) {
             // Keep the last of each run of equal keys: walking backwards, keep the first seen.
-            entries.reverse();
-            entries.dedup_by(|later, kept| later.0 == kept.0);
-            entries.reverse();
+            let mut kept: Vec<(K, V)> = entries.into_iter().rev().collect();
+            kept.dedup_by(|later, kept| later.0 == kept.0);
+            kept.reverse();
+            entries = kept.into_iter().collect();
         }
         VecMap::Small(entries)
     }
 }
 
-impl<K: Ord + AsRef<[u8]>, V> Extend<(K, V)> for VecMap<K, V> {
+impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> Extend<(K, V)> for VecMap<K, V> {
     fn extend<T: IntoIterator<Item = (K, V)>>(&mut self, iter: T) {
         for (k, v) in iter {
             self.insert(k, v);
@@ -488,6 +532,9 @@ impl<K: PartialEq + AsRef<[u8]>, V: PartialEq> PartialEq for VecMap<K, V> {
     /// As `BTreeMap`'s: the same entries in the same order, whatever each side's form (keys
     /// compared by [`eq_bytes`], which is `==` on their bytes).
     fn eq(&self, other: &Self) -> bool {
+        if self.shares_entries(other) {
+            return true;
+        }
         self.len() == other.len()
             && self
                 .iter()
@@ -500,7 +547,8 @@ impl<K: Eq + AsRef<[u8]>, V: Eq> Eq for VecMap<K, V> {}
 
 impl<K, Q, V> core::ops::Index<&Q> for VecMap<K, V>
 where
-    K: Borrow<Q> + Ord + AsRef<[u8]>,
+    K: Borrow<Q> + Ord + AsRef<[u8]> + Clone,
+    V: Clone,
     Q: ?Sized + Ord,
 {
     type Output = V;
@@ -538,14 +586,14 @@ pub(crate) struct VacantEntry<'a, K, V>(VacantInner<'a, K, V>);
 
 enum VacantInner<'a, K, V> {
     Small {
-        entries: &'a mut Vec<(K, V)>,
+        entries: &'a mut SharedVec<(K, V)>,
         index: usize,
         key: K,
     },
     Large(btree_map::VacantEntry<'a, K, V>),
 }
 
-impl<'a, K: Ord, V> VacantEntry<'a, K, V> {
+impl<'a, K: Ord + Clone, V: Clone> VacantEntry<'a, K, V> {
     #[inline]
     pub(crate) fn key(&self) -> &K {
         match &self.0 {
@@ -563,7 +611,7 @@ impl<'a, K: Ord, V> VacantEntry<'a, K, V> {
                 key,
             } => {
                 entries.insert(index, (key, value));
-                &mut entries[index].1
+                &mut entries.make_mut()[index].1
             }
             VacantInner::Large(e) => e.insert(value),
         }
@@ -574,13 +622,13 @@ pub(crate) struct OccupiedEntry<'a, K, V>(OccupiedInner<'a, K, V>);
 
 enum OccupiedInner<'a, K, V> {
     Small {
-        entries: &'a mut Vec<(K, V)>,
+        entries: &'a mut SharedVec<(K, V)>,
         index: usize,
     },
     Large(btree_map::OccupiedEntry<'a, K, V>),
 }
 
-impl<'a, K: Ord, V> OccupiedEntry<'a, K, V> {
+impl<'a, K: Ord + Clone, V: Clone> OccupiedEntry<'a, K, V> {
     #[inline]
     pub(crate) fn key(&self) -> &K {
         match &self.0 {
@@ -600,7 +648,7 @@ impl<'a, K: Ord, V> OccupiedEntry<'a, K, V> {
     #[inline]
     pub(crate) fn get_mut(&mut self) -> &mut V {
         match &mut self.0 {
-            OccupiedInner::Small { entries, index } => &mut entries[*index].1,
+            OccupiedInner::Small { entries, index } => &mut entries.make_mut()[*index].1,
             OccupiedInner::Large(e) => e.get_mut(),
         }
     }
@@ -608,7 +656,7 @@ impl<'a, K: Ord, V> OccupiedEntry<'a, K, V> {
     #[inline]
     pub(crate) fn into_mut(self) -> &'a mut V {
         match self.0 {
-            OccupiedInner::Small { entries, index } => &mut entries[index].1,
+            OccupiedInner::Small { entries, index } => &mut entries.make_mut()[index].1,
             OccupiedInner::Large(e) => e.into_mut(),
         }
     }
