@@ -414,8 +414,10 @@ unsafe impl<T: Send> Send for IntoIter<T> {}
 unsafe impl<T: Sync> Sync for IntoIter<T> {}
 
 impl<T> IntoIter<T> {
+    /// The elements not moved out yet.
     fn remaining(&self) -> &[T] {
-        &self.vec.as_slice()[self.start..self.end]
+        // SAFETY: `start..end` are initialised elements the iterator still owns.
+        unsafe { slice::from_raw_parts(self.vec.data().add(self.start), self.end - self.start) }
     }
 }
 
