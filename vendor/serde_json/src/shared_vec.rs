@@ -370,12 +370,10 @@ impl<T: Clone> FromIterator<T> for SharedVec<T> {
             });
             vec.len = len;
         }
+        // Whatever the hint left out goes on the end as an insertion does (same growth).
         for element in iter {
-            if vec.len == vec.capacity() {
-                vec.grow((vec.len + 1).max(vec.len * 2).max(MIN_CAPACITY));
-            }
-            // SAFETY: made here, so unique; room made above.
-            unsafe { vec.push_unchecked(element) };
+            let end = vec.len;
+            vec.insert(end, element);
         }
         vec
     }
