@@ -240,7 +240,7 @@ async fn call_mutating(
         &invocation.kind.version,
     );
     let mut patched = super::with_kind(&patched, &a.kind);
-    crate::http::typed::decode(&a.info, &mut patched, FieldValidation::Ignore)
+    crate::http::typed::decode(&a.info, &mut patched, FieldValidation::Ignore, None)
         .map_err(|e| HookError::Other(internal_error(&e.message)))?;
     crate::registry::conversion::from_builtin_view(&a.info, &mut patched);
     let mut patched = super::with_kind(&patched, &a.kind);

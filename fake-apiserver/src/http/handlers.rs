@@ -873,7 +873,7 @@ impl Call<'_> {
             }
         }
         // Decoding needs nothing stored, so it runs before the store is locked.
-        decode_object(self.info, &mut object, validation, &ctx)?;
+        decode_object(self.info, &mut object, validation, &ctx, None)?;
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
@@ -950,7 +950,8 @@ impl Call<'_> {
             )?;
             check_type_meta(self.info, &mut patched)?;
             self.check_name(&patched)?;
-            decode_object(self.info, &mut patched, validation, &ctx)?;
+            let base = DecodeBase::of(self.info, current, &ctx);
+            decode_object(self.info, &mut patched, validation, &ctx, base)?;
             update_with(&ctx, current, patched, target)
         })
     }
@@ -1010,7 +1011,8 @@ impl Call<'_> {
             check_type_meta(self.info, &mut merged)?;
             self.check_name(&merged)?;
             check_namespace(self.info, self.path.namespace.as_deref(), &mut merged)?;
-            decode_object(self.info, &mut merged, validation, &ctx)?;
+            let base = DecodeBase::of(self.info, current, &ctx);
+            decode_object(self.info, &mut merged, validation, &ctx, base)?;
             update_with(&ctx, current, merged, target)
         })
     }
@@ -1386,17 +1388,64 @@ fn is_dry_run(query: &Query) -> bool {
     crate::rules::options::is_dry_run(query.all("dryRun"))
 }
 
+/// The stored version a written body is a changed copy of (a PATCH's result), which lets the
+/// decode leave alone what the body still shares with it: what a real server decodes again on
+/// every write, the fake knows to come out as it went in.
+#[derive(Debug, Clone, Copy)]
+struct DecodeBase<'a> {
+    /// The stored object, as served, known to decode cleanly ([`VersionMemo::decoded`]).
+    ///
+    /// [`VersionMemo::decoded`]: crate::registry::semantics::VersionMemo::decoded
+    stored: &'a Value,
+    /// Its pod spec is what decoding makes of it ([`VersionMemo::pod_spec_decoded`]).
+    ///
+    /// [`VersionMemo::pod_spec_decoded`]: crate::registry::semantics::VersionMemo::pod_spec_decoded
+    pod_spec_decoded: bool,
+}
+
+impl<'a> DecodeBase<'a> {
+    /// The base of a body derived from `stored` in `ctx`'s write: none when the stored
+    /// version is not known to have been decoded, or for a kind served through a view of
+    /// another (its stored object is not what its body is a copy of).
+    fn of(info: &ResourceInfo, stored: &'a Value, ctx: &WriteContext<'_>) -> Option<Self> {
+        let known = ctx.memos.stored_decoded() && !conversion::is_builtin_view(info);
+        known.then(|| DecodeBase {
+            stored,
+            pod_spec_decoded: ctx.memos.stored_pod_spec_decoded(),
+        })
+    }
+
+    /// Whether `object`'s pod spec is the stored one, known decoded: decoding it again would
+    /// accept it and change nothing.
+    fn holds_decoded_pod_spec(&self, object: &Value) -> bool {
+        self.pod_spec_decoded
+            && matches!(
+                (object.get("spec"), self.stored.get("spec")),
+                (Some(Value::Object(spec)), Some(Value::Object(stored))) if spec.shares_entries(stored)
+            )
+    }
+}
+
 /// Decodes a written object as the real server does: through the kind's typed schema (unknown
-/// fields, wrong types), then the kind's decoding rules.
+/// fields, wrong types), then the kind's decoding rules. `base`: the stored version the body
+/// is a changed copy of, if it is one (see [`DecodeBase`]).
 fn decode_object(
     info: &ResourceInfo,
     object: &mut Value,
     validation: FieldValidation,
     ctx: &WriteContext<'_>,
+    base: Option<DecodeBase<'_>>,
 ) -> Result<(), ApiError> {
-    let warnings = crate::http::typed::decode(info, object, validation)?;
+    let warnings = crate::http::typed::decode(info, object, validation, base.map(|b| b.stored))?;
     ctx.warnings.borrow_mut().extend(warnings);
-    decode_defaults(info, object)
+    let pod = info.is_builtin("", "Pod");
+    // A pod's decode rules read and default its spec alone: a spec known decoded is left
+    // as it is.
+    if !(pod && base.is_some_and(|b| b.holds_decoded_pod_spec(object))) {
+        decode_defaults(info, object)?;
+    }
+    ctx.memos.set_decoded(object.get("spec").filter(|_| pod));
+    Ok(())
 }
 
 /// What decoding adds to a body besides the typed checks: the decode-time defaults and the
@@ -1503,7 +1552,7 @@ pub(crate) fn create_object(
     if options.trusted.skips_decode() {
         decode_defaults(info, &mut object)?;
     } else {
-        decode_object(info, &mut object, options.validation, &ctx)?;
+        decode_object(info, &mut object, options.validation, &ctx, None)?;
     }
     let ns = object["metadata"]["namespace"]
         .as_str()
@@ -1923,7 +1972,7 @@ fn apply_object(server: &FakeApiServer, object: Value, trusted: Trust) -> Result
     check_type_meta(&info, &mut object)?;
     check_namespace(&info, namespace.as_deref(), &mut object)?;
     let ns = namespace.unwrap_or_default();
-    decode_object(&info, &mut object, FieldValidation::Warn, &ctx)?;
+    decode_object(&info, &mut object, FieldValidation::Warn, &ctx, None)?;
     let outcome = server.shared.store.mutate(&key, &ns, &name, |current| {
         let current =
             current.ok_or_else(|| ApiError::not_found(&info.group, &info.plural, &name))?;

@@ -142,10 +142,16 @@ fn typed_decoder(info: &ResourceInfo) -> Option<Through> {
 
 /// Decodes a built-in object through its schema. Returns the warnings for dropped unknown
 /// fields; a wrong type, or an unknown field under `Strict`, is a 400.
+///
+/// `stored`: a version of the object the server stored, when the body is a changed copy of it
+/// (a PATCH's result, or an UPDATE's body that took over the stored version's equal parts):
+/// what the body shares with it decoded cleanly when it was written, and is not looked at
+/// again (see [`super::typed_shape::Shape::check_against`]).
 pub fn decode(
     info: &ResourceInfo,
     object: &mut Value,
     validation: FieldValidation,
+    stored: Option<&Value>,
 ) -> Result<Vec<String>, ApiError> {
     let Some(through) = typed_decoder(info) else {
         return Ok(Vec::new());
@@ -153,8 +159,9 @@ pub fn decode(
     // Most bodies decode cleanly: a walk over the parsed body says so far cheaper than the
     // decode; when it cannot tell, the decode gives the answer (see `typed_shape`).
     if super::typed_shape::enabled()
-        && super::typed_shape::shape_for(info)
-            .is_some_and(|shape| shape.check(object) == super::typed_shape::Verdict::Clean)
+        && super::typed_shape::shape_for(info).is_some_and(|shape| {
+            shape.check_against(object, stored) == super::typed_shape::Verdict::Clean
+        })
     {
         return Ok(Vec::new());
     }
@@ -270,7 +277,7 @@ mod tests {
     #[test]
     fn unknown_fields_are_dropped_with_a_warning() {
         let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "bogus": 1}, "data": {"a": "1"}, "extra": true});
-        let warnings = decode(&configmaps(), &mut cm, FieldValidation::Warn).unwrap();
+        let warnings = decode(&configmaps(), &mut cm, FieldValidation::Warn, None).unwrap();
         assert_eq!(
             warnings,
             // In key order (a real server reports them in the order of the request body).
@@ -289,13 +296,13 @@ mod tests {
     fn strict_refuses_and_wrong_types_are_bad_requests() {
         let mut cm = json!({"metadata": {"name": "a"}, "bogus": 1});
         assert_eq!(
-            decode(&configmaps(), &mut cm, FieldValidation::Strict)
+            decode(&configmaps(), &mut cm, FieldValidation::Strict, None)
                 .unwrap_err()
                 .code,
             400
         );
         let mut wrong = json!({"metadata": {"name": "a"}, "data": {"n": 5}});
-        let err = decode(&configmaps(), &mut wrong, FieldValidation::Warn).unwrap_err();
+        let err = decode(&configmaps(), &mut wrong, FieldValidation::Warn, None).unwrap_err();
         assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
         assert!(err
             .message
@@ -305,8 +312,10 @@ mod tests {
     #[test]
     fn nulls_and_empties_are_not_unknown() {
         let mut cm = json!({"metadata": {"name": "a", "labels": {}}, "data": null});
-        assert!(decode(&configmaps(), &mut cm, FieldValidation::Strict)
-            .unwrap()
-            .is_empty());
+        assert!(
+            decode(&configmaps(), &mut cm, FieldValidation::Strict, None)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -273,8 +273,19 @@ impl Shape {
     }
 
     /// Whether `object` decodes cleanly as this shape's root.
+    #[cfg(test)]
     pub fn check(&self, object: &Value) -> Verdict {
-        if self.clean(self.root, object) {
+        self.check_against(object, None)
+    }
+
+    /// [`Shape::check`] of a body that is a changed copy of `decoded`, an object that decodes
+    /// cleanly (a version the server stored: every stored version went through the decode):
+    /// a map the body shares with `decoded` at the same path (`Map::shares_entries`, the two
+    /// hold the very same entries) is clean without a look, since whether a value decodes
+    /// depends on nothing but the value and its position. A PATCH copies only the maps on its
+    /// paths, so only those are walked.
+    pub fn check_against(&self, object: &Value, decoded: Option<&Value>) -> Verdict {
+        if self.clean(self.root, object, decoded) {
             Verdict::Clean
         } else {
             Verdict::Unsure
@@ -282,8 +293,16 @@ impl Shape {
     }
 
     /// Whether `value` decodes as node `id` without an error or a skipped field (`null`, where a
-    /// struct field holds it, is handled by the caller).
-    fn clean(&self, id: NodeId, value: &Value) -> bool {
+    /// struct field holds it, is handled by the caller); `decoded`: what a clean object holds at
+    /// the same position, if anything (see [`Shape::check_against`]).
+    fn clean(&self, id: NodeId, value: &Value, decoded: Option<&Value>) -> bool {
+        // (Not the root: stored built-in objects leave out the type meta its check wants.)
+        if let (Value::Object(map), Some(Value::Object(known))) = (value, decoded) {
+            if id != self.root && map.shares_entries(known) {
+                return true;
+            }
+        }
+        let child = |key: &str| decoded.and_then(|d| d.get(key));
         match &self.nodes[id] {
             Node::Struct {
                 fields,
@@ -318,18 +337,21 @@ impl Shape {
                     let Some(field) = fields.get(key.as_str()) else {
                         return false;
                     };
-                    if !value.is_null() && !self.clean(*field, value) {
+                    if !value.is_null() && !self.clean(*field, value, child(key)) {
                         return false;
                     }
                 }
                 true
             }
             Node::Array(elem) => match value {
-                Value::Array(items) => items.iter().all(|item| self.clean(*elem, item)),
+                Value::Array(items) => items
+                    .iter()
+                    .enumerate()
+                    .all(|(i, item)| self.clean(*elem, item, decoded.and_then(|d| d.get(i)))),
                 _ => false,
             },
             Node::Map(elem) => match value {
-                Value::Object(map) => map.values().all(|v| self.clean(*elem, v)),
+                Value::Object(map) => map.iter().all(|(k, v)| self.clean(*elem, v, child(k))),
                 _ => false,
             },
             Node::Leaf(leaf) => leaf_clean(*leaf, value),
@@ -448,7 +470,7 @@ mod tests {
     /// What the typed decode says: clean (no error, no warning) or not.
     fn decodes_cleanly(info: &ResourceInfo, object: &Value) -> bool {
         let mut object = object.clone();
-        matches!(crate::http::typed::decode(info, &mut object, FieldValidation::Warn), Ok(w) if w.is_empty())
+        matches!(crate::http::typed::decode(info, &mut object, FieldValidation::Warn, None), Ok(w) if w.is_empty())
     }
 
     #[rstest]
@@ -497,6 +519,51 @@ mod tests {
         }
     }
 
+    #[test]
+    fn maps_shared_with_the_decoded_version_are_not_walked() {
+        let pods = info("pods");
+        let shape = shape_for(&pods).unwrap();
+        // A "decoded" version whose spec the walk itself would not pass (an unknown field):
+        // only a skipped walk can find the changed copies below clean.
+        let mut decoded = pod();
+        decoded["spec"]["containers"][0]["bogus"] = json!(1);
+        assert_eq!(shape.check(&decoded), Verdict::Unsure);
+        // A copy changed in metadata only: the spec is the decoded version's own.
+        let mut patched = decoded.clone();
+        patched["metadata"]["annotations"] = json!({"a": "b"});
+        assert_eq!(shape.check(&patched), Verdict::Unsure);
+        assert_eq!(
+            shape.check_against(&patched, Some(&decoded)),
+            Verdict::Clean
+        );
+        // What the change brings is walked: a wrong type in the changed metadata.
+        patched["metadata"]["annotations"] = json!({"a": 1});
+        assert_eq!(
+            shape.check_against(&patched, Some(&decoded)),
+            Verdict::Unsure
+        );
+        // A change inside the spec copies the maps on its path (spec, the container), and
+        // those are walked, finding the unknown field.
+        let mut changed = decoded.clone();
+        changed["spec"]["containers"][0]["image"] = json!("j");
+        assert_eq!(
+            shape.check_against(&changed, Some(&decoded)),
+            Verdict::Unsure
+        );
+        // Equal but not shared (a body parsed afresh) is walked too.
+        let parsed: Value = serde_json::from_str(&decoded.to_string()).unwrap();
+        assert_eq!(
+            shape.check_against(&parsed, Some(&decoded)),
+            Verdict::Unsure
+        );
+        // A map shared with one at another position is no evidence: a container is not a
+        // map of annotations.
+        let clean = pod();
+        let mut moved = clean.clone();
+        moved["metadata"]["annotations"] = clean["spec"]["containers"][0].clone();
+        assert_eq!(shape.check_against(&moved, Some(&clean)), Verdict::Unsure);
+    }
+
     #[rstest]
     #[case::with_time(json!({"type": "DisruptionAllowed", "status": "True", "reason": "R", "message": "", "lastTransitionTime": "2024-01-01T00:00:00Z"}), Verdict::Clean)]
     #[case::without_time(json!({"type": "DisruptionAllowed", "status": "True", "reason": "R", "message": ""}), Verdict::Unsure)]
@@ -543,7 +610,8 @@ mod tests {
             let object = json!({"apiVersion": info.api_version(), "kind": info.kind, "metadata": {"name": "x"}});
             let mut decoded = object.clone();
             let typed =
-                crate::http::typed::decode(&info, &mut decoded, FieldValidation::Strict).is_ok();
+                crate::http::typed::decode(&info, &mut decoded, FieldValidation::Strict, None)
+                    .is_ok();
             let Some(shape) = shape_for(&info) else {
                 continue;
             };

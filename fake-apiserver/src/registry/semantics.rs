@@ -50,6 +50,20 @@ pub struct VersionMemo {
     /// spec as it was). Validation is a function of the spec and the name alone, so an update
     /// that leaves both unchanged would only find the same nothing again.
     pub pod_spec_valid: bool,
+    /// It was written through the decode of its body: every part of it decodes cleanly (what
+    /// the body held was checked, what the server's rules added is of the right types), so a
+    /// later body's parts shared with it need no typed check
+    /// ([`crate::http::typed_shape::Shape::check_against`]). A version loaded from saved
+    /// state, or written by a path that did not decode, is not known so.
+    pub decoded: bool,
+    /// For a pod: its spec is what decoding makes of it, so decoding it again would accept it
+    /// and change nothing (its defaults are filled, its quantities parse). Set when the spec
+    /// was stored as this write's decode left it (the decode's defaulting is idempotent),
+    /// whether the decode ran or was skipped for a spec shared with a version known so; a
+    /// spec that a rule changed after the decode (admission's service account volume on a
+    /// create, a webhook's container) is not, and the next write decodes it in full, as a
+    /// real server decodes every write.
+    pub pod_spec_decoded: bool,
 }
 
 /// The [`VersionMemo`]s a write hands between the store and the rules: the stored version's,
@@ -62,6 +76,10 @@ pub struct VersionMemos {
     pub written: std::cell::RefCell<Option<Arc<crate::apply::managed::Decoded>>>,
     /// Whether the written pod's spec is known valid (see [`VersionMemo::pod_spec_valid`]).
     written_pod_spec_valid: std::cell::Cell<bool>,
+    /// Whether this write decoded its body (see [`VersionMemo::decoded`]).
+    body_decoded: std::cell::Cell<bool>,
+    /// A pod's spec as this write's decode left it (see [`VersionMemo::pod_spec_decoded`]).
+    decoded_pod_spec: std::cell::RefCell<Option<Value>>,
     /// Whether the object about to be written is Go-encoded already (see
     /// [`crate::store::Decision::encoded`]).
     written_encoded: std::cell::Cell<bool>,
@@ -86,6 +104,26 @@ impl VersionMemos {
             .and_then(|m| Some((m.managed.clone()?, m.managed_exact)))
     }
 
+    /// Whether the stored version's pod spec is what decoding makes of it
+    /// ([`VersionMemo::pod_spec_decoded`]).
+    pub fn stored_pod_spec_decoded(&self) -> bool {
+        self.stored
+            .borrow()
+            .as_ref()
+            .is_some_and(|m| m.pod_spec_decoded)
+    }
+
+    /// Whether the stored version was written through the decode ([`VersionMemo::decoded`]).
+    pub fn stored_decoded(&self) -> bool {
+        self.stored.borrow().as_ref().is_some_and(|m| m.decoded)
+    }
+
+    /// Records that this write's body was decoded, and a pod's spec as the decode left it.
+    pub fn set_decoded(&self, pod_spec: Option<&Value>) {
+        self.body_decoded.set(true);
+        *self.decoded_pod_spec.borrow_mut() = pod_spec.cloned();
+    }
+
     /// Whether the stored version's pod spec is known valid.
     pub fn stored_pod_spec_valid(&self) -> bool {
         self.stored
@@ -96,13 +134,28 @@ impl VersionMemos {
 
     /// What the store is to keep with the written version (nothing when nothing was derived);
     /// `encoded`: the written object is the field manager's, as it left it.
-    fn take_written(&self, encoded: bool) -> Option<crate::store::Derived> {
+    /// `written`: the object about to be stored, when the write stores one.
+    fn take_written(
+        &self,
+        encoded: bool,
+        written: Option<&Value>,
+    ) -> Option<crate::store::Derived> {
+        // Stored exactly as decoded: encoded already (the store changes nothing), the spec
+        // equal to the decode's (shared with it, unless a rule rebuilt an equal one).
+        let decoded = self.decoded_pod_spec.take();
+        let pod_spec_decoded = encoded
+            && matches!(
+                (decoded, written.and_then(|w| w.get("spec"))),
+                (Some(decoded), Some(spec)) if equal(&decoded, spec)
+            );
         let memo = VersionMemo {
             managed: self.written.borrow_mut().take(),
             managed_exact: encoded,
             pod_spec_valid: self.written_pod_spec_valid.replace(false),
+            decoded: self.body_decoded.replace(false),
+            pod_spec_decoded,
         };
-        (memo.managed.is_some() || memo.pod_spec_valid)
+        (memo.managed.is_some() || memo.pod_spec_valid || memo.decoded)
             .then(|| Arc::new(memo) as crate::store::Derived)
     }
 
@@ -117,9 +170,13 @@ impl VersionMemos {
     pub fn take_decision(&self, mutation: crate::store::Mutation) -> crate::store::Decision {
         let encoded = self.written_encoded.replace(false);
         let unchanged = self.written_unchanged.take();
+        let written = match &mutation {
+            crate::store::Mutation::Put(object) => Some(object),
+            _ => None,
+        };
         crate::store::Decision {
+            derived: self.take_written(encoded, written),
             mutation,
-            derived: self.take_written(encoded),
             encoded,
             unchanged: if encoded { unchanged } else { Vec::new() },
         }
@@ -1154,6 +1211,41 @@ mod tests {
             Mutation::Put(v) => v,
             other => panic!("expected a put, got {other:?}"),
         }
+    }
+
+    /// What the store is told to keep of a written pod: whether its body was decoded, and
+    /// whether its spec is the decode's (only when stored exactly as the decode left it).
+    #[rstest::rstest]
+    #[case::as_decoded(true, false, true, (true, true))]
+    #[case::changed_after_the_decode(true, true, true, (true, false))]
+    #[case::encoded_by_the_store(true, false, false, (true, false))]
+    #[case::not_decoded(false, false, true, (false, false))]
+    fn the_version_memo_knows_what_the_decode_left(
+        #[case] decoded: bool,
+        #[case] changed_after: bool,
+        #[case] encoded: bool,
+        #[case] expected: (bool, bool),
+    ) {
+        let memos = VersionMemos::default();
+        let spec = json!({"containers": [{"name": "c", "image": "i"}]});
+        if decoded {
+            memos.set_decoded(Some(&spec));
+        }
+        let mut written = json!({"metadata": {"name": "p"}, "spec": spec});
+        if changed_after {
+            // (An admission plugin's volume, added after the decode.)
+            written["spec"]["volumes"] = json!([{"name": "v", "emptyDir": {}}]);
+        }
+        memos.set_written_encoded(encoded);
+        let decision = memos.take_decision(Mutation::Put(written));
+        let memo = decision
+            .derived
+            .and_then(|d| d.downcast::<VersionMemo>().ok());
+        let known = memo.map_or((false, false), |m| (m.decoded, m.pod_spec_decoded));
+        assert_eq!(known, expected);
+        // Nothing carries over to the next write on the same context.
+        let next = memos.take_decision(Mutation::Put(json!({"spec": {}})));
+        assert!(next.derived.is_none());
     }
 
     #[test]

@@ -414,6 +414,41 @@ mod tests {
         assert_eq!(service["ports"][0]["protocol"], "TCP");
     }
 
+    /// A pod's decode-time defaults are idempotent: decoding a decoded pod changes nothing. The
+    /// server relies on it to leave alone a spec it stored as its decode left it
+    /// (`VersionMemo::pod_spec_decoded`).
+    #[rstest::rstest]
+    #[case::bare(json!({"containers": [{"name": "c", "image": "i"}]}))]
+    #[case::limits_only(json!({"containers": [{"name": "c", "image": "i:1", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+        "initContainers": [{"name": "i", "image": "i", "resources": {"limits": {"memory": "64Mi"}, "requests": {}}}]}))]
+    #[case::host_network(json!({"hostNetwork": true, "containers": [{"name": "c", "image": "i",
+        "ports": [{"containerPort": 8080}, {"containerPort": 9090, "hostPort": 19090}, {"containerPort": 1, "hostPort": 0, "protocol": ""}]}]}))]
+    #[case::probes_and_hooks(json!({"containers": [{"name": "c", "image": "i:latest",
+        "livenessProbe": {"httpGet": {"port": 80}}, "readinessProbe": {"grpc": {"port": 9000}},
+        "startupProbe": {"exec": {"command": ["true"]}, "periodSeconds": 3},
+        "lifecycle": {"preStop": {"httpGet": {"port": 8080}}},
+        "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}, {"name": "V", "value": "x"}]}],
+        "ephemeralContainers": [{"name": "debug", "image": "busybox"}]}))]
+    #[case::volumes(json!({"containers": [{"name": "c", "image": "i"}], "volumes": [
+        {"name": "scratch"},
+        {"name": "s", "secret": {"secretName": "s"}},
+        {"name": "m", "configMap": {"name": "m", "defaultMode": 256}},
+        {"name": "h", "hostPath": {"path": "/x"}},
+        {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}},
+        {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}},
+            {"downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}}]}},
+        {"name": "info", "downwardAPI": {"items": [{"path": "l", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+        {"name": "iscsi", "iscsi": {"targetPortal": "t", "iqn": "q", "lun": 0}},
+        {"name": "rbd", "rbd": {"monitors": ["m"], "image": "i"}}]}))]
+    fn decoding_a_decoded_pod_changes_nothing(#[case] spec: Value) {
+        let pods = info("", "Pod");
+        let mut once = json!({"metadata": {"name": "p"}, "spec": spec});
+        on_decode(&pods, &mut once);
+        let mut twice = once.clone();
+        on_decode(&pods, &mut twice);
+        assert_eq!(twice, once);
+    }
+
     #[test]
     fn pod_defaults_match_a_real_server() {
         let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}, {"name": "d", "image": "busybox:1.36"}]}});

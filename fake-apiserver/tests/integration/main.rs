@@ -17,6 +17,7 @@ mod kube_client;
 mod layers;
 mod metadata_only;
 mod model;
+mod pod_update_decoding;
 mod pod_update_validation;
 mod pretty_answers;
 mod read_options;
