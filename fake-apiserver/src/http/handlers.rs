@@ -25,7 +25,7 @@ use crate::registry::crd;
 use crate::registry::kind_rules;
 use crate::registry::semantics::{
     self, check_namespace, check_type_meta, decide_delete, prepare_create, prepare_update,
-    DeleteOptions, UpdateTarget, WriteContext,
+    DeleteOptions, UpdateTarget, VersionMemo, WriteContext,
 };
 use crate::registry::{self, split_api_version};
 use crate::resource::ResourceInfo;
@@ -872,11 +872,35 @@ impl Call<'_> {
                 created => return created,
             }
         }
-        // Decoding needs nothing stored, so it runs before the store is locked.
-        decode_object(self.info, &mut object, validation, &ctx, None)?;
+        // Decoding needs nothing stored, so it runs before the store is locked; it does take
+        // the stored version's parts the body holds unchanged (a client sends back what it
+        // read), and with them what is known of that version (see `DecodeBase`).
+        let stored = self.stored_for_sharing();
+        let base = stored.as_ref().and_then(|(stored, memo)| {
+            crate::store::value_eq::share_equal_parts(&mut object, stored);
+            DecodeBase::of(self.info, stored, memo.as_deref())
+        });
+        decode_object(self.info, &mut object, validation, &ctx, base)?;
+        drop(stored);
         self.write_existing(&ctx, dry_run, |current| {
             update_with(&ctx, current, object, target)
         })
+    }
+
+    /// The stored version of a built-in object an UPDATE's body may share parts with (see
+    /// [`crate::store::value_eq::share_equal_parts`]), and what the store kept with it; none
+    /// for a custom resource or a view of another kind, whose stored form is not the served
+    /// one.
+    fn stored_for_sharing(&self) -> Option<(Arc<Value>, Option<Arc<VersionMemo>>)> {
+        if self.info.custom || conversion::is_builtin_view(self.info) {
+            return None;
+        }
+        let (stored, derived) = self.server.shared.store.get_parsed_derived(
+            &self.key(),
+            self.namespace(),
+            self.name(),
+        )?;
+        Some((stored, VersionMemo::of(derived.as_ref())))
     }
 
     /// Creates `object` for a `PUT` or an apply `PATCH` that found nothing to update: through the
@@ -950,7 +974,8 @@ impl Call<'_> {
             )?;
             check_type_meta(self.info, &mut patched)?;
             self.check_name(&patched)?;
-            let base = DecodeBase::of(self.info, current, &ctx);
+            let memo = ctx.memos.stored_memo();
+            let base = DecodeBase::of(self.info, current, memo.as_deref());
             decode_object(self.info, &mut patched, validation, &ctx, base)?;
             update_with(&ctx, current, patched, target)
         })
@@ -1011,7 +1036,8 @@ impl Call<'_> {
             check_type_meta(self.info, &mut merged)?;
             self.check_name(&merged)?;
             check_namespace(self.info, self.path.namespace.as_deref(), &mut merged)?;
-            let base = DecodeBase::of(self.info, current, &ctx);
+            let memo = ctx.memos.stored_memo();
+            let base = DecodeBase::of(self.info, current, memo.as_deref());
             decode_object(self.info, &mut merged, validation, &ctx, base)?;
             update_with(&ctx, current, merged, target)
         })
@@ -1394,24 +1420,20 @@ fn is_dry_run(query: &Query) -> bool {
 #[derive(Debug, Clone, Copy)]
 struct DecodeBase<'a> {
     /// The stored object, as served, known to decode cleanly ([`VersionMemo::decoded`]).
-    ///
-    /// [`VersionMemo::decoded`]: crate::registry::semantics::VersionMemo::decoded
     stored: &'a Value,
     /// Its pod spec is what decoding makes of it ([`VersionMemo::pod_spec_decoded`]).
-    ///
-    /// [`VersionMemo::pod_spec_decoded`]: crate::registry::semantics::VersionMemo::pod_spec_decoded
     pod_spec_decoded: bool,
 }
 
 impl<'a> DecodeBase<'a> {
-    /// The base of a body derived from `stored` in `ctx`'s write: none when the stored
-    /// version is not known to have been decoded, or for a kind served through a view of
-    /// another (its stored object is not what its body is a copy of).
-    fn of(info: &ResourceInfo, stored: &'a Value, ctx: &WriteContext<'_>) -> Option<Self> {
-        let known = ctx.memos.stored_decoded() && !conversion::is_builtin_view(info);
-        known.then(|| DecodeBase {
+    /// The base of a body derived from `stored`, given what the store kept with that version:
+    /// none when it is not known to have been decoded, or for a kind served through a view
+    /// of another (its stored object is not what its body is a copy of).
+    fn of(info: &ResourceInfo, stored: &'a Value, memo: Option<&VersionMemo>) -> Option<Self> {
+        let memo = memo.filter(|m| m.decoded && !conversion::is_builtin_view(info))?;
+        Some(DecodeBase {
             stored,
-            pod_spec_decoded: ctx.memos.stored_pod_spec_decoded(),
+            pod_spec_decoded: memo.pod_spec_decoded,
         })
     }
 

@@ -66,6 +66,15 @@ pub struct VersionMemo {
     pub pod_spec_decoded: bool,
 }
 
+impl VersionMemo {
+    /// The memo among what the store kept with a version (see [`crate::store::Derived`]).
+    pub fn of(derived: Option<&crate::store::Derived>) -> Option<Arc<VersionMemo>> {
+        derived
+            .cloned()
+            .and_then(|d| d.downcast::<VersionMemo>().ok())
+    }
+}
+
 /// The [`VersionMemo`]s a write hands between the store and the rules: the stored version's,
 /// set before the write's rules run, and what the rules derived for the version they write.
 #[derive(Debug, Clone, Default)]
@@ -90,9 +99,12 @@ pub struct VersionMemos {
 impl VersionMemos {
     /// Takes what the store kept with the current version.
     pub fn set_stored(&self, derived: Option<&crate::store::Derived>) {
-        *self.stored.borrow_mut() = derived
-            .cloned()
-            .and_then(|d| d.downcast::<VersionMemo>().ok());
+        *self.stored.borrow_mut() = VersionMemo::of(derived);
+    }
+
+    /// What the store kept with the stored version, when it kept it.
+    pub fn stored_memo(&self) -> Option<Arc<VersionMemo>> {
+        self.stored.borrow().clone()
     }
 
     /// The stored version's decoded managed field sets, when kept, and whether they are exact
@@ -102,20 +114,6 @@ impl VersionMemos {
             .borrow()
             .as_ref()
             .and_then(|m| Some((m.managed.clone()?, m.managed_exact)))
-    }
-
-    /// Whether the stored version's pod spec is what decoding makes of it
-    /// ([`VersionMemo::pod_spec_decoded`]).
-    pub fn stored_pod_spec_decoded(&self) -> bool {
-        self.stored
-            .borrow()
-            .as_ref()
-            .is_some_and(|m| m.pod_spec_decoded)
-    }
-
-    /// Whether the stored version was written through the decode ([`VersionMemo::decoded`]).
-    pub fn stored_decoded(&self) -> bool {
-        self.stored.borrow().as_ref().is_some_and(|m| m.decoded)
     }
 
     /// Records that this write's body was decoded, and a pod's spec as the decode left it.

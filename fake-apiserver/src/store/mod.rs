@@ -482,10 +482,22 @@ impl Store {
 
     /// One object, parsed (shared with the store's parse cache when it holds this version).
     pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.get_parsed_derived(resource, namespace, name)
+            .map(|(value, _)| value)
+    }
+
+    /// One object, parsed, with what a writer derived from that version when the store still
+    /// keeps it (see [`Store::mutate_derived`]).
+    pub fn get_parsed_derived(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<(Arc<Value>, Option<Derived>)> {
         let key = (namespace.to_string(), name.to_string());
         let inner = self.lock();
         let current = inner.current(resource, &key).ok().flatten();
-        current.map(|(_, value, _, _)| value)
+        current.map(|(_, value, derived, _)| (value, derived))
     }
 
     /// One object, parsed: a copy of the parse cache's when it holds this version (a copy
