@@ -846,7 +846,10 @@ impl Call<'_> {
 
     fn update(&self, body: Bytes) -> Result<Response, ApiError> {
         check_write_options(self.query, "UpdateOptions", false)?;
-        let mut object = parse_body(self.headers, &body)?;
+        // A client sends back what it read: the body is read against the stored version.
+        let stored = self.stored_for_sharing();
+        let like = stored.as_ref().map(|(stored, _)| &**stored);
+        let mut object = parse_body_like(self.headers, &body, like)?;
         check_type_meta(self.info, &mut object)?;
         self.check_name(&object)?;
         check_namespace(self.info, self.path.namespace.as_deref(), &mut object)?;
@@ -872,14 +875,12 @@ impl Call<'_> {
                 created => return created,
             }
         }
-        // Decoding needs nothing stored, so it runs before the store is locked; it does take
-        // the stored version's parts the body holds unchanged (a client sends back what it
-        // read), and with them what is known of that version (see `DecodeBase`).
-        let stored = self.stored_for_sharing();
-        let base = stored.as_ref().and_then(|(stored, memo)| {
-            crate::store::value_eq::share_equal_parts(&mut object, stored);
-            DecodeBase::of(self.info, stored, memo.as_deref())
-        });
+        // Decoding needs nothing stored, so it runs before the store is locked; the body's
+        // parts equal to the stored version's are that version's (see `parse_body_like`), and
+        // what is known of that version goes with them (see `DecodeBase`).
+        let base = stored
+            .as_ref()
+            .and_then(|(stored, memo)| DecodeBase::of(self.info, stored, memo.as_deref()));
         decode_object(self.info, &mut object, validation, &ctx, base)?;
         drop(stored);
         self.write_existing(&ctx, dry_run, |current| {
@@ -888,7 +889,7 @@ impl Call<'_> {
     }
 
     /// The stored version of a built-in object an UPDATE's body may share parts with (see
-    /// [`crate::store::value_eq::share_equal_parts`]), and what the store kept with it; none
+    /// [`parse_body_like`]), and what the store kept with it; none
     /// for a custom resource or a view of another kind, whose stored form is not the served
     /// one.
     fn stored_for_sharing(&self) -> Option<(Arc<Value>, Option<Arc<VersionMemo>>)> {
@@ -1259,6 +1260,16 @@ fn decode_apply_body(body: &[u8]) -> Result<Value, ApiError> {
 
 /// Decodes a request body (JSON, or YAML when the content type says so).
 fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    parse_body_like(headers, body, None)
+}
+
+/// [`parse_body`] of a body that is mostly `like` (an UPDATE's, `like` the stored object): a
+/// JSON body's parts equal to `like`'s are `like`'s ([`crate::store::json::from_slice_like`]).
+fn parse_body_like(
+    headers: &HeaderMap,
+    body: &[u8],
+    like: Option<&Value>,
+) -> Result<Value, ApiError> {
     let content_type = content_type(headers);
     let media = content_type.split(';').next().unwrap_or_default().trim();
     let value: Value = match media {
@@ -1266,7 +1277,11 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
-            crate::store::json::from_slice(body).map_err(|e| {
+            let parsed = match like {
+                Some(like) => crate::store::json::from_slice_like(body, like),
+                None => crate::store::json::from_slice(body),
+            };
+            parsed.map_err(|e| {
                 // Go's wording where we can give it, so clients see what a real server says.
                 let detail =
                     crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());

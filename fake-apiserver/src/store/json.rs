@@ -28,8 +28,26 @@ pub fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
     }
 }
 
+/// [`from_slice`] of a document that is mostly `like` (an UPDATE's body: the stored object as
+/// a client read it, with a change): the result is the same value, but every map (or array
+/// item) the input holds equal to `like`'s at the same path *is* `like`'s, a clone sharing
+/// its entries (see `vendor/README.md`), made without building it from the input first. So
+/// the parse allocates only for what changed, and whatever later compares the value with
+/// `like`, or looks only at what changed, finds the equal parts without a walk.
+pub fn from_slice_like(bytes: &[u8], like: &Value) -> Result<Value, serde_json::Error> {
+    match parse_with(bytes, Some(like)) {
+        Some(value) => Ok(value),
+        None => serde_json::from_slice(bytes),
+    }
+}
+
 /// The direct parser: `None` wherever it does not read the input exactly as `serde_json` would.
 fn parse(bytes: &[u8]) -> Option<Value> {
+    parse_with(bytes, None)
+}
+
+/// [`parse`], sharing `like`'s equal parts (see [`from_slice_like`]).
+fn parse_with(bytes: &[u8], like: Option<&Value>) -> Option<Value> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut reader = Reader {
         text,
@@ -40,7 +58,10 @@ fn parse(bytes: &[u8]) -> Option<Value> {
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
-    reader.value_into(0, &mut value)?;
+    match like {
+        Some(like) => reader.value_into_like(0, &mut value, like)?,
+        None => reader.value_into(0, &mut value)?,
+    }
     reader.skip_whitespace();
     (reader.at == reader.bytes.len()).then_some(value)
 }
@@ -74,6 +95,10 @@ pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|i| at + i)
 }
+
+/// The most keys an object written out of key order may have for [`Reader::matches`] to
+/// compare it (beyond, it is read as it is).
+const MAX_UNORDERED_KEYS: usize = 32;
 
 /// What a member's slot holds until it is read: copied from constants (from read-only memory,
 /// not from stores just made; see [`Reader`]).
@@ -338,6 +363,283 @@ impl Reader<'_> {
         u32::from_str_radix(digits, 16).ok()
     }
 
+    /// [`Reader::value_into`] of a value that may equal `like`: an object or array the input
+    /// holds exactly as `like` is (checked by [`Reader::matches`], which builds nothing)
+    /// becomes a clone of `like`; one that differs is read member by member (item by item),
+    /// each against `like`'s at its key (index), so its equal parts are still `like`'s.
+    fn value_into_like(&mut self, depth: usize, out: &mut Value, like: &Value) -> Option<()> {
+        match (self.peek()?, like) {
+            (b'{', Value::Object(_)) | (b'[', Value::Array(_)) => {
+                let start = self.at;
+                if self.matches(depth, like) {
+                    *out = like.clone();
+                    return Some(());
+                }
+                self.at = start;
+                match like {
+                    Value::Object(like) => self.object_into_like(depth + 1, out, like),
+                    _ => self.array_into_like(depth + 1, out, like.as_array()?),
+                }
+            }
+            _ => self.value_into(depth, out),
+        }
+    }
+
+    /// [`Reader::object_into`], each member read against `like`'s of its key.
+    fn object_into_like(
+        &mut self,
+        depth: usize,
+        out: &mut Value,
+        like: &Map<String, Value>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        self.skip_whitespace();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            *out = Value::Object(Map::new());
+            return Some(());
+        }
+        let mut members = self.spare_members.pop().unwrap_or_default();
+        let read = loop {
+            self.skip_whitespace();
+            if self.peek()? != b'"' {
+                break None;
+            }
+            members.push(EMPTY_MEMBER);
+            let (key, slot) = members.last_mut()?;
+            self.string_into(key)?;
+            self.skip_whitespace();
+            self.expect(b':')?;
+            self.skip_whitespace();
+            match like.get(key.as_str()) {
+                Some(known) => self.value_into_like(depth, slot, known)?,
+                None => self.value_into(depth, slot)?,
+            }
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    break Some(());
+                }
+                _ => break None,
+            }
+        };
+        if read.is_some() {
+            *out = Value::Object(members.drain(..).collect());
+        }
+        members.clear();
+        self.spare_members.push(members);
+        read
+    }
+
+    /// [`Reader::array_into`], each item read against `like`'s at its index.
+    fn array_into_like(&mut self, depth: usize, out: &mut Value, like: &[Value]) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        self.skip_whitespace();
+        if self.peek()? == b']' {
+            self.at += 1;
+            *out = Value::Array(Vec::new());
+            return Some(());
+        }
+        let mut items = self.spare_items.pop().unwrap_or_default();
+        let read = loop {
+            self.skip_whitespace();
+            let index = items.len();
+            items.push(NULL);
+            let slot = items.last_mut()?;
+            match like.get(index) {
+                Some(known) => self.value_into_like(depth, slot, known)?,
+                None => self.value_into(depth, slot)?,
+            }
+            self.skip_whitespace();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    break Some(());
+                }
+                _ => break None,
+            }
+        };
+        if read.is_some() {
+            *out = Value::Array(Vec::new());
+            if let Value::Array(array) = out {
+                array.reserve_exact(items.len());
+                array.append(&mut items);
+            }
+        }
+        items.clear();
+        self.spare_items.push(items);
+        read
+    }
+
+    /// Whether the value at the reader reads as `like`, exactly (what [`Reader::value_into`]
+    /// would build equals it, number kinds included); moves past the value when it does, and
+    /// to somewhere inside it when it does not (the caller goes back). Builds nothing. It
+    /// answers `false` for what it does not read itself (escaped strings or keys, numbers
+    /// other than plain non-negative integers, a repeated key): those parts are then read
+    /// with [`Reader::value_into`].
+    fn matches(&mut self, depth: usize, like: &Value) -> bool {
+        self.skip_whitespace();
+        let Some(first) = self.peek() else {
+            return false;
+        };
+        match (first, like) {
+            (b'{', Value::Object(like)) => self.object_matches(depth + 1, like),
+            (b'[', Value::Array(like)) => {
+                if depth + 1 > MAX_DEPTH {
+                    return false;
+                }
+                self.at += 1;
+                self.skip_whitespace();
+                if self.peek() == Some(b']') {
+                    self.at += 1;
+                    return like.is_empty();
+                }
+                let mut items = like.iter();
+                loop {
+                    match items.next() {
+                        Some(item) if self.matches(depth + 1, item) => {}
+                        _ => return false,
+                    }
+                    self.skip_whitespace();
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b']') => {
+                            self.at += 1;
+                            return items.next().is_none();
+                        }
+                        _ => return false,
+                    }
+                }
+            }
+            (b'"', Value::String(like)) => self.plain_string() == Some(like.as_str()),
+            (b't', Value::Bool(true)) => self.literal(b"true").is_some(),
+            (b'f', Value::Bool(false)) => self.literal(b"false").is_some(),
+            (b'n', Value::Null) => self.literal(b"null").is_some(),
+            (b'0'..=b'9', Value::Number(like)) => {
+                let Some(like) = like.as_u64() else {
+                    return false;
+                };
+                let start = self.at;
+                while let Some(b'0'..=b'9') = self.peek() {
+                    self.at += 1;
+                }
+                let digits = &self.bytes[start..self.at];
+                // A plain integer (no leading zero, no fraction or exponent after it) that
+                // is `like`'s number.
+                let leading_zero = digits.len() > 1 && digits[0] == b'0';
+                let more = matches!(self.peek(), Some(b'.' | b'e' | b'E'));
+                !leading_zero
+                    && !more
+                    && digits.len() <= 20
+                    && std::str::from_utf8(digits)
+                        .ok()
+                        .and_then(|d| d.parse::<u64>().ok())
+                        == Some(like)
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Reader::matches`] of an object (at its `{`): every member matches `like`'s of its
+    /// key, and every key of `like` is there once.
+    fn object_matches(&mut self, depth: usize, like: &Map<String, Value>) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let start = self.at;
+        match self.members_match(depth, like, None) {
+            Some(matched) => matched,
+            // Keys out of order (a Go client writes a struct's fields in their declared
+            // order): again, looking for a repeated key among those seen.
+            None => {
+                self.at = start;
+                let mut seen = [""; MAX_UNORDERED_KEYS];
+                like.len() <= MAX_UNORDERED_KEYS
+                    && self.members_match(depth, like, Some(&mut seen)) == Some(true)
+            }
+        }
+    }
+
+    /// The members of an object at its `{` against `like`: `None` when `seen` is not given and
+    /// a key is not after the one before it (no repeat is possible among keys in increasing
+    /// order; with `seen`, each key is looked for among those before it instead).
+    fn members_match<'k>(
+        &mut self,
+        depth: usize,
+        like: &'k Map<String, Value>,
+        mut seen: Option<&mut [&'k str; MAX_UNORDERED_KEYS]>,
+    ) -> Option<bool> {
+        self.at += 1;
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Some(like.is_empty());
+        }
+        let mut count = 0;
+        let mut previous: &str = "";
+        loop {
+            let Some(key) = self.plain_string() else {
+                return Some(false);
+            };
+            let Some((known_key, known)) = like.get_key_value(key) else {
+                return Some(false);
+            };
+            let known_key = known_key.as_str();
+            match seen.as_deref_mut() {
+                None if count > 0 && known_key <= previous => return None,
+                None => {}
+                Some(seen) => {
+                    if count >= MAX_UNORDERED_KEYS || seen[..count].contains(&known_key) {
+                        return Some(false);
+                    }
+                    seen[count] = known_key;
+                }
+            }
+            count += 1;
+            previous = known_key;
+            self.skip_whitespace();
+            if self.expect(b':').is_none() || !self.matches(depth, known) {
+                return Some(false);
+            }
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    self.at += 1;
+                    self.skip_whitespace();
+                }
+                Some(b'}') => {
+                    self.at += 1;
+                    return Some(count == like.len());
+                }
+                _ => return Some(false),
+            }
+        }
+    }
+
+    /// The contents of a string without escapes at its opening quote, moving past it; `None`
+    /// (and somewhere inside it) for anything else.
+    fn plain_string(&mut self) -> Option<&str> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.at + 1;
+        let end = start + special_byte(self.bytes.get(start..)?)?;
+        if self.bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end + 1;
+        self.text.get(start..end)
+    }
+
     /// A number: a non-negative integer without leading zeros that fits in a `u64` directly,
     /// anything else (sign, fraction, exponent, overflow) as `serde_json` reads the token.
     fn number_into(&mut self, out: &mut Value) -> Option<()> {
@@ -398,6 +700,7 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
+    use serde_json::json;
 
     /// The direct parser's answer, if it gives one, is `serde_json`'s, Number kinds included.
     fn agrees(input: &[u8]) {
@@ -423,6 +726,89 @@ mod tests {
             }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("{a:?} vs {b:?}"),
+        }
+    }
+
+    /// [`from_slice_like`] reads `input` as `serde_json` does, whatever `like` is.
+    fn agrees_like(input: &[u8], like: &Value) {
+        match (
+            from_slice_like(input, like),
+            serde_json::from_slice::<Value>(input),
+        ) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(input)),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{a:?} vs {b:?}: {}", String::from_utf8_lossy(input)),
+        }
+    }
+
+    /// Whether `value`'s map at `path` shares its entries with `like`'s.
+    fn shared(value: &Value, like: &Value, path: &str) -> bool {
+        match (value.pointer(path), like.pointer(path)) {
+            (Some(Value::Object(a)), Some(Value::Object(b))) => a.shares_entries(b),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn reading_like_a_known_value_shares_its_equal_maps() {
+        let like: Value = serde_json::from_str(
+            r#"{"metadata": {"name": "p", "labels": {"a": "b"}, "annotations": {"x": "1"}},
+                "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}, {"name": "d"}]},
+                "status": {"phase": "Running"}}"#,
+        )
+        .unwrap();
+        // One annotation changed: the maps on its path are new, everything else is shared.
+        let body = br#"{"metadata": {"annotations": {"x": "2"}, "labels": {"a": "b"}, "name": "p"},
+            "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}, {"name": "d"}]},
+            "status": {"phase": "Running"}}"#;
+        let read = from_slice_like(body, &like).unwrap();
+        agrees_like(body, &like);
+        for path in ["/spec", "/status", "/metadata/labels"] {
+            assert!(shared(&read, &like, path), "{path}");
+        }
+        for path in ["", "/metadata", "/metadata/annotations"] {
+            assert!(!shared(&read, &like, path), "{path}");
+        }
+        // Unchanged, whole (keys in any order): the very map.
+        let same = br#"{"status": {"phase": "Running"}, "spec": {"containers": [{"ports": [{"containerPort": 80}], "name": "c"}, {"name": "d"}]},
+            "metadata": {"name": "p", "labels": {"a": "b"}, "annotations": {"x": "1"}}}"#;
+        assert!(shared(&from_slice_like(same, &like).unwrap(), &like, ""));
+        // A change in an array item: the other items, and the maps beside the array, are
+        // shared.
+        let item = br#"{"metadata": {"name": "p", "labels": {"a": "b"}, "annotations": {"x": "1"}},
+            "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 81}]}, {"name": "d"}]},
+            "status": {"phase": "Running"}}"#;
+        let read = from_slice_like(item, &like).unwrap();
+        assert!(shared(&read, &like, "/metadata"));
+        assert!(shared(&read, &like, "/spec/containers/1"));
+        assert!(!shared(&read, &like, "/spec/containers/0"));
+        // What is equal but not read as it is (a repeated key, an escape, another number
+        // kind) is read afresh, as `serde_json` reads it.
+        for body in [
+            &br#"{"phase": "Pending", "phase": "Running"}"#[..],
+            br#"{"phase": "Runn\u0069ng"}"#,
+        ] {
+            let status = from_slice_like(body, &like["status"]).unwrap();
+            assert_eq!(status, like["status"]);
+            assert!(!status
+                .as_object()
+                .unwrap()
+                .shares_entries(like["status"].as_object().unwrap()));
+        }
+        let float = from_slice_like(
+            br#"{"containerPort": 80.0}"#,
+            &like["spec"]["containers"][0]["ports"][0],
+        )
+        .unwrap();
+        assert_ne!(float, like["spec"]["containers"][0]["ports"][0]);
+        // A key missing, one more, a repeated key standing in for a missing one.
+        for body in [
+            &br#"{"phase": "Running", "extra": 1}"#[..],
+            br#"{}"#,
+            br#"{"a": 1, "a": 2}"#,
+        ] {
+            agrees_like(body, &json!({"phase": "Running"}));
+            agrees_like(body, &json!({"a": 2, "b": 2}));
         }
     }
 
@@ -544,19 +930,28 @@ mod tests {
                 }
             }
         }
+        let mut previous = Value::Null;
         for _ in 0..3000 {
             let mut doc = String::new();
             build(&mut next, 0, &mut doc);
             agrees(doc.as_bytes());
+            // Read like itself (all of it shared), like the document before, and changed
+            // like itself, the reading with a known value agrees too.
+            let like = from_slice(doc.as_bytes()).unwrap_or(Value::Null);
+            agrees_like(doc.as_bytes(), &like);
+            agrees_like(doc.as_bytes(), &previous);
             let mut bytes = doc.into_bytes();
             if !bytes.is_empty() {
                 let at = next(bytes.len() as u64) as usize;
                 const NOISE: &[u8] = b"{}[],:\"\\-.0e \x01\xff";
                 bytes[at] = NOISE[next(NOISE.len() as u64) as usize];
                 agrees(&bytes);
+                agrees_like(&bytes, &like);
                 bytes.truncate(at);
                 agrees(&bytes);
+                agrees_like(&bytes, &like);
             }
+            previous = like;
         }
     }
 }

@@ -36,44 +36,6 @@ pub fn maps_equal_where(
     }
 }
 
-/// Makes `new` share with `old` every map the two hold equal at the same path, and says
-/// whether the two are equal. Afterwards a map of `new` equal to `old`'s at its position *is*
-/// `old`'s (a clone sharing its entries, see `vendor/README.md`), so whatever later compares
-/// `new` with `old`, or looks only at what `new` changed (the decode, the field manager, the
-/// no-op test), finds those parts equal without a walk. Nothing in `new` changes but where
-/// its maps live: a map is taken over only when equal (same keys, equal values, numbers of the
-/// same representation).
-pub fn share_equal_parts(new: &mut Value, old: &Value) -> bool {
-    match (new, old) {
-        (Value::Object(new), Value::Object(old)) => {
-            if new.shares_entries(old) {
-                return true;
-            }
-            let mut equal = new.len() == old.len();
-            for (key, value) in new.iter_mut() {
-                match old.get(key) {
-                    // Every member is visited, equal or not: a changed map still takes over
-                    // its equal parts.
-                    Some(known) => equal &= share_equal_parts(value, known),
-                    None => equal = false,
-                }
-            }
-            if equal {
-                *new = old.clone();
-            }
-            equal
-        }
-        (Value::Array(new), Value::Array(old)) => {
-            let mut equal = new.len() == old.len();
-            for (value, known) in new.iter_mut().zip(old) {
-                equal &= share_equal_parts(value, known);
-            }
-            equal
-        }
-        (new, old) => *new == *old,
-    }
-}
-
 fn maps_equal_by_lookup(
     a: &Map<String, Value>,
     b: &Map<String, Value>,
@@ -105,43 +67,6 @@ mod tests {
     fn agrees_with_serde_json(#[case] a: Value, #[case] b: Value) {
         assert_eq!(equal(&a, &b), a == b);
         assert_eq!(equal(&b, &a), a == b);
-    }
-
-    #[rstest]
-    #[case::equal(json!({"a": {"b": [{"c": 1}]}, "d": "x"}), json!({"a": {"b": [{"c": 1}]}, "d": "x"}))]
-    #[case::one_leaf_differs(json!({"a": {"b": 1}, "c": {"d": 1}}), json!({"a": {"b": 2}, "c": {"d": 1}}))]
-    #[case::extra_key(json!({"a": {"b": 1}, "c": 1}), json!({"a": {"b": 1}}))]
-    #[case::missing_key(json!({"a": {"b": 1}}), json!({"a": {"b": 1}, "c": 1}))]
-    #[case::number_representation(json!({"a": {"b": 1}}), json!({"a": {"b": 1.0}}))]
-    #[case::array_lengths(json!({"a": [{"b": 1}, {"c": 2}]}), json!({"a": [{"b": 1}]}))]
-    #[case::null_is_not_missing(json!({"a": {"b": null}}), json!({"a": {}}))]
-    #[case::other_kinds(json!({"a": {"b": 1}}), json!({"a": [1]}))]
-    fn sharing_equal_parts_changes_nothing_and_shares_every_equal_map(
-        #[case] new: Value,
-        #[case] old: Value,
-    ) {
-        let mut shared = new.clone();
-        let equal = share_equal_parts(&mut shared, &old);
-        assert_eq!(equal, new == old);
-        assert_eq!(shared, new, "the content is what it was");
-        // Every map left equal to the old one at its position is the old one's.
-        fn check(new: &Value, old: &Value) {
-            match (new, old) {
-                (Value::Object(n), Value::Object(o)) => {
-                    assert_eq!(n.shares_entries(o), n == o, "{n:?} / {o:?}");
-                    for (k, v) in n {
-                        if let Some(w) = o.get(k) {
-                            check(v, w);
-                        }
-                    }
-                }
-                (Value::Array(n), Value::Array(o)) => {
-                    n.iter().zip(o).for_each(|(v, w)| check(v, w));
-                }
-                _ => {}
-            }
-        }
-        check(&shared, &old);
     }
 
     #[test]
