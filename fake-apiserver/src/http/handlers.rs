@@ -1590,6 +1590,10 @@ pub(crate) fn create_object(
         decode_defaults(info, &mut object)?;
     } else {
         decode_object(info, &mut object, options.validation, &ctx, None)?;
+        // A pod's create changes its spec after the decode (admission's service account
+        // volume and tolerations), so its decoded spec is not kept for the version memo:
+        // holding it would only make those changes copy the spec's maps.
+        ctx.memos.set_decoded(None);
     }
     let ns = object["metadata"]["namespace"]
         .as_str()

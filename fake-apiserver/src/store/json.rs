@@ -55,6 +55,7 @@ fn parse_with(bytes: &[u8], like: Option<&Value>) -> Option<Value> {
         at: 0,
         spare_members: Vec::new(),
         spare_items: Vec::new(),
+        scratch: String::new(),
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
@@ -120,6 +121,8 @@ struct Reader<'a> {
     spare_members: Vec<Vec<(String, Value)>>,
     /// The same for arrays' items.
     spare_items: Vec<Vec<Value>>,
+    /// Where [`Reader::string_text`] decodes a string with escapes.
+    scratch: String,
 }
 
 impl Reader<'_> {
@@ -304,6 +307,12 @@ impl Reader<'_> {
     #[inline(never)]
     fn escaped_string(&mut self, start: usize) -> Option<String> {
         let mut out = String::with_capacity(self.at - start + 16);
+        self.escaped_into(start, &mut out)?;
+        Some(out)
+    }
+
+    /// [`Reader::escaped_string`], appended to `out`.
+    fn escaped_into(&mut self, start: usize, out: &mut String) -> Option<()> {
         out.push_str(self.text.get(start..self.at)?);
         loop {
             let run = self.at;
@@ -314,7 +323,7 @@ impl Reader<'_> {
             out.push_str(self.text.get(run..self.at)?);
             if self.peek()? == b'"' {
                 self.at += 1;
-                return Some(out);
+                return Some(());
             }
             self.at += 1;
             let escaped = self.peek()?;
@@ -482,10 +491,11 @@ impl Reader<'_> {
 
     /// Whether the value at the reader reads as `like`, exactly (what [`Reader::value_into`]
     /// would build equals it, number kinds included); moves past the value when it does, and
-    /// to somewhere inside it when it does not (the caller goes back). Builds nothing. It
-    /// answers `false` for what it does not read itself (escaped strings or keys, numbers
-    /// other than plain non-negative integers, a repeated key): those parts are then read
-    /// with [`Reader::value_into`].
+    /// to somewhere inside it when it does not (the caller goes back). Builds nothing (a
+    /// string with escapes is decoded into a reused buffer). It answers `false` for what it
+    /// does not read itself (numbers other than plain non-negative integers, a repeated key,
+    /// a string `string_into` gives up on): those parts are then read with
+    /// [`Reader::value_into`].
     fn matches(&mut self, depth: usize, like: &Value) -> bool {
         self.skip_whitespace();
         let Some(first) = self.peek() else {
@@ -520,7 +530,7 @@ impl Reader<'_> {
                     }
                 }
             }
-            (b'"', Value::String(like)) => self.plain_string() == Some(like.as_str()),
+            (b'"', Value::String(like)) => self.string_text() == Some(like.as_str()),
             (b't', Value::Bool(true)) => self.literal(b"true").is_some(),
             (b'f', Value::Bool(false)) => self.literal(b"false").is_some(),
             (b'n', Value::Null) => self.literal(b"null").is_some(),
@@ -587,7 +597,7 @@ impl Reader<'_> {
         let mut count = 0;
         let mut previous: &str = "";
         loop {
-            let Some(key) = self.plain_string() else {
+            let Some(key) = self.string_text() else {
                 return Some(false);
             };
             let Some((known_key, known)) = like.get_key_value(key) else {
@@ -625,19 +635,31 @@ impl Reader<'_> {
         }
     }
 
-    /// The contents of a string without escapes at its opening quote, moving past it; `None`
-    /// (and somewhere inside it) for anything else.
-    fn plain_string(&mut self) -> Option<&str> {
+    /// The text of a string at its opening quote, moving past it, as [`Reader::string_into`]
+    /// reads it: the input's own slice when it has no escapes, else decoded into the reader's
+    /// scratch buffer (no allocation once it is large enough); `None` (and somewhere inside
+    /// it) where `string_into` would give up.
+    fn string_text(&mut self) -> Option<&str> {
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.at + 1;
         let end = start + special_byte(self.bytes.get(start..)?)?;
-        if self.bytes.get(end) != Some(&b'"') {
-            return None;
+        match *self.bytes.get(end)? {
+            b'"' => {
+                self.at = end + 1;
+                self.text.get(start..end)
+            }
+            b'\\' => {
+                self.at = end;
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                let read = self.escaped_into(start, &mut scratch);
+                self.scratch = scratch;
+                read.map(|()| self.scratch.as_str())
+            }
+            _ => None,
         }
-        self.at = end + 1;
-        self.text.get(start..end)
     }
 
     /// A number: a non-negative integer without leading zeros that fits in a `u64` directly,
@@ -782,19 +804,23 @@ mod tests {
         assert!(shared(&read, &like, "/metadata"));
         assert!(shared(&read, &like, "/spec/containers/1"));
         assert!(!shared(&read, &like, "/spec/containers/0"));
-        // What is equal but not read as it is (a repeated key, an escape, another number
-        // kind) is read afresh, as `serde_json` reads it.
-        for body in [
-            &br#"{"phase": "Pending", "phase": "Running"}"#[..],
-            br#"{"phase": "Runn\u0069ng"}"#,
-        ] {
-            let status = from_slice_like(body, &like["status"]).unwrap();
-            assert_eq!(status, like["status"]);
-            assert!(!status
-                .as_object()
-                .unwrap()
-                .shares_entries(like["status"].as_object().unwrap()));
-        }
+        // Escapes are read as what they stand for, in keys (as managed fields' keys have
+        // them) and values.
+        let escaped = json!({"k:{\"type\":\"Ready\"}": {"phase": "Running"}});
+        let body = br#"{"k:{\"type\":\"Ready\"}": {"phase": "Runn\u0069ng"}}"#;
+        assert!(shared(
+            &from_slice_like(body, &escaped).unwrap(),
+            &escaped,
+            ""
+        ));
+        // A repeated key is read afresh (the last one counts, as for `serde_json`).
+        let status = from_slice_like(
+            br#"{"phase": "Pending", "phase": "Running"}"#,
+            &like["status"],
+        )
+        .unwrap();
+        assert_eq!(status, like["status"]);
+        assert!(!shared(&status, &like["status"], ""));
         let float = from_slice_like(
             br#"{"containerPort": 80.0}"#,
             &like["spec"]["containers"][0]["ports"][0],
