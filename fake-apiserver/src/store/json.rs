@@ -566,56 +566,38 @@ impl Reader<'_> {
             return false;
         }
         let start = self.at;
-        match self.members_match(depth, like, None) {
+        match self.members_match_in_order(depth, like) {
             Some(matched) => matched,
-            // Keys out of order (a Go client writes a struct's fields in their declared
-            // order): again, looking for a repeated key among those seen.
+            // Keys in another order (a Go client writes a struct's fields in their declared
+            // order): again, looking each key up.
             None => {
                 self.at = start;
-                let mut seen = [""; MAX_UNORDERED_KEYS];
-                like.len() <= MAX_UNORDERED_KEYS
-                    && self.members_match(depth, like, Some(&mut seen)) == Some(true)
+                self.members_match_in_any_order(depth, like)
             }
         }
     }
 
-    /// The members of an object at its `{` against `like`: `None` when `seen` is not given and
-    /// a key is not after the one before it (no repeat is possible among keys in increasing
-    /// order; with `seen`, each key is looked for among those before it instead).
-    fn members_match<'k>(
-        &mut self,
-        depth: usize,
-        like: &'k Map<String, Value>,
-        mut seen: Option<&mut [&'k str; MAX_UNORDERED_KEYS]>,
-    ) -> Option<bool> {
+    /// The members of an object at its `{` against `like`, key by key in `like`'s order
+    /// (sorted): a client that writes keys sorted (a serialized map, a k8s-openapi struct)
+    /// writes exactly `like`'s keys in that order, so each is compared with the one entry it
+    /// must be, without a lookup. `None` when a key is one of `like`'s out of that order.
+    fn members_match_in_order(&mut self, depth: usize, like: &Map<String, Value>) -> Option<bool> {
         self.at += 1;
         self.skip_whitespace();
+        let mut entries = like.iter();
         if self.peek() == Some(b'}') {
             self.at += 1;
             return Some(like.is_empty());
         }
-        let mut count = 0;
-        let mut previous: &str = "";
         loop {
             let Some(key) = self.string_text() else {
                 return Some(false);
             };
-            let Some((known_key, known)) = like.get_key_value(key) else {
-                return Some(false);
+            let known = match entries.next() {
+                Some((known_key, known)) if known_key == key => known,
+                _ if like.contains_key(key) => return None,
+                _ => return Some(false),
             };
-            let known_key = known_key.as_str();
-            match seen.as_deref_mut() {
-                None if count > 0 && known_key <= previous => return None,
-                None => {}
-                Some(seen) => {
-                    if count >= MAX_UNORDERED_KEYS || seen[..count].contains(&known_key) {
-                        return Some(false);
-                    }
-                    seen[count] = known_key;
-                }
-            }
-            count += 1;
-            previous = known_key;
             self.skip_whitespace();
             if self.expect(b':').is_none() || !self.matches(depth, known) {
                 return Some(false);
@@ -628,9 +610,55 @@ impl Reader<'_> {
                 }
                 Some(b'}') => {
                     self.at += 1;
-                    return Some(count == like.len());
+                    return Some(entries.next().is_none());
                 }
                 _ => return Some(false),
+            }
+        }
+    }
+
+    /// The members of an object at its `{` against `like`, in any order: each key is looked up,
+    /// and looked for among those before it (a repeated key does not match; an object with
+    /// more than [`MAX_UNORDERED_KEYS`] keys is not compared).
+    fn members_match_in_any_order(&mut self, depth: usize, like: &Map<String, Value>) -> bool {
+        if like.len() > MAX_UNORDERED_KEYS {
+            return false;
+        }
+        self.at += 1;
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return like.is_empty();
+        }
+        let mut seen = [""; MAX_UNORDERED_KEYS];
+        let mut count = 0;
+        loop {
+            let Some(key) = self.string_text() else {
+                return false;
+            };
+            let Some((known_key, known)) = like.get_key_value(key) else {
+                return false;
+            };
+            if count >= MAX_UNORDERED_KEYS || seen[..count].contains(&known_key.as_str()) {
+                return false;
+            }
+            seen[count] = known_key.as_str();
+            count += 1;
+            self.skip_whitespace();
+            if self.expect(b':').is_none() || !self.matches(depth, known) {
+                return false;
+            }
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    self.at += 1;
+                    self.skip_whitespace();
+                }
+                Some(b'}') => {
+                    self.at += 1;
+                    return count == like.len();
+                }
+                _ => return false,
             }
         }
     }
