@@ -54,7 +54,10 @@ pub struct VersionMemo {
     /// the body held was checked, what the server's rules added is of the right types), so a
     /// later body's parts shared with it need no typed check
     /// ([`crate::http::typed_shape::Shape::check_against`]). A version loaded from saved
-    /// state, or written by a path that did not decode, is not known so.
+    /// state, or written by a path that did not decode, is not known so. (What a write copies
+    /// from the stored version, a status write's spec, is taken as decodable too: a real
+    /// server copies it from its own decode of the stored object, which is what a version
+    /// written through the API holds.)
     pub decoded: bool,
     /// For a pod: its spec is what decoding makes of it, so decoding it again would accept it
     /// and change nothing (its defaults are filled, its quantities parse). Set when the spec
