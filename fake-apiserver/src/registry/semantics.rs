@@ -95,8 +95,6 @@ pub struct VersionMemos {
     /// Whether the object about to be written is Go-encoded already (see
     /// [`crate::store::Decision::encoded`]).
     written_encoded: std::cell::Cell<bool>,
-    /// Its top-level members left as stored (see [`crate::store::Decision::unchanged`]).
-    written_unchanged: std::cell::RefCell<Vec<String>>,
 }
 
 impl VersionMemos {
@@ -170,7 +168,6 @@ impl VersionMemos {
     /// whether it is encoded already (both reset for the next write).
     pub fn take_decision(&self, mutation: crate::store::Mutation) -> crate::store::Decision {
         let encoded = self.written_encoded.replace(false);
-        let unchanged = self.written_unchanged.take();
         let written = match &mutation {
             crate::store::Mutation::Put(object) => Some(object),
             _ => None,
@@ -179,14 +176,7 @@ impl VersionMemos {
             derived: self.take_written(encoded, written),
             mutation,
             encoded,
-            unchanged: if encoded { unchanged } else { Vec::new() },
         }
-    }
-
-    /// Records the top-level members of the object about to be written that hold what the
-    /// stored version holds (kept only while it stays [`VersionMemos::set_written_encoded`]).
-    pub fn set_written_unchanged(&self, unchanged: &[&str]) {
-        *self.written_unchanged.borrow_mut() = unchanged.iter().map(|k| k.to_string()).collect();
     }
 
     /// Records whether the pod about to be written has a spec known valid (see
@@ -784,10 +774,6 @@ pub fn prepare_update(
             // below changes a `Put`'s object (a validating webhook's answer replacing it clears
             // this again).
             ctx.memos.set_written_encoded(!info.custom);
-            if !info.custom {
-                // Kept only with an encoded object (see `VersionMemos::take_decision`).
-                ctx.memos.set_written_unchanged(&unchanged);
-            }
         }
     }
     if content_equal(info, current, &next, spec_differs, &unchanged) {

@@ -53,15 +53,115 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends the object `map` as [`write`] does, recording in `spans` where each member's value
-/// sits in `out` (start and end, in the map's order). A member whose text `reused` gives is
-/// copied from it instead of being written: the caller vouches that it is what [`write`] would
-/// write for that member's value.
-pub fn write_object<'a>(
+/// Where the text of one map of a written object sits in the written bytes, by the map's
+/// identity ([`Map::entries_id`]: every clone sharing the map's entries has it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapText {
+    /// The map's identity.
+    pub id: usize,
+    /// Where its text starts in the bytes.
+    pub start: usize,
+    /// Where it ends.
+    pub end: usize,
+}
+
+/// The texts of the maps of a written object, sorted by identity ([`write_sharing`]).
+pub type MapTexts = Box<[MapText]>;
+
+/// A written version an object shares maps with: its bytes and its maps' texts in them. The
+/// maps must be alive (the version's parse held) for as long as their identities are looked
+/// up: a live map's identity is no other map's.
+#[derive(Debug, Clone, Copy)]
+pub struct Written<'a> {
+    /// The version's bytes.
+    pub bytes: &'a [u8],
+    /// Its maps' texts ([`write_sharing`]'s record of it).
+    pub texts: &'a [MapText],
+}
+
+impl Written<'_> {
+    fn text_of(&self, id: usize) -> Option<&MapText> {
+        let at = self.texts.binary_search_by_key(&id, |t| t.id).ok()?;
+        self.texts.get(at)
+    }
+}
+
+/// The smallest map text worth recording: copying a shorter one saves less than its record
+/// costs.
+const MIN_RECORDED: usize = 64;
+
+/// Appends `value` as [`write`] does, copying the text of every map that shares its entries
+/// with a map of `written` (the same entries, so the same text) instead of writing it again,
+/// and returns the texts of its maps (of at least [`MIN_RECORDED`] bytes; a copied map's
+/// inner maps included), for the next write of a version sharing them. A write that changes
+/// one member of a stored object so writes only the maps on the change's path.
+pub fn write_sharing(value: &Value, out: &mut Vec<u8>, written: Option<Written<'_>>) -> MapTexts {
+    let mut texts = Vec::new();
+    write_recording(value, out, written.as_ref(), &mut texts);
+    texts.sort_unstable_by_key(|t| t.id);
+    // One map at two places has one text.
+    texts.dedup_by_key(|t| t.id);
+    texts.into_boxed_slice()
+}
+
+fn write_recording(
+    value: &Value,
+    out: &mut Vec<u8>,
+    written: Option<&Written<'_>>,
+    texts: &mut Vec<MapText>,
+) {
+    match value {
+        Value::Object(map) => {
+            let id = map.entries_id();
+            let start = out.len();
+            if let (Some(id), Some(written)) = (id, written) {
+                if let Some(old) = written.text_of(id) {
+                    if let Some(text) = written.bytes.get(old.start..old.end) {
+                        out.extend_from_slice(text);
+                        // The maps inside it, where they now sit.
+                        texts.extend(
+                            written
+                                .texts
+                                .iter()
+                                .filter(|t| t.start >= old.start && t.end <= old.end)
+                                .map(|t| MapText {
+                                    id: t.id,
+                                    start: t.start - old.start + start,
+                                    end: t.end - old.start + start,
+                                }),
+                        );
+                        return;
+                    }
+                }
+            }
+            write_map(map, out, written, texts);
+            if let Some(id) = id.filter(|_| out.len() - start >= MIN_RECORDED) {
+                texts.push(MapText {
+                    id,
+                    start,
+                    end: out.len(),
+                });
+            }
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_recording(item, out, written, texts);
+            }
+            out.push(b']');
+        }
+        other => write(other, out),
+    }
+}
+
+fn write_map(
     map: &Map<String, Value>,
     out: &mut Vec<u8>,
-    reused: impl Fn(&str) -> Option<&'a [u8]>,
-    spans: &mut Vec<(usize, usize)>,
+    written: Option<&Written<'_>>,
+    texts: &mut Vec<MapText>,
 ) {
     out.push(b'{');
     for (i, (key, value)) in map.iter().enumerate() {
@@ -70,12 +170,7 @@ pub fn write_object<'a>(
         }
         write_str(key, out);
         out.push(b':');
-        let start = out.len();
-        match reused(key) {
-            Some(text) => out.extend_from_slice(text),
-            None => write(value, out),
-        }
-        spans.push((start, out.len()));
+        write_recording(value, out, written, texts);
     }
     out.push(b'}');
 }
@@ -173,29 +268,97 @@ mod tests {
         same_as_serde_json(&value);
     }
 
-    /// An object written member by member is what [`write`] writes; the spans find each
-    /// member's text, and a member taken from elsewhere is copied as it is.
-    #[test]
-    fn an_object_written_by_members_records_their_spans_and_copies_reused_ones() {
-        let value = json!({"b": {"x": [1, "two"]}, "a": "s\"q", "c": null, "d": {}});
-        let map = value.as_object().unwrap();
-        let (mut out, mut spans) = (Vec::new(), Vec::new());
-        write_object(map, &mut out, |_| None, &mut spans);
-        assert_eq!(out, to_vec(&value, 0));
-        assert_eq!(spans.len(), map.len());
-        for ((_, member), (start, end)) in map.iter().zip(&spans) {
-            assert_eq!(&out[*start..*end], &to_vec(member, 0)[..]);
-        }
-        let (mut copied, mut again) = (Vec::new(), Vec::new());
-        let reused = |key: &str| (key == "b").then_some(&b"[\"kept\"]"[..]);
-        write_object(map, &mut copied, reused, &mut again);
-        assert_eq!(
-            String::from_utf8(copied).unwrap(),
-            r#"{"a":"s\"q","b":["kept"],"c":null,"d":{}}"#
+    /// A long string, so that the maps holding it are worth a record.
+    fn long(tag: &str) -> String {
+        format!("{tag}-{}", "x".repeat(70))
+    }
+
+    /// Written with sharing, a value is what [`write`] writes, and the record finds each
+    /// recorded map's text.
+    fn written_and_recorded(value: &Value, written: Option<Written<'_>>) -> (Vec<u8>, MapTexts) {
+        let mut out = Vec::new();
+        let texts = write_sharing(value, &mut out, written);
+        assert_eq!(out, to_vec(value, 0));
+        assert!(
+            texts.windows(2).all(|w| w[0].id < w[1].id),
+            "sorted, one per map"
         );
-        let (mut empty, mut none) = (Vec::new(), Vec::new());
-        write_object(&Map::new(), &mut empty, |_| None, &mut none);
-        assert_eq!((&empty[..], none.len()), (&b"{}"[..], 0));
+        (out, texts)
+    }
+
+    #[test]
+    fn maps_shared_with_a_written_version_are_copied_from_its_text() {
+        let first = json!({"metadata": {"name": "a", "labels": {"l": long("l")}},
+            "spec": {"containers": [{"name": long("c")}, {"name": long("d")}]},
+            "status": {"phase": long("p")}});
+        let (bytes, texts) = written_and_recorded(&first, None);
+        // Every map of 64 bytes or more is on record, at its text.
+        let recorded = |v: &Value| {
+            let id = v.as_object().and_then(Map::entries_id).unwrap();
+            texts.iter().find(|t| t.id == id).copied()
+        };
+        for path in [
+            "",
+            "/metadata",
+            "/metadata/labels",
+            "/spec",
+            "/spec/containers/1",
+            "/status",
+        ] {
+            let map = first.pointer(path).unwrap();
+            let text = recorded(map).unwrap_or_else(|| panic!("{path} is on record"));
+            assert_eq!(&bytes[text.start..text.end], &to_vec(map, 0)[..], "{path}");
+        }
+        // A changed copy shares what it did not change; its maps are written as before, the
+        // shared ones copied: shown here by handing over a text that is not theirs.
+        let mut second = first.clone();
+        second["metadata"]["labels"]["m"] = json!("n");
+        let mut doctored = bytes.clone();
+        let status = recorded(&first["status"]).unwrap();
+        let marked = long("q");
+        let at = status.start + 10;
+        doctored[at..at + marked.len()].copy_from_slice(marked.as_bytes());
+        let mut out = Vec::new();
+        let written = Written {
+            bytes: &doctored,
+            texts: &texts,
+        };
+        let again = write_sharing(&second, &mut out, Some(written));
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains(&marked), "the status text was copied: {out}");
+        // Copied maps keep their inner maps on record, where they now sit.
+        let (bytes2, _) = written_and_recorded(
+            &second,
+            Some(Written {
+                bytes: &bytes,
+                texts: &texts,
+            }),
+        );
+        for path in ["/spec", "/spec/containers/0", "/status", "/metadata/labels"] {
+            let map = second.pointer(path).unwrap();
+            let id = map.as_object().and_then(Map::entries_id).unwrap();
+            let text = again
+                .iter()
+                .find(|t| t.id == id)
+                .unwrap_or_else(|| panic!("{path}"));
+            assert_eq!(&bytes2[text.start..text.end], &to_vec(map, 0)[..], "{path}");
+        }
+        // Nothing on record, or nothing shared: written in full, the same text.
+        written_and_recorded(
+            &second,
+            Some(Written {
+                bytes: &bytes,
+                texts: &[],
+            }),
+        );
+        let parsed: Value = serde_json::from_slice(&bytes).unwrap();
+        written_and_recorded(
+            &parsed,
+            Some(Written {
+                bytes: &bytes,
+                texts: &texts,
+            }),
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod parsed;
 pub mod pod_logs;
 pub(crate) mod value_eq;
 
+use json_writer::{MapText, MapTexts};
 use labels::LabelIndex;
 pub use parsed::Derived;
 use parsed::ParsedCache;
@@ -125,11 +126,6 @@ pub struct Decision {
     /// [`Store::with_encoder`]) and nothing changed it since: the store does not encode it
     /// again. Debug builds encode a copy anyway and check that it reads the same.
     pub encoded: bool,
-    /// Top-level members of an [`Decision::encoded`] `Put`'s object that hold exactly what the
-    /// current version (the one the closure was given) holds: their stored text is copied
-    /// rather than written again, when the store recorded where it sits. Debug builds check
-    /// that the bytes are what writing the whole object gives.
-    pub unchanged: Vec<String>,
 }
 
 impl Decision {
@@ -139,7 +135,6 @@ impl Decision {
             mutation,
             derived: None,
             encoded: false,
-            unchanged: Vec::new(),
         }
     }
 }
@@ -288,12 +283,7 @@ fn move_in_index<T: PartialEq, K: Ord, E: Ord>(
 }
 
 /// A stored object: its bytes, its parse, and what was derived from that version (if kept).
-type Current<'a> = (
-    Bytes,
-    Arc<Value>,
-    Option<Derived>,
-    Option<&'a [(usize, usize)]>,
-);
+type Current<'a> = (Bytes, Arc<Value>, Option<Derived>, Option<&'a [MapText]>);
 
 impl Inner {
     /// A copy of the parse cache's value for `bytes`, the stored version of `key`, if it holds
@@ -325,7 +315,7 @@ impl Inner {
                 bytes.clone(),
                 cached.value,
                 cached.derived,
-                cached.spans,
+                cached.texts,
             )));
         }
         let value = json::from_slice(bytes)
@@ -564,16 +554,15 @@ impl Store {
     {
         let mut inner = self.lock();
         let key = (namespace.to_string(), name.to_string());
-        let (current_bytes, current, derived, current_spans) =
+        let (current_bytes, current, derived, current_texts) =
             match inner.current(resource, &key)? {
-                Some((bytes, value, derived, spans)) => (Some(bytes), Some(value), derived, spans),
+                Some((bytes, value, derived, texts)) => (Some(bytes), Some(value), derived, texts),
                 None => (None, None, None, None),
             };
         let Decision {
             mutation,
             derived: written_derived,
             encoded,
-            unchanged,
         } = decide(current.as_deref(), derived.as_ref())?;
         match mutation {
             Mutation::Unchanged(object) => Ok(Outcome {
@@ -590,19 +579,17 @@ impl Store {
                 let revision = inner.revision + 1;
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
-                let reuse = match (&current_bytes, &current, current_spans) {
-                    (Some(bytes), Some(value), Some(spans)) if encoded && !unchanged.is_empty() => {
-                        value.as_object().map(|value| Reuse {
-                            bytes,
-                            value,
-                            spans,
-                            unchanged: &unchanged,
-                        })
-                    }
+                // The maps the object shares with the current version (alive: `current` holds
+                // its parse) are copied from its text.
+                let written = match (&current_bytes, current_texts) {
+                    (Some(bytes), Some(texts)) => Some(json_writer::Written { bytes, texts }),
                     _ => None,
                 };
-                let (bytes, spans) =
-                    encode_reusing(&object, current_bytes.as_ref().map_or(0, Bytes::len), reuse);
+                let (bytes, texts) = encode_reusing(
+                    &object,
+                    current_bytes.as_ref().map_or(0, Bytes::len),
+                    written,
+                );
                 if let (Some(old), Some(stored)) = (&current_bytes, &current) {
                     // Identical to what is stored but for the revision: no new revision, no
                     // event.
@@ -624,7 +611,7 @@ impl Store {
                     bytes.clone(),
                     object.clone(),
                     written_derived,
-                    spans,
+                    texts,
                 );
                 let event_type =
                     self.store_version(&mut inner, resource, key, revision, &bytes, current_bytes);
@@ -1054,69 +1041,38 @@ fn encode(object: &Value, size_hint: usize) -> Bytes {
     encode_reusing(object, size_hint, None).0
 }
 
-/// The current version of an object as a write may reuse its stored text: its bytes, its
-/// parse, where its members' values sit in the bytes, and the members the write leaves as they
-/// are ([`Decision::unchanged`]).
-struct Reuse<'a> {
-    bytes: &'a Bytes,
-    value: &'a serde_json::Map<String, Value>,
-    spans: &'a [(usize, usize)],
-    unchanged: &'a [String],
-}
-
-impl<'a> Reuse<'a> {
-    /// The stored text of member `key`, if the write leaves it as it is.
-    fn text(&self, key: &str) -> Option<&'a [u8]> {
-        if self.spans.len() != self.value.len() || !self.unchanged.iter().any(|u| u == key) {
-            return None;
-        }
-        let at = self.value.keys().position(|k| k == key)?;
-        let (start, end) = *self.spans.get(at)?;
-        self.bytes.get(start..end)
-    }
-}
-
-/// [`encode`], copying the stored text of the members `reuse` vouches for, and recording where
-/// each member's value sits (`None` for anything but an object).
+/// [`encode`], copying the text of the maps the object shares with `written` (see
+/// [`json_writer::write_sharing`]), and recording its own maps' texts. Debug builds (every test
+/// run) check that the bytes are what writing the whole object gives.
 fn encode_reusing(
     object: &Value,
     size_hint: usize,
-    reuse: Option<Reuse<'_>>,
-) -> (Bytes, Option<parsed::MemberSpans>) {
+    written: Option<json_writer::Written<'_>>,
+) -> (Bytes, Option<MapTexts>) {
     const SLACK: usize = 64;
     let mut buffer = Vec::with_capacity(if size_hint == 0 {
         256
     } else {
         size_hint + SLACK
     });
-    let spans = match object {
-        Value::Object(map) => {
-            let mut spans = Vec::with_capacity(map.len());
-            let reused = |key: &str| reuse.as_ref().and_then(|r| r.text(key));
-            json_writer::write_object(map, &mut buffer, reused, &mut spans);
-            if cfg!(debug_assertions) && reuse.is_some() {
-                let mut whole = Vec::new();
-                json_writer::write(object, &mut whole);
-                assert!(
-                    whole == buffer,
-                    "reused member text differs from the member written:\n{}\n{}",
-                    String::from_utf8_lossy(&buffer),
-                    String::from_utf8_lossy(&whole)
-                );
-            }
-            Some(spans.into_boxed_slice())
-        }
-        _ => {
-            json_writer::write(object, &mut buffer);
-            None
-        }
-    };
+    let reusing = written.is_some();
+    let texts = json_writer::write_sharing(object, &mut buffer, written);
+    if cfg!(debug_assertions) && reusing {
+        let mut whole = Vec::new();
+        json_writer::write(object, &mut whole);
+        assert!(
+            whole == buffer,
+            "a copied map text differs from the map written:\n{}\n{}",
+            String::from_utf8_lossy(&buffer),
+            String::from_utf8_lossy(&whole)
+        );
+    }
     let bytes = if buffer.capacity() - buffer.len() <= SLACK {
         Bytes::from(buffer)
     } else {
         Bytes::copy_from_slice(&buffer)
     };
-    (bytes, spans)
+    (bytes, Some(texts))
 }
 
 /// `504 Timeout` for a read at a revision the store has not reached, as storage's
@@ -1406,16 +1362,16 @@ mod tests {
     fn writes_reuse_the_parse_of_what_they_stored() {
         let store = Store::new(10);
         put(&store, "a", "1");
-        let (_, parsed, _, spans) = store
+        let (_, parsed, _, texts) = store
             .lock()
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
-            .map(|(bytes, parsed, derived, spans)| {
-                (bytes, parsed, derived, spans.map(<[_]>::to_vec))
+            .map(|(bytes, parsed, derived, texts)| {
+                (bytes, parsed, derived, texts.map(<[_]>::to_vec))
             })
             .unwrap();
-        // Where the members' values were written is kept with the parse.
-        assert_eq!(spans.map(|s| s.len()), parsed.as_object().map(|m| m.len()));
+        // Where its maps' texts were written is kept with the parse.
+        assert!(texts.is_some());
         // The cache hands out the very value the write stored.
         assert!(Arc::strong_count(&parsed) >= 2);
         assert_eq!(parsed["data"]["a"], "1");
@@ -1449,15 +1405,14 @@ mod tests {
         }
     }
 
-    /// Puts `object` as encoded, saying which members hold what the stored version holds.
-    fn put_unchanged(store: &Store, object: Value, unchanged: &[&str]) -> Bytes {
+    /// Puts `object` as encoded (nothing derived).
+    fn put_encoded_object(store: &Store, object: Value) -> Bytes {
         store
             .mutate_derived("/configmaps", "ns", "a", |_, _| {
                 Ok(Decision {
                     mutation: Mutation::Put(object),
                     derived: None,
                     encoded: true,
-                    unchanged: unchanged.iter().map(|k| k.to_string()).collect(),
                 })
             })
             .unwrap()
@@ -1465,43 +1420,47 @@ mod tests {
             .unwrap()
     }
 
-    #[test]
-    fn members_left_as_stored_are_copied_from_the_stored_text() {
-        let store = Store::new(10);
-        let first = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 1});
-        put_unchanged(&store, first, &[]);
-        // `data` is the stored one (its text is copied); `x` changed and is written.
-        let second = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 2});
-        let bytes = put_unchanged(&store, second, &["data"]);
-        assert_eq!(
-            std::str::from_utf8(&bytes).unwrap(),
-            r#"{"data":{"k":"v","n":[1,2]},"metadata":{"name":"a","resourceVersion":"2"},"x":2}"#
-        );
-        // Again from the version just written (its spans were recorded with it).
-        let third = json!({"metadata": {"name": "a"}, "data": {"k": "v", "n": [1, 2]}, "x": 3});
-        let bytes = put_unchanged(&store, third, &["data", "absent"]);
-        assert!(std::str::from_utf8(&bytes)
+    /// The texts the cache keeps with the stored version of `a`, and its parse.
+    fn cached_texts(store: &Store) -> (Arc<Value>, Vec<MapText>) {
+        let inner = store.lock();
+        let (_, value, _, texts) = inner
+            .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
-            .starts_with(r#"{"data":{"k":"v","n":[1,2]},"metadata""#));
+            .unwrap();
+        (value, texts.unwrap_or_default().to_vec())
     }
 
-    /// A writer that says a member is unchanged when it is not is a bug that debug builds
-    /// (every test run) catch: the bytes are checked against writing the whole object.
-    #[cfg(debug_assertions)]
     #[test]
-    #[should_panic(expected = "reused member text differs from the member written")]
-    fn a_member_wrongly_said_to_be_unchanged_is_caught_in_debug_builds() {
+    fn maps_shared_with_the_stored_version_keep_their_text_on_record() {
         let store = Store::new(10);
-        put_unchanged(
+        let long = "x".repeat(80);
+        put_encoded_object(
             &store,
-            json!({"metadata": {"name": "a"}, "data": {"k": "v"}}),
-            &[],
+            json!({"metadata": {"name": "a"}, "data": {"k": long, "n": [1, 2]}, "x": 1}),
         );
-        put_unchanged(
-            &store,
-            json!({"metadata": {"name": "a"}, "data": {"k": "w"}}),
-            &["data"],
+        // The next version is a changed copy of the stored parse: it shares `data`.
+        let (stored, _) = cached_texts(&store);
+        let mut next = Value::clone(&stored);
+        next["x"] = json!(2);
+        let bytes = put_encoded_object(&store, next);
+        let (stored, texts) = cached_texts(&store);
+        let data = stored["data"].as_object().unwrap();
+        let text = texts
+            .iter()
+            .find(|t| Some(t.id) == data.entries_id())
+            .expect("the shared map's text is on record");
+        assert_eq!(
+            &bytes[text.start..text.end],
+            json_writer::to_vec(&stored["data"], 0).as_slice()
         );
+        assert_eq!(
+            std::str::from_utf8(&bytes).unwrap(),
+            format!(
+                r#"{{"data":{{"k":"{long}","n":[1,2]}},"metadata":{{"name":"a","resourceVersion":"2"}},"x":2}}"#
+            )
+        );
+        // Short maps are not worth a record.
+        assert!(texts.iter().all(|t| t.end - t.start >= 64));
     }
 
     /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it
@@ -1515,7 +1474,6 @@ mod tests {
                     ),
                     derived: None,
                     encoded,
-                    unchanged: Vec::new(),
                 })
             })
             .unwrap()
@@ -1567,7 +1525,6 @@ mod tests {
                         mutation: Mutation::Put(object),
                         derived: derived.map(|d| Arc::new(d) as Derived),
                         encoded: false,
-                        unchanged: Vec::new(),
                     })
                 })
                 .unwrap();

@@ -41,10 +41,7 @@ pub const PROBATION: usize = 16;
 /// What an upper layer derived from one stored version of an object, kept with its parse.
 pub type Derived = Arc<dyn Any + Send + Sync>;
 
-/// Where the value of each top-level member of a stored object sits in its bytes (start and
-/// end, in the order of its parsed map), as the store recorded when it wrote them: a later
-/// write that leaves a member as it was copies that text instead of writing it again.
-pub type MemberSpans = Box<[(usize, usize)]>;
+use super::json_writer::{MapText, MapTexts};
 
 /// What [`ParsedCache::get`] finds for a stored version.
 #[derive(Debug)]
@@ -53,8 +50,9 @@ pub struct Cached<'a> {
     pub value: Arc<Value>,
     /// What was derived from it, if anything.
     pub derived: Option<Derived>,
-    /// Where its members' values sit in its bytes, if the store recorded it.
-    pub spans: Option<&'a [(usize, usize)]>,
+    /// Where its maps' texts sit in its bytes, if the store recorded it (a later write
+    /// sharing those maps copies their text, see `json_writer::write_sharing`).
+    pub texts: Option<&'a [MapText]>,
 }
 
 /// One parsed object and the stored bytes it is the parse of.
@@ -68,7 +66,9 @@ struct Entry {
     bytes: Bytes,
     value: Arc<Value>,
     derived: Option<Derived>,
-    spans: Option<MemberSpans>,
+    /// Its maps' texts in `bytes` (their identities are those of `value`'s maps, which the
+    /// entry keeps alive).
+    texts: Option<MapTexts>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -158,12 +158,12 @@ pub struct ParsedCache {
 
 impl ParsedCache {
     /// The parsed form of `bytes`, the stored version of `key`, if it is cached, with what was
-    /// derived from it and where its members' values sit in `bytes`, if known.
+    /// derived from it and where its maps' texts sit in `bytes`, if known.
     pub fn get(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<Cached<'_>> {
         self.get_entry(resource, key, bytes).map(|entry| Cached {
             value: entry.value.clone(),
             derived: entry.derived.clone(),
-            spans: entry.spans.as_deref(),
+            texts: entry.texts.as_deref(),
         })
     }
 
@@ -173,7 +173,7 @@ impl ParsedCache {
     }
 
     /// Remembers that `value` is the parse of `bytes`, now stored for `key`, `derived` what
-    /// was derived from it and `spans` where its members' values sit in `bytes`. An object
+    /// was derived from it and `texts` where its maps' texts sit in `bytes`. An object
     /// already cached, or that left probation lately, goes to the main segment, any other to
     /// probation. When a segment is full the entry inserted into it longest ago goes (one per
     /// insertion, so that no write pays for dropping the whole cache at once).
@@ -184,7 +184,7 @@ impl ParsedCache {
         bytes: Bytes,
         value: Arc<Value>,
         derived: Option<Derived>,
-        spans: Option<MemberSpans>,
+        texts: Option<MapTexts>,
     ) {
         self.stamps += 1;
         let stamp = self.stamps;
@@ -201,7 +201,7 @@ impl ParsedCache {
                 bytes,
                 value,
                 derived,
-                spans,
+                texts,
             },
         );
         if let Some(was_main) = previous {
@@ -335,7 +335,11 @@ mod tests {
             stored.clone(),
             Arc::new(json!({"a": 1})),
             Some(Arc::new(7u8)),
-            Some(Box::new([(5, 6)])),
+            Some(Box::new([MapText {
+                id: 1,
+                start: 0,
+                end: 7,
+            }])),
         );
         let cached = cache.get("/cm", &key("x"), &stored).unwrap();
         assert_eq!(
@@ -345,7 +349,7 @@ mod tests {
                 .as_deref(),
             Some(&7)
         );
-        assert_eq!(cached.spans, Some(&[(5, 6)][..]));
+        assert_eq!(cached.texts.map(|t| (t[0].start, t[0].end)), Some((0, 7)));
         assert_eq!(
             cache.value("/cm", &key("x"), &stored).as_deref(),
             Some(&json!({"a": 1}))

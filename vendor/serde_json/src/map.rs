@@ -78,6 +78,18 @@ impl Map<String, Value> {
         return core::ptr::eq(self, other);
     }
 
+    /// An identity of the entries this map holds, shared by every clone that shares them
+    /// (see [`Map::shares_entries`]); `None` for a map without entries of its own (empty).
+    /// Two maps with the same identity, both alive, hold the same entries. (Not upstream
+    /// API, as `shares_entries`.)
+    #[inline]
+    pub fn entries_id(&self) -> Option<usize> {
+        #[cfg(not(feature = "preserve_order"))]
+        return self.map.entries_id();
+        #[cfg(feature = "preserve_order")]
+        return None;
+    }
+
     /// Clears the map, removing all values.
     #[inline]
     pub fn clear(&mut self) {

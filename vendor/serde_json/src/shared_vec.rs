@@ -142,6 +142,12 @@ impl<T> SharedVec<T> {
             .map_or(true, |header| header.refs.load(Ordering::Acquire) == 1)
     }
 
+    /// The address of the allocation, `None` without one.
+    #[inline]
+    pub(crate) fn allocation(&self) -> Option<usize> {
+        self.header.map(|header| header.as_ptr() as usize)
+    }
+
     /// Whether both vectors share one allocation.
     #[inline]
     pub(crate) fn shares_allocation(&self, other: &Self) -> bool {

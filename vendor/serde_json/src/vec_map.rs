@@ -314,6 +314,16 @@ impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> VecMap<K, V> {
 }
 
 impl<K, V> VecMap<K, V> {
+    /// The address of the entries' allocation (the vector's, or the tree's `Arc`), `None`
+    /// for an empty small map without one.
+    #[inline]
+    pub(crate) fn entries_id(&self) -> Option<usize> {
+        match self {
+            VecMap::Small(entries) => entries.allocation(),
+            VecMap::Large(map) => Some(Arc::as_ptr(map) as *const () as usize),
+        }
+    }
+
     /// Whether both maps share their entries (so are equal): one is a clone of the other, or
     /// both of one map, and neither has changed since. Two empty small maps share nothing and
     /// are equal anyway.
