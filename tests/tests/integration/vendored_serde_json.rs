@@ -175,6 +175,28 @@ fn a_change_deep_in_a_clone_copies_only_its_path() {
     assert_eq!(original, clone);
 }
 
+/// A map's identity is that of the entries it holds: its clones have it until they change, a
+/// changed clone has another, an empty map has none; and large maps (a tree) have one too.
+#[test]
+fn a_maps_identity_follows_its_entries() {
+    let id = |v: &Value| v.as_object().and_then(serde_json::Map::entries_id);
+    let original = json!({"a": {"b": 1}, "empty": {}});
+    let mut clone = original.clone();
+    assert_eq!(id(&original), id(&clone));
+    assert!(id(&original).is_some());
+    assert_eq!(id(&original["empty"]), None);
+    clone["x"] = json!(1);
+    assert_ne!(id(&original), id(&clone));
+    assert_eq!(id(&original["a"]), id(&clone["a"]));
+    let large: serde_json::Map<String, Value> =
+        (0..1000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let large = Value::Object(large);
+    let mut large_clone = large.clone();
+    assert_eq!(id(&large), id(&large_clone));
+    large_clone["k1"] = json!("changed");
+    assert_ne!(id(&large), id(&large_clone));
+}
+
 /// Clones dropped on other threads while the original changes: the count is shared across
 /// threads, and every thread reads what it was given.
 #[test]
