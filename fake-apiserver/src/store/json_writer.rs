@@ -88,7 +88,7 @@ impl Written<'_> {
 
 /// The smallest map text worth recording: copying a shorter one saves less than its record
 /// costs.
-const MIN_RECORDED: usize = 64;
+const MIN_RECORDED: usize = 256;
 
 /// Appends `value` as [`write`] does, copying the text of every map that shares its entries
 /// with a map of `written` (the same entries, so the same text) instead of writing it again,
@@ -270,7 +270,7 @@ mod tests {
 
     /// A long string, so that the maps holding it are worth a record.
     fn long(tag: &str) -> String {
-        format!("{tag}-{}", "x".repeat(70))
+        format!("{tag}-{}", "x".repeat(260))
     }
 
     /// Written with sharing, a value is what [`write`] writes, and the record finds each
@@ -292,7 +292,7 @@ mod tests {
             "spec": {"containers": [{"name": long("c")}, {"name": long("d")}]},
             "status": {"phase": long("p")}});
         let (bytes, texts) = written_and_recorded(&first, None);
-        // Every map of 64 bytes or more is on record, at its text.
+        // Every map of `MIN_RECORDED` bytes or more is on record, at its text.
         let recorded = |v: &Value| {
             let id = v.as_object().and_then(Map::entries_id).unwrap();
             texts.iter().find(|t| t.id == id).copied()

@@ -1433,7 +1433,7 @@ mod tests {
     #[test]
     fn maps_shared_with_the_stored_version_keep_their_text_on_record() {
         let store = Store::new(10);
-        let long = "x".repeat(80);
+        let long = "x".repeat(300);
         put_encoded_object(
             &store,
             json!({"metadata": {"name": "a"}, "data": {"k": long, "n": [1, 2]}, "x": 1}),
@@ -1460,7 +1460,7 @@ mod tests {
             )
         );
         // Short maps are not worth a record.
-        assert!(texts.iter().all(|t| t.end - t.start >= 64));
+        assert!(texts.iter().all(|t| t.end - t.start >= 256));
     }
 
     /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it
