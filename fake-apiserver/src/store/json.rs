@@ -56,6 +56,7 @@ fn parse_with(bytes: &[u8], like: Option<&Value>) -> Option<Value> {
         spare_members: Vec::new(),
         spare_items: Vec::new(),
         scratch: String::new(),
+        match_budget: bytes.len().saturating_mul(MATCH_BUDGET),
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
@@ -97,6 +98,10 @@ pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
+/// How many times its length a reading against a known value may compare of the input
+/// ([`Reader`]'s `match_budget`).
+const MATCH_BUDGET: usize = 4;
+
 /// The most keys an object written out of key order may have for [`Reader::matches`] to
 /// compare it (beyond, it is read as it is).
 const MAX_UNORDERED_KEYS: usize = 32;
@@ -123,6 +128,11 @@ struct Reader<'a> {
     spare_items: Vec<Vec<Value>>,
     /// Where [`Reader::string_text`] decodes a string with escapes.
     scratch: String,
+    /// How many more bytes [`Reader::value_into_like`] may compare before it reads on without
+    /// comparing: a comparison that fails deep inside is made again one level down, so a
+    /// document nested deep that differs at its far end would be compared once per level.
+    /// [`MATCH_BUDGET`] times the input bounds that.
+    match_budget: usize,
 }
 
 impl Reader<'_> {
@@ -380,9 +390,13 @@ impl Reader<'_> {
         match (self.peek()?, like) {
             (b'{', Value::Object(_)) | (b'[', Value::Array(_)) => {
                 let start = self.at;
-                if self.matches(depth, like) {
-                    *out = like.clone();
-                    return Some(());
+                if self.match_budget > 0 {
+                    let matched = self.matches(depth, like);
+                    self.match_budget = self.match_budget.saturating_sub(self.at - start);
+                    if matched {
+                        *out = like.clone();
+                        return Some(());
+                    }
                 }
                 self.at = start;
                 match like {
@@ -864,6 +878,23 @@ mod tests {
             agrees_like(body, &json!({"phase": "Running"}));
             agrees_like(body, &json!({"a": 2, "b": 2}));
         }
+    }
+
+    /// A document nested deep that differs at its far end is compared a bounded number of
+    /// times (not once per level), and still reads as `serde_json` reads it.
+    #[test]
+    fn a_deep_document_differing_at_its_end_reads_as_serde_json_reads_it() {
+        let nest = |leaf: &str| format!("{}{leaf}{}", "{\"a\":[".repeat(45), "]}".repeat(45));
+        let like = from_slice(nest("1").as_bytes()).unwrap();
+        agrees_like(nest("2").as_bytes(), &like);
+        agrees_like(nest("1").as_bytes(), &like);
+        // Beside it, an equal part read after the budget is spent is read afresh: equal all
+        // the same.
+        let both = |leaf: &str| format!("{{\"deep\":{},\"z\":{{\"k\":\"v\"}}}}", nest(leaf));
+        let like = from_slice(both("1").as_bytes()).unwrap();
+        let read = from_slice_like(both("2").as_bytes(), &like).unwrap();
+        assert_eq!(read["z"], like["z"]);
+        agrees_like(both("2").as_bytes(), &like);
     }
 
     #[rstest]
