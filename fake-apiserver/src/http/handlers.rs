@@ -889,9 +889,8 @@ impl Call<'_> {
     }
 
     /// The stored version of a built-in object an UPDATE's body may share parts with (see
-    /// [`parse_body_like`]), and what the store kept with it; none
-    /// for a custom resource or a view of another kind, whose stored form is not the served
-    /// one.
+    /// [`parse_body_like`]), and what the store kept with it; none for a custom resource or a
+    /// view of another kind, whose stored form is not the served one.
     fn stored_for_sharing(&self) -> Option<(Arc<Value>, Option<Arc<VersionMemo>>)> {
         if self.info.custom || conversion::is_builtin_view(self.info) {
             return None;
@@ -1429,9 +1428,10 @@ fn is_dry_run(query: &Query) -> bool {
     crate::rules::options::is_dry_run(query.all("dryRun"))
 }
 
-/// The stored version a written body is a changed copy of (a PATCH's result), which lets the
-/// decode leave alone what the body still shares with it: what a real server decodes again on
-/// every write, the fake knows to come out as it went in.
+/// The stored version a written body is a changed copy of (a PATCH's result, or an UPDATE's
+/// body read against it), which lets the decode leave alone what the body still shares with
+/// it: what a real server decodes again on every write, the fake knows to come out as it went
+/// in.
 #[derive(Debug, Clone, Copy)]
 struct DecodeBase<'a> {
     /// The stored object, as served, known to decode cleanly ([`VersionMemo::decoded`]).
