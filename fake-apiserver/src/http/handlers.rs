@@ -1481,7 +1481,12 @@ fn decode_object(
     if !(pod && base.is_some_and(|b| b.holds_decoded_pod_spec(object))) {
         decode_defaults(info, object)?;
     }
-    ctx.memos.set_decoded(object.get("spec").filter(|_| pod));
+    // The decoded pod spec is kept for the version memo when the body was written over a
+    // stored version known decoded (a create's spec is changed by admission after the decode,
+    // and holding it would only make those changes copy its maps; a body over an unknown
+    // version is followed by one over a known one).
+    ctx.memos
+        .set_decoded(object.get("spec").filter(|_| pod && base.is_some()));
     Ok(())
 }
 
@@ -1590,10 +1595,6 @@ pub(crate) fn create_object(
         decode_defaults(info, &mut object)?;
     } else {
         decode_object(info, &mut object, options.validation, &ctx, None)?;
-        // A pod's create changes its spec after the decode (admission's service account
-        // volume and tolerations), so its decoded spec is not kept for the version memo:
-        // holding it would only make those changes copy the spec's maps.
-        ctx.memos.set_decoded(None);
     }
     let ns = object["metadata"]["namespace"]
         .as_str()

@@ -158,8 +158,8 @@ impl Reader<'_> {
     /// Reads the value at the reader into `out`.
     fn value_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
         match self.peek()? {
-            b'{' => self.object_into(depth + 1, out)?,
-            b'[' => self.array_into(depth + 1, out)?,
+            b'{' => self.object_into(depth + 1, out, None)?,
+            b'[' => self.array_into(depth + 1, out, None)?,
             b'"' => self.string_value_into(out)?,
             b't' => {
                 self.literal(b"true")?;
@@ -179,7 +179,14 @@ impl Reader<'_> {
         Some(())
     }
 
-    fn object_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
+    /// An object at its `{`, into `out`; each member read against `like`'s of its key, if
+    /// given (see [`Reader::value_into_like`]).
+    fn object_into(
+        &mut self,
+        depth: usize,
+        out: &mut Value,
+        like: Option<&Map<String, Value>>,
+    ) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -191,7 +198,7 @@ impl Reader<'_> {
             return Some(());
         }
         let mut members = self.spare_members.pop().unwrap_or_default();
-        let read = self.members_into(depth, &mut members);
+        let read = self.members_into(depth, &mut members, like);
         if read.is_some() {
             // One allocation of the right size, sorted once (a repeated key keeps its last
             // value, as `serde_json`'s map does).
@@ -206,7 +213,12 @@ impl Reader<'_> {
     }
 
     /// The members of an object after its `{`, up to and including its `}`.
-    fn members_into(&mut self, depth: usize, members: &mut Vec<(String, Value)>) -> Option<()> {
+    fn members_into(
+        &mut self,
+        depth: usize,
+        members: &mut Vec<(String, Value)>,
+        like: Option<&Map<String, Value>>,
+    ) -> Option<()> {
         loop {
             self.skip_whitespace();
             if self.peek()? != b'"' {
@@ -219,9 +231,10 @@ impl Reader<'_> {
             self.expect(b':')?;
             self.skip_whitespace();
             // A string member is read here, not through `value_into`: most members are strings.
-            match self.peek()? {
-                b'"' => self.string_value_into(slot)?,
-                _ => self.value_into(depth, slot)?,
+            match (self.peek()?, like.and_then(|like| like.get(key.as_str()))) {
+                (_, Some(known)) => self.value_into_like(depth, slot, known)?,
+                (b'"', None) => self.string_value_into(slot)?,
+                (_, None) => self.value_into(depth, slot)?,
             }
             self.skip_whitespace();
             match self.peek()? {
@@ -235,7 +248,9 @@ impl Reader<'_> {
         }
     }
 
-    fn array_into(&mut self, depth: usize, out: &mut Value) -> Option<()> {
+    /// An array at its `[`, into `out`; each item read against `like`'s at its index, if given
+    /// (see [`Reader::value_into_like`]).
+    fn array_into(&mut self, depth: usize, out: &mut Value, like: Option<&[Value]>) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -247,7 +262,7 @@ impl Reader<'_> {
             return Some(());
         }
         let mut items = self.spare_items.pop().unwrap_or_default();
-        let read = self.items_into(depth, &mut items);
+        let read = self.items_into(depth, &mut items, like);
         if read.is_some() {
             *out = Value::Array(Vec::new());
             if let Value::Array(array) = out {
@@ -261,11 +276,21 @@ impl Reader<'_> {
     }
 
     /// The items of an array after its `[`, up to and including its `]`.
-    fn items_into(&mut self, depth: usize, items: &mut Vec<Value>) -> Option<()> {
+    fn items_into(
+        &mut self,
+        depth: usize,
+        items: &mut Vec<Value>,
+        like: Option<&[Value]>,
+    ) -> Option<()> {
         loop {
             self.skip_whitespace();
+            let known = like.and_then(|like| like.get(items.len()));
             items.push(NULL);
-            self.value_into(depth, items.last_mut()?)?;
+            let slot = items.last_mut()?;
+            match known {
+                Some(known) => self.value_into_like(depth, slot, known)?,
+                None => self.value_into(depth, slot)?,
+            }
             self.skip_whitespace();
             match self.peek()? {
                 b',' => self.at += 1,
@@ -400,107 +425,12 @@ impl Reader<'_> {
                 }
                 self.at = start;
                 match like {
-                    Value::Object(like) => self.object_into_like(depth + 1, out, like),
-                    _ => self.array_into_like(depth + 1, out, like.as_array()?),
+                    Value::Object(like) => self.object_into(depth + 1, out, Some(like)),
+                    _ => self.array_into(depth + 1, out, like.as_array().map(Vec::as_slice)),
                 }
             }
             _ => self.value_into(depth, out),
         }
-    }
-
-    /// [`Reader::object_into`], each member read against `like`'s of its key.
-    fn object_into_like(
-        &mut self,
-        depth: usize,
-        out: &mut Value,
-        like: &Map<String, Value>,
-    ) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.at += 1;
-        self.skip_whitespace();
-        if self.peek()? == b'}' {
-            self.at += 1;
-            *out = Value::Object(Map::new());
-            return Some(());
-        }
-        let mut members = self.spare_members.pop().unwrap_or_default();
-        let read = loop {
-            self.skip_whitespace();
-            if self.peek()? != b'"' {
-                break None;
-            }
-            members.push(EMPTY_MEMBER);
-            let (key, slot) = members.last_mut()?;
-            self.string_into(key)?;
-            self.skip_whitespace();
-            self.expect(b':')?;
-            self.skip_whitespace();
-            match like.get(key.as_str()) {
-                Some(known) => self.value_into_like(depth, slot, known)?,
-                None => self.value_into(depth, slot)?,
-            }
-            self.skip_whitespace();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    break Some(());
-                }
-                _ => break None,
-            }
-        };
-        if read.is_some() {
-            *out = Value::Object(members.drain(..).collect());
-        }
-        members.clear();
-        self.spare_members.push(members);
-        read
-    }
-
-    /// [`Reader::array_into`], each item read against `like`'s at its index.
-    fn array_into_like(&mut self, depth: usize, out: &mut Value, like: &[Value]) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.at += 1;
-        self.skip_whitespace();
-        if self.peek()? == b']' {
-            self.at += 1;
-            *out = Value::Array(Vec::new());
-            return Some(());
-        }
-        let mut items = self.spare_items.pop().unwrap_or_default();
-        let read = loop {
-            self.skip_whitespace();
-            let index = items.len();
-            items.push(NULL);
-            let slot = items.last_mut()?;
-            match like.get(index) {
-                Some(known) => self.value_into_like(depth, slot, known)?,
-                None => self.value_into(depth, slot)?,
-            }
-            self.skip_whitespace();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b']' => {
-                    self.at += 1;
-                    break Some(());
-                }
-                _ => break None,
-            }
-        };
-        if read.is_some() {
-            *out = Value::Array(Vec::new());
-            if let Value::Array(array) = out {
-                array.reserve_exact(items.len());
-                array.append(&mut items);
-            }
-        }
-        items.clear();
-        self.spare_items.push(items);
-        read
     }
 
     /// Whether the value at the reader reads as `like`, exactly (what [`Reader::value_into`]
@@ -580,87 +510,68 @@ impl Reader<'_> {
             return false;
         }
         let start = self.at;
-        match self.members_match_in_order(depth, like) {
+        match self.members_match(depth, like, true) {
             Some(matched) => matched,
             // Keys in another order (a Go client writes a struct's fields in their declared
             // order): again, looking each key up.
             None => {
                 self.at = start;
-                self.members_match_in_any_order(depth, like)
+                self.members_match(depth, like, false) == Some(true)
             }
         }
     }
 
-    /// The members of an object at its `{` against `like`, key by key in `like`'s order
-    /// (sorted): a client that writes keys sorted (a serialized map, a k8s-openapi struct)
-    /// writes exactly `like`'s keys in that order, so each is compared with the one entry it
-    /// must be, without a lookup. `None` when a key is one of `like`'s out of that order.
-    fn members_match_in_order(&mut self, depth: usize, like: &Map<String, Value>) -> Option<bool> {
+    /// The members of an object at its `{` against `like`.
+    ///
+    /// `in_order`: key by key in `like`'s order (sorted). A client that writes keys sorted (a
+    /// serialized map, a k8s-openapi struct) writes exactly `like`'s keys in that order, so
+    /// each is compared with the one entry it must be, without a lookup; `None` when a key is
+    /// one of `like`'s out of that order. Otherwise each key is looked up, and looked for
+    /// among those before it (a repeated key does not match; an object with more than
+    /// [`MAX_UNORDERED_KEYS`] keys is not compared).
+    fn members_match(
+        &mut self,
+        depth: usize,
+        like: &Map<String, Value>,
+        in_order: bool,
+    ) -> Option<bool> {
+        if !in_order && like.len() > MAX_UNORDERED_KEYS {
+            return Some(false);
+        }
         self.at += 1;
         self.skip_whitespace();
-        let mut entries = like.iter();
         if self.peek() == Some(b'}') {
             self.at += 1;
             return Some(like.is_empty());
         }
-        loop {
-            let Some(key) = self.string_text() else {
-                return Some(false);
-            };
-            let known = match entries.next() {
-                Some((known_key, known)) if known_key == key => known,
-                _ if like.contains_key(key) => return None,
-                _ => return Some(false),
-            };
-            self.skip_whitespace();
-            if self.expect(b':').is_none() || !self.matches(depth, known) {
-                return Some(false);
-            }
-            self.skip_whitespace();
-            match self.peek() {
-                Some(b',') => {
-                    self.at += 1;
-                    self.skip_whitespace();
-                }
-                Some(b'}') => {
-                    self.at += 1;
-                    return Some(entries.next().is_none());
-                }
-                _ => return Some(false),
-            }
-        }
-    }
-
-    /// The members of an object at its `{` against `like`, in any order: each key is looked up,
-    /// and looked for among those before it (a repeated key does not match; an object with
-    /// more than [`MAX_UNORDERED_KEYS`] keys is not compared).
-    fn members_match_in_any_order(&mut self, depth: usize, like: &Map<String, Value>) -> bool {
-        if like.len() > MAX_UNORDERED_KEYS {
-            return false;
-        }
-        self.at += 1;
-        self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return like.is_empty();
-        }
-        let mut seen = [""; MAX_UNORDERED_KEYS];
+        let mut entries = like.iter();
+        let mut seen = (!in_order).then_some([""; MAX_UNORDERED_KEYS]);
         let mut count = 0;
         loop {
             let Some(key) = self.string_text() else {
-                return false;
+                return Some(false);
             };
-            let Some((known_key, known)) = like.get_key_value(key) else {
-                return false;
+            let known = match &mut seen {
+                None => match entries.next() {
+                    Some((known_key, known)) if known_key == key => known,
+                    _ if like.contains_key(key) => return None,
+                    _ => return Some(false),
+                },
+                Some(seen) => {
+                    let Some((known_key, known)) = like.get_key_value(key) else {
+                        return Some(false);
+                    };
+                    if count >= MAX_UNORDERED_KEYS || seen[..count].contains(&known_key.as_str()) {
+                        return Some(false);
+                    }
+                    seen[count] = known_key.as_str();
+                    known
+                }
             };
-            if count >= MAX_UNORDERED_KEYS || seen[..count].contains(&known_key.as_str()) {
-                return false;
-            }
-            seen[count] = known_key.as_str();
             count += 1;
             self.skip_whitespace();
             if self.expect(b':').is_none() || !self.matches(depth, known) {
-                return false;
+                return Some(false);
             }
             self.skip_whitespace();
             match self.peek() {
@@ -670,9 +581,9 @@ impl Reader<'_> {
                 }
                 Some(b'}') => {
                     self.at += 1;
-                    return count == like.len();
+                    return Some(count == like.len());
                 }
-                _ => return false,
+                _ => return Some(false),
             }
         }
     }

@@ -32,20 +32,10 @@ async fn server_with(edit: Option<fn(&mut Value)>) -> FakeApiServer {
     let server = FakeApiServer::new();
     let (status, answer) = call(&server, Method::POST, PODS, &pod()).await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
-    let Some(edit) = edit else {
-        return server;
-    };
-    let mut state = server.export_state();
-    let saved = state["objects"]
-        .as_array_mut()
-        .expect("a list of objects")
-        .iter_mut()
-        .find(|o| o["resource"] == "/pods")
-        .expect("the pod is saved");
-    edit(&mut saved["object"]);
-    let loaded = FakeApiServer::new();
-    loaded.import_state(state).expect("the state loads");
-    loaded
+    match edit {
+        Some(edit) => http_support::reloaded_with(&server, "/pods", edit),
+        None => server,
+    }
 }
 
 /// The container's defaults left out.

@@ -44,17 +44,9 @@ async fn server_with(container_name: &str, through_the_api: bool) -> FakeApiServ
     }
     let (status, answer) = call(&server, Method::POST, PODS, &pod("web")).await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
-    let mut state = server.export_state();
-    let saved = state["objects"]
-        .as_array_mut()
-        .expect("a list of objects")
-        .iter_mut()
-        .find(|o| o["resource"] == "/pods")
-        .expect("the pod is saved");
-    saved["object"]["spec"]["containers"][0]["name"] = json!(container_name);
-    let loaded = FakeApiServer::new();
-    loaded.import_state(state).expect("the state loads");
-    loaded
+    http_support::reloaded_with(&server, "/pods", |pod| {
+        pod["spec"]["containers"][0]["name"] = json!(container_name);
+    })
 }
 
 /// The stored pod with a new label, sent back whole (the spec as read).

@@ -125,3 +125,25 @@ pub fn gizmo_crd() -> Value {
                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
     })
 }
+
+/// A fresh server holding `server`'s saved state, the saved object of `resource` (the only one
+/// saved for it) changed by `edit` first: the state's objects are stored as they are, without
+/// the kind's checks, as restoring etcd would.
+#[allow(dead_code)]
+pub fn reloaded_with(
+    server: &FakeApiServer,
+    resource: &str,
+    edit: impl FnOnce(&mut Value),
+) -> FakeApiServer {
+    let mut state = server.export_state();
+    let saved = state["objects"]
+        .as_array_mut()
+        .expect("a list of objects")
+        .iter_mut()
+        .find(|o| o["resource"] == resource)
+        .expect("the object is saved");
+    edit(&mut saved["object"]);
+    let loaded = FakeApiServer::new();
+    loaded.import_state(state).expect("the state loads");
+    loaded
+}
