@@ -151,7 +151,15 @@ pub(crate) async fn call_pending(server: &FakeApiServer) -> bool {
     let Ok(Some(batch)) = SCOPE.try_with(|scope| lock(scope).pending.take()) else {
         return false;
     };
-    let result = convert_now(server, &batch.webhook, &batch.objects, &batch.target).await;
+    // Boxed: the webhook call's state is kilobytes, and every write request's future would
+    // carry room for it though few ever make one.
+    let result = Box::pin(convert_now(
+        server,
+        &batch.webhook,
+        &batch.objects,
+        &batch.target,
+    ))
+    .await;
     let _ = SCOPE.try_with(|scope| {
         let mut scope = lock(scope);
         for (i, object) in batch.objects.iter().enumerate() {

@@ -112,7 +112,7 @@ pub(crate) struct Request {
     subresource: String,
     namespace: Option<String>,
     name: Option<String>,
-    user: UserInfo,
+    user: Arc<UserInfo>,
     query: Query,
     dry_run: bool,
     delete_body: Bytes,
@@ -128,7 +128,7 @@ impl Request {
         path: &crate::http::request::ResourcePath,
         query: &Query,
         headers: &http::HeaderMap,
-        user: &UserInfo,
+        user: &Arc<UserInfo>,
         body: &Bytes,
     ) -> Option<Self> {
         let subresource = path.subresource.as_deref().unwrap_or_default();
@@ -354,7 +354,7 @@ impl Scope {
             old_object,
             dry_run: r.dry_run,
             options,
-            user: r.user.clone(),
+            user: (*r.user).clone(),
         }
     }
 
@@ -636,7 +636,9 @@ pub(crate) async fn admit(
         pending: None,
     }));
     let mut warnings = Vec::new();
-    prefetch_collection(server, &scope, &mut warnings).await;
+    // The webhook calls are boxed (here and below): their state is kilobytes, and every write
+    // request's future would otherwise carry room for it.
+    Box::pin(prefetch_collection(server, &scope, &mut warnings)).await;
     for _ in 0..MAX_RUNS {
         let result = SCOPE.sync_scope(scope.clone(), &mut run);
         if crate::conversion_webhook::call_pending(server).await {
@@ -652,7 +654,7 @@ pub(crate) async fn admit(
             tracing::warn!(?pending.key, "admission point left pending by a successful request");
             return (result, warnings);
         }
-        let outcome = call_webhooks(server, &scope, &pending, &mut warnings).await;
+        let outcome = Box::pin(call_webhooks(server, &scope, &pending, &mut warnings)).await;
         lock(&scope).outcomes.insert(pending.key, outcome);
     }
     (
@@ -857,7 +859,7 @@ mod tests {
                 subresource: String::new(),
                 namespace: Some("default".into()),
                 name: Some("cm".into()),
-                user: UserInfo::admin(),
+                user: Arc::new(UserInfo::admin()),
                 query: Query::default(),
                 dry_run: false,
                 delete_body: Bytes::new(),

@@ -154,10 +154,12 @@ pub(crate) struct InProcessUser(pub(crate) Arc<UserInfo>);
 
 /// Who the request is from: the filter's answer, else (the filter let it through unexamined,
 /// which it does only while authentication is off) the cluster admin.
-pub(crate) fn request_user(extensions: &http::Extensions) -> UserInfo {
+pub(crate) fn request_user(extensions: &http::Extensions) -> Arc<UserInfo> {
+    static ADMIN: std::sync::LazyLock<Arc<UserInfo>> =
+        std::sync::LazyLock::new(|| Arc::new(UserInfo::admin()));
     match extensions.get::<RequestUser>() {
-        Some(user) => (*user.0).clone(),
-        None => UserInfo::admin(),
+        Some(user) => user.0.clone(),
+        None => ADMIN.clone(),
     }
 }
 
