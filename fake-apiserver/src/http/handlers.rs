@@ -862,7 +862,9 @@ impl Call<'_> {
         check_write_options(self.query, "UpdateOptions", false)?;
         // A client sends back what it read: the body is read against the stored version.
         let stored = self.stored_for_sharing();
-        let like = stored.as_ref().map(|(stored, _)| &**stored);
+        let like = stored
+            .as_ref()
+            .map(|(stored, _)| (&*stored.value, stored.written()));
         let mut object = parse_body_like(self.headers, &body, like)?;
         check_type_meta(self.info, &mut object)?;
         self.check_name(&object)?;
@@ -894,7 +896,7 @@ impl Call<'_> {
         // what is known of that version goes with them (see `DecodeBase`).
         let base = stored
             .as_ref()
-            .and_then(|(stored, memo)| DecodeBase::of(self.info, stored, memo.as_deref()));
+            .and_then(|(stored, memo)| DecodeBase::of(self.info, &stored.value, memo.as_deref()));
         decode_object(self.info, &mut object, validation, &ctx, base)?;
         drop(stored);
         self.write_existing(&ctx, dry_run, |current| {
@@ -905,16 +907,19 @@ impl Call<'_> {
     /// The stored version of a built-in object an UPDATE's body may share parts with (see
     /// [`parse_body_like`]), and what the store kept with it; none for a custom resource or a
     /// view of another kind, whose stored form is not the served one.
-    fn stored_for_sharing(&self) -> Option<(Arc<Value>, Option<Arc<VersionMemo>>)> {
+    fn stored_for_sharing(
+        &self,
+    ) -> Option<(crate::store::StoredVersion, Option<Arc<VersionMemo>>)> {
         if self.info.custom || conversion::is_builtin_view(self.info) {
             return None;
         }
-        let (stored, derived) = self.server.shared.store.get_parsed_derived(
-            &self.key(),
-            self.namespace(),
-            self.name(),
-        )?;
-        Some((stored, VersionMemo::of(derived.as_ref())))
+        let stored =
+            self.server
+                .shared
+                .store
+                .get_version(&self.key(), self.namespace(), self.name())?;
+        let memo = VersionMemo::of(stored.derived.as_ref());
+        Some((stored, memo))
     }
 
     /// Creates `object` for a `PUT` or an apply `PATCH` that found nothing to update: through the
@@ -1276,12 +1281,13 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     parse_body_like(headers, body, None)
 }
 
-/// [`parse_body`] of a body that is mostly `like` (an UPDATE's, `like` the stored object): a
-/// JSON body's parts equal to `like`'s are `like`'s ([`crate::store::json::from_slice_like`]).
+/// [`parse_body`] of a body that is mostly `like` (an UPDATE's, `like` the stored object, with
+/// its bytes and maps' texts when the store recorded them): a JSON body's parts equal to
+/// `like`'s are `like`'s ([`crate::store::json::from_slice_like_written`]).
 fn parse_body_like(
     headers: &HeaderMap,
     body: &[u8],
-    like: Option<&Value>,
+    like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
 ) -> Result<Value, ApiError> {
     let content_type = content_type(headers);
     let media = content_type.split(';').next().unwrap_or_default().trim();
@@ -1291,7 +1297,9 @@ fn parse_body_like(
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
             let parsed = match like {
-                Some(like) => crate::store::json::from_slice_like(body, like),
+                Some((like, written)) => {
+                    crate::store::json::from_slice_like_written(body, like, written)
+                }
                 None => crate::store::json::from_slice(body),
             };
             parsed.map_err(|e| {

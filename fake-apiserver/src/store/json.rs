@@ -16,6 +16,8 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::json_writer::Written;
+
 /// The nesting the direct parser handles before it leaves the input to `serde_json` (whose
 /// recursion limit, 128, then decides).
 pub const MAX_DEPTH: usize = 100;
@@ -35,7 +37,22 @@ pub fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 /// the parse allocates only for what changed, and whatever later compares the value with
 /// `like`, or looks only at what changed, finds the equal parts without a walk.
 pub fn from_slice_like(bytes: &[u8], like: &Value) -> Result<Value, serde_json::Error> {
-    match parse_with(bytes, Some(like)) {
+    from_slice_like_written(bytes, like, None)
+}
+
+/// [`from_slice_like`] where `like` is a stored version whose bytes and maps' texts are known
+/// (`written`): a map of `like` whose text was recorded is first looked for as that text, byte
+/// for byte, where the input holds its value — one `memcmp`. Equal bytes are the same value:
+/// the text is what writing the map gives, a complete JSON object that reads back as the map.
+/// A client that writes what it read the way the server wrote it (sorted keys, the same
+/// escapes: a k8s-openapi object, a serialized map) so skips walking its unchanged parts; any
+/// other input is compared as [`from_slice_like`] compares it.
+pub fn from_slice_like_written(
+    bytes: &[u8],
+    like: &Value,
+    written: Option<Written<'_>>,
+) -> Result<Value, serde_json::Error> {
+    match parse_with(bytes, Some((like, written))) {
         Some(value) => Ok(value),
         None => serde_json::from_slice(bytes),
     }
@@ -47,7 +64,7 @@ fn parse(bytes: &[u8]) -> Option<Value> {
 }
 
 /// [`parse`], sharing `like`'s equal parts (see [`from_slice_like`]).
-fn parse_with(bytes: &[u8], like: Option<&Value>) -> Option<Value> {
+fn parse_with(bytes: &[u8], like: Option<(&Value, Option<Written<'_>>)>) -> Option<Value> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut reader = Reader {
         text,
@@ -57,11 +74,12 @@ fn parse_with(bytes: &[u8], like: Option<&Value>) -> Option<Value> {
         spare_items: Vec::new(),
         scratch: String::new(),
         match_budget: bytes.len().saturating_mul(MATCH_BUDGET),
+        written: like.and_then(|(_, written)| written),
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
     match like {
-        Some(like) => reader.value_into_like(0, &mut value, like)?,
+        Some((like, _)) => reader.value_into_like(0, &mut value, like)?,
         None => reader.value_into(0, &mut value)?,
     }
     reader.skip_whitespace();
@@ -133,6 +151,9 @@ struct Reader<'a> {
     /// document nested deep that differs at its far end would be compared once per level.
     /// [`MATCH_BUDGET`] times the input bounds that.
     match_budget: usize,
+    /// The bytes `like` was written as and its maps' texts in them, when known
+    /// ([`from_slice_like_written`]).
+    written: Option<Written<'a>>,
 }
 
 impl Reader<'_> {
@@ -415,6 +436,10 @@ impl Reader<'_> {
         match (self.peek()?, like) {
             (b'{', Value::Object(_)) | (b'[', Value::Array(_)) => {
                 let start = self.at;
+                if self.holds_text_of(like) {
+                    *out = like.clone();
+                    return Some(());
+                }
                 if self.match_budget > 0 {
                     let matched = self.matches(depth, like);
                     self.match_budget = self.match_budget.saturating_sub(self.at - start);
@@ -431,6 +456,23 @@ impl Reader<'_> {
             }
             _ => self.value_into(depth, out),
         }
+    }
+
+    /// Whether the input holds, at the reader, the text `like` (a map) was written as in the
+    /// known version's bytes; moves past it when it does (see [`from_slice_like_written`]).
+    fn holds_text_of(&mut self, like: &Value) -> bool {
+        let (Some(written), Value::Object(map)) = (&self.written, like) else {
+            return false;
+        };
+        let Some(text) = written.text_of_map(map) else {
+            return false;
+        };
+        let end = self.at + text.len();
+        if self.bytes.get(self.at..end) != Some(text) {
+            return false;
+        }
+        self.at = end;
+        true
     }
 
     /// Whether the value at the reader reads as `like`, exactly (what [`Reader::value_into`]
@@ -704,16 +746,31 @@ mod tests {
         }
     }
 
-    /// [`from_slice_like`] reads `input` as `serde_json` does, whatever `like` is.
+    /// [`from_slice_like`] reads `input` as `serde_json` does, whatever `like` is; so does
+    /// [`from_slice_like_written`] with `like`'s text and maps' texts.
     fn agrees_like(input: &[u8], like: &Value) {
-        match (
+        let (bytes, texts) = written(like);
+        let written = Written {
+            bytes: &bytes,
+            texts: &texts,
+        };
+        for read in [
             from_slice_like(input, like),
-            serde_json::from_slice::<Value>(input),
-        ) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(input)),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
-            (a, b) => panic!("{a:?} vs {b:?}: {}", String::from_utf8_lossy(input)),
+            from_slice_like_written(input, like, Some(written)),
+        ] {
+            match (read, serde_json::from_slice::<Value>(input)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(input)),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("{a:?} vs {b:?}: {}", String::from_utf8_lossy(input)),
+            }
         }
+    }
+
+    /// `value` written as the store writes a version: its bytes and its maps' texts.
+    fn written(value: &Value) -> (Vec<u8>, super::super::json_writer::MapTexts) {
+        let mut bytes = Vec::new();
+        let texts = super::super::json_writer::write_sharing(value, &mut bytes, None);
+        (bytes, texts)
     }
 
     /// Whether `value`'s map at `path` shares its entries with `like`'s.
@@ -806,6 +863,40 @@ mod tests {
         let read = from_slice_like(both("2").as_bytes(), &like).unwrap();
         assert_eq!(read["z"], like["z"]);
         agrees_like(both("2").as_bytes(), &like);
+    }
+
+    /// A map the input holds as the known version's bytes hold it is taken by its text: shared
+    /// without a walk, even where the comparison's budget is spent (a deep part that differed
+    /// used it up), and only where the bytes are the same.
+    #[test]
+    fn a_map_written_as_stored_is_taken_by_its_text() {
+        let nest = |leaf: &str| format!("{}{leaf}{}", "{\"a\":[".repeat(45), "]}".repeat(45));
+        let z = json!({"k": "v".repeat(300), "list": [1, 2, {"x": "y"}]});
+        let z_text = serde_json::to_string(&z).unwrap();
+        let doc = |leaf: &str, z: &str| format!("{{\"deep\":{},\"z\":{z}}}", nest(leaf));
+        let like = from_slice(doc("1", &z_text).as_bytes()).unwrap();
+        let (bytes, texts) = written(&like);
+        let known = Written {
+            bytes: &bytes,
+            texts: &texts,
+        };
+        let input = doc("2", &z_text);
+        let read = from_slice_like(input.as_bytes(), &like).unwrap();
+        assert!(!shared(&read, &like, "/z"), "the budget was spent");
+        let read = from_slice_like_written(input.as_bytes(), &like, Some(known)).unwrap();
+        assert!(shared(&read, &like, "/z"));
+        assert_eq!(read, serde_json::from_str::<Value>(&input).unwrap());
+        // Written another way (keys out of order), the map is not its text: read afresh.
+        let reordered = z_text.replacen("{\"k\"", "{\"list\":[1,2,{\"x\":\"y\"}],\"k\"", 1);
+        let reordered = reordered.replacen(",\"list\":[1,2,{\"x\":\"y\"}]}", "}", 1);
+        assert_eq!(from_slice(reordered.as_bytes()).unwrap(), z);
+        let input = doc("2", &reordered);
+        let read = from_slice_like_written(input.as_bytes(), &like, Some(known)).unwrap();
+        assert!(!shared(&read, &like, "/z"));
+        assert_eq!(read, serde_json::from_str::<Value>(&input).unwrap());
+        // The same text somewhere the version holds another value is not taken for it.
+        let moved = format!("{{\"deep\":{z_text},\"z\":{z_text}}}");
+        agrees_like(moved.as_bytes(), &like);
     }
 
     #[rstest]
@@ -936,6 +1027,16 @@ mod tests {
             let like = from_slice(doc.as_bytes()).unwrap_or(Value::Null);
             agrees_like(doc.as_bytes(), &like);
             agrees_like(doc.as_bytes(), &previous);
+            // Written compactly, the document holds its maps' texts as written.
+            if let Ok(mut compact) = serde_json::to_vec(&like) {
+                agrees_like(&compact, &like);
+                agrees_like(&compact, &previous);
+                if !compact.is_empty() {
+                    let at = next(compact.len() as u64) as usize;
+                    compact[at] = b"{}[],:\"1 "[next(9) as usize];
+                    agrees_like(&compact, &like);
+                }
+            }
             let mut bytes = doc.into_bytes();
             if !bytes.is_empty() {
                 let at = next(bytes.len() as u64) as usize;

@@ -66,7 +66,7 @@ pub struct MapText {
 }
 
 /// The texts of the maps of a written object, sorted by identity ([`write_sharing`]).
-pub type MapTexts = Box<[MapText]>;
+pub type MapTexts = std::sync::Arc<[MapText]>;
 
 /// A written version an object shares maps with: its bytes and its maps' texts in them. The
 /// maps must be alive (the version's parse held) for as long as their identities are looked
@@ -79,16 +79,25 @@ pub struct Written<'a> {
     pub texts: &'a [MapText],
 }
 
-impl Written<'_> {
+impl<'a> Written<'a> {
     fn text_of(&self, id: usize) -> Option<&MapText> {
         let at = self.texts.binary_search_by_key(&id, |t| t.id).ok()?;
         self.texts.get(at)
     }
+
+    /// The text `map` was written as in the version's bytes, when it is one of the version's
+    /// maps and was recorded (at least [`MIN_RECORDED`] bytes): exactly what writing `map`
+    /// gives.
+    pub fn text_of_map(&self, map: &Map<String, Value>) -> Option<&'a [u8]> {
+        let text = self.text_of(map.entries_id()?)?;
+        self.bytes.get(text.start..text.end)
+    }
 }
 
 /// The smallest map text worth recording: copying a shorter one saves less than its record
-/// costs.
-const MIN_RECORDED: usize = 256;
+/// costs. Unit tests record short maps too, so that the paths using the record run on the
+/// small documents they are made of.
+pub(crate) const MIN_RECORDED: usize = if cfg!(test) { 16 } else { 256 };
 
 /// Appends `value` as [`write`] does, copying the text of every map that shares its entries
 /// with a map of `written` (the same entries, so the same text) instead of writing it again,
@@ -101,7 +110,7 @@ pub fn write_sharing(value: &Value, out: &mut Vec<u8>, written: Option<Written<'
     texts.sort_unstable_by_key(|t| t.id);
     // One map at two places has one text.
     texts.dedup_by_key(|t| t.id);
-    texts.into_boxed_slice()
+    texts.into()
 }
 
 fn write_recording(

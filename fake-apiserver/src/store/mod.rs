@@ -30,7 +30,7 @@ mod parsed;
 pub mod pod_logs;
 pub(crate) mod value_eq;
 
-use json_writer::{MapText, MapTexts};
+use json_writer::MapTexts;
 use labels::LabelIndex;
 pub use parsed::Derived;
 use parsed::ParsedCache;
@@ -283,7 +283,7 @@ fn move_in_index<T: PartialEq, K: Ord, E: Ord>(
 }
 
 /// A stored object: its bytes, its parse, and what was derived from that version (if kept).
-type Current<'a> = (Bytes, Arc<Value>, Option<Derived>, Option<&'a [MapText]>);
+type Current<'a> = (Bytes, Arc<Value>, Option<Derived>, Option<&'a MapTexts>);
 
 impl Inner {
     /// A copy of the parse cache's value for `bytes`, the stored version of `key`, if it holds
@@ -331,6 +331,27 @@ fn parsed_or_parse(read: Result<Value, StoredObject>) -> Option<Value> {
     match read {
         Ok(value) => Some(value),
         Err(bytes) => json::from_slice(&bytes).ok(),
+    }
+}
+
+/// One stored version of an object, as [`Store::get_version`] finds it.
+#[derive(Debug)]
+pub struct StoredVersion {
+    /// Its parse.
+    pub value: Arc<Value>,
+    /// What a writer derived from it, if the store still keeps it.
+    pub derived: Option<Derived>,
+    /// Its bytes and its maps' texts in them, when the store recorded them (the maps are
+    /// `value`'s: kept alive with it, their identities are no other map's).
+    pub texts: Option<(Bytes, MapTexts)>,
+}
+
+impl StoredVersion {
+    /// Its bytes and maps' texts, as a writer or reader sharing them takes them.
+    pub fn written(&self) -> Option<json_writer::Written<'_>> {
+        self.texts
+            .as_ref()
+            .map(|(bytes, texts)| json_writer::Written { bytes, texts })
     }
 }
 
@@ -484,10 +505,27 @@ impl Store {
         namespace: &str,
         name: &str,
     ) -> Option<(Arc<Value>, Option<Derived>)> {
+        self.get_version(resource, namespace, name)
+            .map(|version| (version.value, version.derived))
+    }
+
+    /// One object's stored version: its parse, what a writer derived from it and, when the
+    /// store recorded them, its bytes and where its maps' texts sit in them (so that a reader
+    /// can tell a map's text without writing it: [`json_writer::Written::text_of_map`]).
+    pub fn get_version(
+        &self,
+        resource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<StoredVersion> {
         let key = (namespace.to_string(), name.to_string());
         let inner = self.lock();
-        let current = inner.current(resource, &key).ok().flatten();
-        current.map(|(_, value, derived, _)| (value, derived))
+        let (bytes, value, derived, texts) = inner.current(resource, &key).ok().flatten()?;
+        Some(StoredVersion {
+            value,
+            derived,
+            texts: texts.map(|texts| (bytes, texts.clone())),
+        })
     }
 
     /// One object, parsed: a copy of the parse cache's when it holds this version (a copy
@@ -1367,7 +1405,7 @@ mod tests {
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
             .map(|(bytes, parsed, derived, texts)| {
-                (bytes, parsed, derived, texts.map(<[_]>::to_vec))
+                (bytes, parsed, derived, texts.map(|t| t.to_vec()))
             })
             .unwrap();
         // Where its maps' texts were written is kept with the parse.
@@ -1421,13 +1459,13 @@ mod tests {
     }
 
     /// The texts the cache keeps with the stored version of `a`, and its parse.
-    fn cached_texts(store: &Store) -> (Arc<Value>, Vec<MapText>) {
+    fn cached_texts(store: &Store) -> (Arc<Value>, Vec<json_writer::MapText>) {
         let inner = store.lock();
         let (_, value, _, texts) = inner
             .current("/configmaps", &("ns".into(), "a".into()))
             .unwrap()
             .unwrap();
-        (value, texts.unwrap_or_default().to_vec())
+        (value, texts.map(|t| t.to_vec()).unwrap_or_default())
     }
 
     #[test]
@@ -1460,7 +1498,9 @@ mod tests {
             )
         );
         // Short maps are not worth a record.
-        assert!(texts.iter().all(|t| t.end - t.start >= 256));
+        assert!(texts
+            .iter()
+            .all(|t| t.end - t.start >= json_writer::MIN_RECORDED));
     }
 
     /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it

@@ -41,7 +41,7 @@ pub const PROBATION: usize = 16;
 /// What an upper layer derived from one stored version of an object, kept with its parse.
 pub type Derived = Arc<dyn Any + Send + Sync>;
 
-use super::json_writer::{MapText, MapTexts};
+use super::json_writer::MapTexts;
 
 /// What [`ParsedCache::get`] finds for a stored version.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ pub struct Cached<'a> {
     pub derived: Option<Derived>,
     /// Where its maps' texts sit in its bytes, if the store recorded it (a later write
     /// sharing those maps copies their text, see `json_writer::write_sharing`).
-    pub texts: Option<&'a [MapText]>,
+    pub texts: Option<&'a MapTexts>,
 }
 
 /// One parsed object and the stored bytes it is the parse of.
@@ -163,7 +163,7 @@ impl ParsedCache {
         self.get_entry(resource, key, bytes).map(|entry| Cached {
             value: entry.value.clone(),
             derived: entry.derived.clone(),
-            texts: entry.texts.as_deref(),
+            texts: entry.texts.as_ref(),
         })
     }
 
@@ -335,7 +335,7 @@ mod tests {
             stored.clone(),
             Arc::new(json!({"a": 1})),
             Some(Arc::new(7u8)),
-            Some(Box::new([MapText {
+            Some(Arc::new([super::super::json_writer::MapText {
                 id: 1,
                 start: 0,
                 end: 7,
