@@ -488,6 +488,10 @@ impl Reader<'_> {
             return false;
         };
         match (first, like) {
+            // A map the input holds as its recorded text (an array's items have no text of
+            // their own to be found by: a list of managed fields entries is compared item by
+            // item, each by its text).
+            (b'{', Value::Object(_)) if self.holds_text_of(like) => true,
             (b'{', Value::Object(like)) => self.object_matches(depth + 1, like),
             (b'[', Value::Array(like)) => {
                 if depth + 1 > MAX_DEPTH {
