@@ -9,6 +9,7 @@ mod chain_headers;
 mod conversion_webhooks;
 mod crd_deletion;
 mod custom_list_kind;
+mod custom_update_reading;
 mod ephemeral_containers;
 mod fuzz;
 mod go_encoding;
