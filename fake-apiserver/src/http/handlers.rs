@@ -904,14 +904,13 @@ impl Call<'_> {
         })
     }
 
-    /// The stored version of an object an UPDATE's body may share parts with (see
-    /// [`parse_body_like`]), and what the store kept with it; none where the stored form is not
-    /// the served one: a view of another kind, a custom resource stored at another version
-    /// than the request's.
+    /// The stored version of a built-in object an UPDATE's body may share parts with (see
+    /// [`parse_body_like`]), and what the store kept with it; none for a custom resource or a
+    /// view of another kind, whose stored form is not the served one.
     fn stored_for_sharing(
         &self,
     ) -> Option<(crate::store::StoredVersion, Option<Arc<VersionMemo>>)> {
-        if conversion::is_builtin_view(self.info) {
+        if self.info.custom || conversion::is_builtin_view(self.info) {
             return None;
         }
         let stored =
@@ -919,12 +918,6 @@ impl Call<'_> {
                 .shared
                 .store
                 .get_version(&self.key(), self.namespace(), self.name())?;
-        if self.info.custom
-            && stored.value.get("apiVersion").and_then(Value::as_str)
-                != Some(self.info.api_version().as_str())
-        {
-            return None;
-        }
         let memo = VersionMemo::of(stored.derived.as_ref());
         Some((stored, memo))
     }
@@ -1471,12 +1464,10 @@ struct DecodeBase<'a> {
 
 impl<'a> DecodeBase<'a> {
     /// The base of a body derived from `stored`, given what the store kept with that version:
-    /// none when it is not known to have been decoded, for a kind served through a view of
-    /// another (its stored object is not what its body is a copy of), or for a custom resource
-    /// (no typed decode: its schema pass reads the whole object).
+    /// none when it is not known to have been decoded, or for a kind served through a view
+    /// of another (its stored object is not what its body is a copy of).
     fn of(info: &ResourceInfo, stored: &'a Value, memo: Option<&VersionMemo>) -> Option<Self> {
-        let memo =
-            memo.filter(|m| m.decoded && !info.custom && !conversion::is_builtin_view(info))?;
+        let memo = memo.filter(|m| m.decoded && !conversion::is_builtin_view(info))?;
         Some(DecodeBase {
             stored,
             pod_spec_decoded: memo.pod_spec_decoded,

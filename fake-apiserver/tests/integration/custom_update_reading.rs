@@ -1,8 +1,8 @@
-//! A custom resource's UPDATE body is read against the stored object when the request is at
-//! the version it is stored at (its equal parts are the stored object's, shared): what the
-//! schema pass then changes in those parts — a default the CRD gained since, a field it no
-//! longer keeps — lands in the new version only, and the answer is what reading the body
-//! afresh gives. At another version the body is read as it is.
+//! A custom resource's UPDATE after its CRD changed, and at another version than the one it
+//! is stored at: the schema pass applies to the whole body, including the parts the client
+//! sent back as they were stored (a default the CRD gained since lands, a field it no longer
+//! keeps goes), and sending the answer back changes nothing; at another version the object is
+//! answered at the request's version and stored at the storage version.
 
 use crate::http_support::{self, json as call};
 
@@ -71,10 +71,10 @@ async fn server_with_widget() -> FakeApiServer {
 }
 
 /// The CRD changed under a stored widget: an UPDATE sending back what was read (a label
-/// added) gets the new default and loses the field no longer kept, in the parts it shares
-/// with the stored object; sending the answer back again changes nothing.
+/// added) gets the new default and loses the field no longer kept; sending the answer back
+/// again changes nothing.
 #[tokio::test]
-async fn parts_shared_with_the_stored_object_still_get_the_schema_pass() {
+async fn an_update_after_a_crd_change_gets_the_new_schema_pass() {
     let server = server_with_widget().await;
     let (_, mut stored_crd) = call(&server, Method::GET, CRD, &Value::Null).await;
     stored_crd["spec"] = crd(true)["spec"].clone();
@@ -106,7 +106,7 @@ async fn parts_shared_with_the_stored_object_still_get_the_schema_pass() {
 }
 
 /// At a version other than the stored one, the body is the served object (another
-/// `apiVersion`): it is read as it is, and stored at the storage version.
+/// `apiVersion`): answered at that version, stored at the storage version.
 #[tokio::test]
 async fn an_update_at_another_version_is_stored_at_the_storage_version() {
     let server = server_with_widget().await;
