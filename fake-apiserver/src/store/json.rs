@@ -441,7 +441,8 @@ impl Reader<'_> {
                     return Some(());
                 }
                 if self.match_budget > 0 {
-                    let matched = self.matches(depth, like);
+                    // Its text was looked for just above: compared member by member.
+                    let matched = self.walk_matches(depth, like);
                     self.match_budget = self.match_budget.saturating_sub(self.at - start);
                     if matched {
                         *out = like.clone();
@@ -484,14 +485,20 @@ impl Reader<'_> {
     /// [`Reader::value_into`].
     fn matches(&mut self, depth: usize, like: &Value) -> bool {
         self.skip_whitespace();
+        // A map the input holds as its recorded text (an array's items have no text of their
+        // own to be found by: a list of managed fields entries is compared item by item, each
+        // by its text).
+        self.holds_text_of(like) || self.walk_matches(depth, like)
+    }
+
+    /// [`Reader::matches`] without looking for `like`'s text first (its members' and items'
+    /// texts are still looked for).
+    fn walk_matches(&mut self, depth: usize, like: &Value) -> bool {
+        self.skip_whitespace();
         let Some(first) = self.peek() else {
             return false;
         };
         match (first, like) {
-            // A map the input holds as its recorded text (an array's items have no text of
-            // their own to be found by: a list of managed fields entries is compared item by
-            // item, each by its text).
-            (b'{', Value::Object(_)) if self.holds_text_of(like) => true,
             (b'{', Value::Object(like)) => self.object_matches(depth + 1, like),
             (b'[', Value::Array(like)) => {
                 if depth + 1 > MAX_DEPTH {

@@ -493,20 +493,8 @@ impl Store {
 
     /// One object, parsed (shared with the store's parse cache when it holds this version).
     pub fn get_parsed(&self, resource: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        self.get_parsed_derived(resource, namespace, name)
-            .map(|(value, _)| value)
-    }
-
-    /// One object, parsed, with what a writer derived from that version when the store still
-    /// keeps it (see [`Store::mutate_derived`]).
-    pub fn get_parsed_derived(
-        &self,
-        resource: &str,
-        namespace: &str,
-        name: &str,
-    ) -> Option<(Arc<Value>, Option<Derived>)> {
         self.get_version(resource, namespace, name)
-            .map(|version| (version.value, version.derived))
+            .map(|version| version.value)
     }
 
     /// One object's stored version: its parse, what a writer derived from it and, when the
