@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 
 use crate::chaos::Chaos;
 use crate::controllers::ControllerManager;
-use crate::hooks::{Faults, RequestGate, RequestMatcher};
+use crate::hooks::{Faults, RequestGate};
 use crate::registry::semantics::format_time;
 use crate::registry::Registry;
 use crate::store::Store;
@@ -31,8 +31,8 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) chaos: Chaos,
     pub(crate) gate: RwLock<Option<Arc<dyn RequestGate>>>,
-    /// Open watches listen here; a matcher sent here ends the watches it matches.
-    pub(crate) watch_drops: broadcast::Sender<RequestMatcher>,
+    /// Open watches listen here; what is sent here ends the watches it names.
+    pub(crate) watch_drops: broadcast::Sender<crate::http::watch::WatchDrop>,
     /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
     pub(crate) controllers: ControllerManager,
     /// Authentication, authorization and admission settings and state.

@@ -78,6 +78,59 @@ pub struct CustomVersions {
     /// The kind of list answers: `spec.names.listKind` (defaulted to `<kind>List`), shared by
     /// every version of the CRD.
     pub list_kind: String,
+    /// When the storage these versions are served from was built, and since when each
+    /// version's schema is what it is (see [`crate::registry::crd_storage`]).
+    pub epoch: StorageEpoch,
+}
+
+/// When a CRD's storage was built, and since when each version's schema is what it is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StorageEpoch {
+    /// The revision of the CRD write the storage was built at: watches cannot resume from
+    /// before it.
+    pub since: u64,
+    /// For each version whose schema changed while the CRD existed, the revision of that
+    /// change: objects stored at that version and last written before it are decoded with the
+    /// present schema when read. A version absent here has had its schema since the CRD was
+    /// created.
+    pub schema_changed: std::collections::BTreeMap<String, u64>,
+    /// What the storage was built from: the CRD's `spec` and `status.acceptedNames`.
+    pub(crate) built_from: Value,
+}
+
+impl StorageEpoch {
+    /// Whether any version's schema changed since the CRD was created (if not, stored bytes
+    /// are what a read decodes them to).
+    pub fn any_schema_changed(&self) -> bool {
+        !self.schema_changed.is_empty()
+    }
+
+    /// Whether `object`, stored at `version`, was last written before that version's schema
+    /// last changed, so that a read decodes it with the present schema.
+    pub fn written_before_schema(&self, version: &str, object: &Value) -> bool {
+        let Some(&changed) = self.schema_changed.get(version) else {
+            return false;
+        };
+        written_at(object).is_none_or(|written| written < changed)
+    }
+
+    /// The `410 Expired` a watch resuming from `revision` gets, when that is before the
+    /// storage was built.
+    pub fn watch_too_old(&self, revision: u64) -> Option<crate::error::ApiError> {
+        (revision < self.since).then(|| {
+            crate::error::ApiError::expired(format!(
+                "too old resource version: {revision} ({})",
+                self.since
+            ))
+        })
+    }
+}
+
+/// The revision an object was last written at: its `metadata.resourceVersion`.
+pub fn written_at(object: &Value) -> Option<u64> {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse::<u64>().ok())
 }
 
 /// A CRD's `spec.conversion.webhook`: where `ConversionReview`s go.

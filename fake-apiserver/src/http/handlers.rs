@@ -1896,15 +1896,24 @@ pub(crate) fn after_write(
     }
     if crd::is_crd(info) {
         let name = semantics::name_of(object).to_string();
+        let previous = server.shared.registry.custom_versions(&name);
         if event == crate::store::EventType::Deleted {
             remove_custom_resources(server, &name);
+            if let Some(previous) = previous {
+                crate::http::watch::tear_down_storage(server, previous);
+            }
         } else {
-            server
-                .shared
-                .registry
-                .set_custom(&name, registry::resources_of_crd(object));
-            if event == crate::store::EventType::Added {
-                crd::establish(server, &name);
+            let revision = registry::crd_storage::written_at(object).unwrap_or_default();
+            let (infos, replaced) =
+                registry::resources_of_crd_after(object, previous.as_deref(), revision);
+            // The same spec and names define the same resources: the storage stays.
+            match previous {
+                Some(previous) if replaced => {
+                    server.shared.registry.set_custom(&name, infos);
+                    crate::http::watch::tear_down_storage(server, previous);
+                }
+                Some(_) => {}
+                None => server.shared.registry.set_custom(&name, infos),
             }
             if crate::registry::crd::awaits_cleanup(object) {
                 crate::http::crd_cleanup::sync(server, &name);
@@ -1927,6 +1936,13 @@ pub(crate) fn after_write(
         .shared
         .controllers
         .observe(server, info, object, event);
+    if crd::is_crd(info) && event == crate::store::EventType::Added {
+        // The establishing controller's write follows the creation, with the effects of any
+        // CRD write (its accepted names rebuild the storage; the controllers see it).
+        if let Some(established) = crd::establish(server, semantics::name_of(object)) {
+            after_write(server, info, &established.object, established.event);
+        }
+    }
 }
 
 /// Stops serving a deleted CRD's resources and removes their objects.

@@ -455,7 +455,10 @@ impl FakeApiServer {
 
     /// Ends every open watch that `matcher` matches, as a dropped connection would.
     pub fn drop_watches(&self, matcher: RequestMatcher) {
-        let _ = self.shared.watch_drops.send(matcher);
+        let _ = self
+            .shared
+            .watch_drops
+            .send(crate::http::watch::WatchDrop::Matching(matcher));
     }
 
     /// Appends lines (split at newlines) to the log of a pod's container, as a kubelet stand-in
@@ -787,8 +790,10 @@ pub(crate) fn discovery_for_path(
     Some(found.ok_or_else(ApiError::no_such_resource))
 }
 
-/// Sends the watch-drop matcher type to the handlers module.
-pub(crate) fn drop_receiver(server: &FakeApiServer) -> broadcast::Receiver<RequestMatcher> {
+/// A receiver of what ends open watches (see [`crate::http::watch::WatchDrop`]).
+pub(crate) fn drop_receiver(
+    server: &FakeApiServer,
+) -> broadcast::Receiver<crate::http::watch::WatchDrop> {
     server.shared.watch_drops.subscribe()
 }
 

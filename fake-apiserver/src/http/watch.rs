@@ -29,6 +29,53 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 /// How often an idle watch with `allowWatchBookmarks` gets a bookmark.
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
+/// What ends open watches.
+#[derive(Debug, Clone)]
+pub(crate) enum WatchDrop {
+    /// The watches a matcher matches, as a dropped connection would end them
+    /// ([`FakeApiServer::drop_watches`]).
+    Matching(RequestMatcher),
+    /// The watches served from a CRD's storage that was replaced or removed (see
+    /// [`crate::registry::crd_storage`]): the versions it was built with.
+    Storage(Arc<crate::resource::CustomVersions>),
+}
+
+impl WatchDrop {
+    /// Whether this ends the watch `spec` describes.
+    fn ends(&self, spec: &WatchSpec) -> bool {
+        match self {
+            WatchDrop::Matching(matcher) => matcher.matches(&spec.matcher_view),
+            WatchDrop::Storage(versions) => spec
+                .info
+                .versions
+                .as_ref()
+                .is_some_and(|v| Arc::ptr_eq(v, versions)),
+        }
+    }
+}
+
+/// Ends, after [`crate::registry::crd_storage::WATCH_TEARDOWN_DELAY`], the watches served from a
+/// CRD storage that a CRD write replaced or removed (`tearDown`).
+pub(crate) fn tear_down_storage(
+    server: &FakeApiServer,
+    versions: Arc<crate::resource::CustomVersions>,
+) {
+    let drops = server.shared.watch_drops.clone();
+    let drop = WatchDrop::Storage(versions);
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn(async move {
+                tokio::time::sleep(crate::registry::crd_storage::WATCH_TEARDOWN_DELAY).await;
+                let _ = drops.send(drop);
+            });
+        }
+        // Outside a runtime no watch is being served.
+        Err(_) => {
+            let _ = drops.send(drop);
+        }
+    }
+}
+
 /// Where a watch starts.
 enum Start {
     /// Synthetic ADDED events for what exists now, then live events.
@@ -214,7 +261,9 @@ fn start(
                 tx,
             );
         }
-        Start::After(revision) => match store.watch_from(revision) {
+        Start::After(revision) => match storage_too_old(&spec.info, revision)
+            .map_or_else(|| store.watch_from(revision), Err)
+        {
             Ok((backlog, live)) => {
                 spawn_stream(server, spec, Vec::new(), backlog, live, revision, tx);
             }
@@ -338,6 +387,15 @@ impl WatchSpec {
 }
 
 /// A stored object's bytes with `metadata.resourceVersion` set to `revision`.
+/// A watch of a custom resource resuming from before its CRD's storage was built: the new
+/// watch cache holds nothing older (see [`crate::registry::crd_storage`]).
+fn storage_too_old(info: &ResourceInfo, revision: u64) -> Option<ApiError> {
+    info.versions
+        .as_ref()
+        .filter(|_| info.custom)
+        .and_then(|versions| versions.epoch.watch_too_old(revision))
+}
+
 fn at_revision(bytes: &Bytes, revision: u64) -> Bytes {
     let Ok(mut object) = crate::store::json::from_slice(bytes) else {
         return bytes.clone();
@@ -440,7 +498,7 @@ fn spawn_stream(
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 dropped = drops.recv() => match dropped {
-                    Ok(matcher) if matches_watch(&matcher, &spec) => return,
+                    Ok(drop) if drop.ends(&spec) => return,
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
@@ -454,8 +512,4 @@ fn spawn_stream(
             }
         }
     });
-}
-
-fn matches_watch(matcher: &RequestMatcher, spec: &WatchSpec) -> bool {
-    matcher.matches(&spec.matcher_view)
 }

@@ -11,7 +11,9 @@
 //!
 //! Here the store's bytes carry the version they were written at as their `apiVersion`, so a
 //! read at that same version (the common case, and every read of a one-version CRD) sends the
-//! bytes as they are; only a read at another version parses and converts.
+//! bytes as they are; only a read at another version parses and converts, and a read of an
+//! object written before the schema of its version last changed decodes it with the present
+//! one (see [`crate::registry::crd_storage`]).
 //!
 //! Built-in kinds served at more than one version are stored at one of them and converted by
 //! hand-written rules: `autoscaling/v1` HorizontalPodAutoscalers are views of the stored
@@ -62,12 +64,24 @@ pub fn webhook_of(info: &ResourceInfo) -> Option<&ConversionWebhook> {
 /// of a CRD with a conversion webhook are left as stored: what carries them is converted after
 /// the fact (see [`crate::conversion_webhook`]).
 pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
-    if !info.custom || webhook_of(info).is_some() || bytes_at_version(info, stored) == Some(true) {
+    if !info.custom {
+        return stored.clone();
+    }
+    let schema_changed = info
+        .versions
+        .as_ref()
+        .is_some_and(|v| v.epoch.any_schema_changed());
+    if !schema_changed
+        && (webhook_of(info).is_some() || bytes_at_version(info, stored) == Some(true))
+    {
         return stored.clone();
     }
     let Ok(mut object) = crate::store::json::from_slice(stored) else {
         return stored.clone();
     };
+    if !changes_on_read(info, &object) {
+        return stored.clone();
+    }
     to_served_in_place(info, &mut object);
     serde_json::to_vec(&object)
         .map(Bytes::from)
@@ -80,7 +94,12 @@ pub fn served_bytes(info: &ResourceInfo, stored: &Bytes) -> Bytes {
 pub fn to_served<'a>(info: &ResourceInfo, stored: &'a Value) -> Result<Cow<'a, Value>, ApiError> {
     let target = info.api_version();
     if !needs_conversion(info, stored, &target) || outside_requests(info) {
-        return Ok(Cow::Borrowed(stored));
+        if !written_before_schema(info, stored) {
+            return Ok(Cow::Borrowed(stored));
+        }
+        let mut object = stored.clone();
+        before_conversion(info, &mut object);
+        return Ok(Cow::Owned(object));
     }
     let mut object = stored.clone();
     before_conversion(info, &mut object);
@@ -109,6 +128,12 @@ pub fn to_served_all(info: &ResourceInfo, mut objects: Vec<Value>) -> Result<Vec
         }
         return Ok(objects);
     };
+    // Those at the served version only need decoding with the present schema.
+    for object in &mut objects {
+        if !needs_conversion(info, object, &target) {
+            to_served_in_place(info, object);
+        }
+    }
     let (stale, sent) = stale_for_conversion(info, &objects);
     if stale.is_empty() {
         return Ok(objects);
@@ -155,27 +180,63 @@ pub fn put_converted(
 /// schema. (An object of a CRD with a conversion webhook is left as it is: see
 /// [`served_bytes`].)
 pub fn to_served_in_place(info: &ResourceInfo, object: &mut Value) {
-    let target = info.api_version();
-    if webhook_of(info).is_some() || !needs_conversion(info, object, &target) {
+    if !changes_on_read(info, object) {
         return;
     }
     before_conversion(info, object);
-    object["apiVersion"] = Value::String(target);
-    after_conversion(info, object);
+    let target = info.api_version();
+    if needs_conversion(info, object, &target) {
+        object["apiVersion"] = Value::String(target);
+        after_conversion(info, object);
+    }
 }
 
-/// What reading a stored object does before converting it: the defaults of the schema of the
-/// version it was stored at (the storage decoder's defaulting).
+/// Whether serving a stored object at `info`'s version changes it here: it is at another
+/// version (converted here unless a webhook converts it after the fact), or was written before
+/// the schema of the version it is at last changed (decoded again, see
+/// [`crate::registry::crd_storage`]).
+fn changes_on_read(info: &ResourceInfo, object: &Value) -> bool {
+    if needs_conversion(info, object, &info.api_version()) {
+        webhook_of(info).is_none()
+    } else {
+        written_before_schema(info, object)
+    }
+}
+
+/// Whether a stored custom resource was written before the schema of the version it is stored
+/// at last changed.
+fn written_before_schema(info: &ResourceInfo, object: &Value) -> bool {
+    let Some(versions) = info.versions.as_ref().filter(|_| info.custom) else {
+        return false;
+    };
+    if !versions.epoch.any_schema_changed() {
+        return false;
+    }
+    stored_version(info, object)
+        .is_some_and(|version| versions.epoch.written_before_schema(version, object))
+}
+
+/// The version of its CRD a stored custom resource is at (from its `apiVersion`).
+fn stored_version<'a>(info: &ResourceInfo, object: &'a Value) -> Option<&'a str> {
+    object["apiVersion"]
+        .as_str()?
+        .strip_prefix(info.group.as_str())?
+        .strip_prefix('/')
+}
+
+/// What reading a stored object does before converting it (`schemaCoercingDecoder`, then the
+/// storage codec's `unstructuredDefaulter`): pruning by the schema of the version it was stored
+/// at, then that schema's defaults. For an object written under that schema both change
+/// nothing; for one written under an earlier schema this is what the present one reads.
 pub fn before_conversion(info: &ResourceInfo, object: &mut Value) {
     let Some(versions) = &info.versions else {
         return;
     };
-    let stored_schema = object["apiVersion"]
-        .as_str()
-        .and_then(|v| v.strip_prefix(&format!("{}/", info.group)))
+    let stored_schema = stored_version(info, object)
         .and_then(|v| versions.schemas.get(v))
         .cloned();
     if let Some(stored_schema) = stored_schema {
+        schema::prune(&stored_schema, object);
         schema::apply_defaults(&stored_schema, object);
     }
 }

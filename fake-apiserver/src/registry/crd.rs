@@ -125,7 +125,11 @@ pub fn set_initial_status(crd: &mut Value) {
 
 /// What the naming and establishing controllers do after a CRD is created: a status write that
 /// accepts its names and marks it Established (a separate write, seen by watchers as MODIFIED).
-pub(crate) fn establish(server: &crate::FakeApiServer, name: &str) {
+/// What was written, for the caller to give the effects of any CRD write.
+pub(crate) fn establish(
+    server: &crate::FakeApiServer,
+    name: &str,
+) -> Option<crate::store::Outcome> {
     let key = crate::store::resource_key(APIEXTENSIONS_GROUP, "customresourcedefinitions");
     let now = server.shared.now_string();
     let result = server.shared.store.mutate(&key, "", name, |current| {
@@ -140,8 +144,12 @@ pub(crate) fn establish(server: &crate::FakeApiServer, name: &str) {
         set_established_status(&mut next, &now);
         Ok(crate::store::Mutation::Put(next))
     });
-    if let Err(e) = result {
-        tracing::debug!(name, error = %e, "establishing controller: status write failed");
+    match result {
+        Ok(outcome) => Some(outcome),
+        Err(e) => {
+            tracing::debug!(name, error = %e, "establishing controller: status write failed");
+            None
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod conversion;
 pub mod crd;
+pub mod crd_storage;
 pub mod delete_answer;
 pub(crate) mod disruption;
 pub mod gc_policy;
@@ -85,6 +86,15 @@ impl Registry {
         let mut all = self.inner.write().unwrap_or_else(|e| e.into_inner());
         all.retain(|r| !(r.custom && crd_name_of(r) == crd_name));
         all.extend(infos.into_iter().map(Arc::new));
+    }
+
+    /// The versions (schemas, storage) the resources of the CRD named `crd_name` are served
+    /// with now, if it serves any.
+    pub fn custom_versions(&self, crd_name: &str) -> Option<Arc<crate::resource::CustomVersions>> {
+        let all = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        all.iter()
+            .find(|r| r.custom && crd_name_of(r) == crd_name)
+            .and_then(|r| r.versions.clone())
     }
 
     /// Stops serving the custom resource types of the CRD named `crd_name`; returns what was removed.
@@ -183,18 +193,31 @@ fn custom_versions(group: &str, spec: &Value) -> crate::resource::CustomVersions
                     .collect(),
             }
         }),
+        epoch: Default::default(),
     }
 }
 
-/// The resource types a CRD object defines (one per served version).
+/// The resource types a CRD object defines (one per served version), served from a storage
+/// built for it alone (see [`resources_of_crd_after`]).
 pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
+    resources_of_crd_after(crd, None, 0).0
+}
+
+/// The resource types a CRD object written at `revision` defines, given the versions its
+/// resources were served with until then (`previous`); and whether that write replaced their
+/// storage ([`crd_storage`]: its watches are to end).
+pub fn resources_of_crd_after(
+    crd: &Value,
+    previous: Option<&crate::resource::CustomVersions>,
+    revision: u64,
+) -> (Vec<ResourceInfo>, bool) {
     let spec = &crd["spec"];
     let group = spec["group"].as_str().unwrap_or_default();
     let names = &spec["names"];
     let plural = names["plural"].as_str().unwrap_or_default();
     let kind = names["kind"].as_str().unwrap_or_default();
     if group.is_empty() || plural.is_empty() || kind.is_empty() {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let singular = names["singular"]
         .as_str()
@@ -211,8 +234,16 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
             .unwrap_or_default()
     };
     let namespaced = spec["scope"].as_str() != Some("Cluster");
-    let conversion = std::sync::Arc::new(custom_versions(group, spec));
-    spec["versions"]
+    let mut versions = custom_versions(group, spec);
+    let rebuild = crd_storage::rebuild(
+        previous.map(|p| (&p.epoch, &p.schemas)),
+        crd,
+        revision,
+        &versions.schemas,
+    );
+    versions.epoch = rebuild.epoch;
+    let conversion = std::sync::Arc::new(versions);
+    let infos = spec["versions"]
         .as_array()
         .map(|versions| {
             versions
@@ -256,7 +287,8 @@ pub fn resources_of_crd(crd: &Value) -> Vec<ResourceInfo> {
                 })
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    (infos, rebuild.replaced)
 }
 
 #[cfg(test)]

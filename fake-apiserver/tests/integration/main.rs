@@ -8,6 +8,7 @@ mod cel_rules;
 mod chain_headers;
 mod conversion_webhooks;
 mod crd_deletion;
+mod crd_storage_rebuild;
 mod custom_list_kind;
 mod custom_update_reading;
 mod ephemeral_containers;

@@ -83,3 +83,103 @@ async fn a_reflector_follows_the_server_through_expiry_and_drops(#[case] config:
     );
     task.abort();
 }
+
+/// A CRD change under a running reflector: the server ends the watch, the re-watch from the
+/// old resourceVersion gets 410, and the relist reads the stored object with the new schema's
+/// default — which the cache only learns that way, as nothing wrote the object.
+#[tokio::test]
+async fn a_reflector_relists_after_its_crd_changes_and_sees_the_new_defaults() {
+    use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    use serde_json::Value;
+
+    let server = FakeApiServer::new();
+    let crd = |default: Option<&str>| {
+        let mut colour = json!({"type": "string"});
+        if let Some(default) = default {
+            colour["default"] = json!(default);
+        }
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.ex.com"},
+            "spec": {"group": "ex.com", "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"colour": colour}}}}}}]}
+        })
+    };
+    let crds: Api<DynamicObject> = Api::all_with(
+        server.client(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(crd(None)).unwrap(),
+    )
+    .await
+    .unwrap();
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("ex.com", "v1", "Gadget"),
+        "gadgets",
+    );
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &resource);
+    gadgets
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "apiVersion": "ex.com/v1", "kind": "Gadget",
+                "metadata": {"name": "g"}, "spec": {}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+
+    let cache_writer = reflector::store::Writer::new(resource.clone());
+    let cache = cache_writer.as_reader();
+    let stream = reflector(
+        cache_writer,
+        watcher(gadgets.clone(), watcher::Config::default()),
+    )
+    .applied_objects();
+    let task = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while stream.next().await.is_some() {}
+    });
+    let colour = |cache: &reflector::Store<DynamicObject>| -> Option<Value> {
+        cache
+            .state()
+            .first()
+            .map(|g| g.data["spec"]["colour"].clone())
+    };
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while colour(&cache).is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the gadget in the cache");
+    assert_eq!(colour(&cache), Some(Value::Null));
+
+    let mut changed: Value =
+        serde_json::to_value(crds.get("gadgets.ex.com").await.unwrap()).unwrap();
+    changed["spec"] = crd(Some("blue"))["spec"].clone();
+    crds.replace(
+        "gadgets.ex.com",
+        &PostParams::default(),
+        &serde_json::from_value(changed).unwrap(),
+    )
+    .await
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while colour(&cache) != Some(json!("blue")) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the cache kept {:?}", colour(&cache)));
+    task.abort();
+}
