@@ -234,6 +234,16 @@ async fn serve_resource(
     if verb == "watch" && !info.review {
         return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
     }
+    if let Some(revision) = read_ahead_of_store(&server, info, verb, &rp, &query) {
+        // Boxed: few requests wait (see `future_sizes`).
+        Box::pin(
+            server
+                .shared
+                .store
+                .wait_for_revision(revision, READ_BLOCK_TIMEOUT),
+        )
+        .await;
+    }
     let user = crate::auth::request_user(&parts.extensions);
     let admission =
         crate::admission::Request::of_write(info, verb, &rp, &query, &parts.headers, &user, &body);
@@ -262,15 +272,7 @@ async fn serve_resource(
             "get" if info.computed => call.component_status(),
             "list" if info.computed => call.component_statuses(),
             _ if info.computed => Err(ApiError::method_not_allowed()),
-            _ if rp.subresource.as_deref().is_some_and(|s| {
-                !matches!(
-                    s,
-                    "status" | "finalize" | "ephemeralcontainers" | "resize" | "approval"
-                )
-            }) =>
-            {
-                call.subresource(verb, body)
-            }
+            _ if !served_as_object(rp.subresource.as_deref()) => call.subresource(verb, body),
             "get" => call.get(),
             "list" => call.list(),
             "create" => call.create(body),
@@ -324,6 +326,51 @@ async fn serve_resource(
 /// How much of an oversized body is read (and dropped) before answering 413, so that a client
 /// still sending gets the answer rather than a broken connection.
 const MAX_DRAINED_BYTES: usize = 64 * 1024 * 1024;
+
+/// How long a read at a revision the store has not reached waits for it before the `504`
+/// (the watch cache's `blockTimeout`).
+const READ_BLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Whether a request to `subresource` reads and writes the object itself (its status, its
+/// finalizers, ...), not a subresource with handlers of its own.
+fn served_as_object(subresource: Option<&str>) -> bool {
+    subresource.is_none_or(|s| {
+        matches!(
+            s,
+            "status" | "finalize" | "ephemeralcontainers" | "resize" | "approval"
+        )
+    })
+}
+
+/// The revision a valid GET, or LIST not older than a revision, asks for when the store has
+/// not reached it yet. The real server serves both from its watch cache, which blocks such a
+/// read until it has caught up, for at most [`READ_BLOCK_TIMEOUT`], before answering `504
+/// Too large resource version` (`waitUntilFreshAndBlock`): a write landing meanwhile (another
+/// client's, or on another server of the cluster) lets the read through. An `Exact` list is
+/// read from storage and answered at once.
+fn read_ahead_of_store(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    verb: &str,
+    rp: &ResourcePath,
+    query: &Query,
+) -> Option<u64> {
+    if info.computed || info.review || !served_as_object(rp.subresource.as_deref()) {
+        return None;
+    }
+    let rv = query.get("resourceVersion").filter(|rv| !rv.is_empty())?;
+    let revision = crate::rules::strconv::parse_resource_version(rv).ok()?;
+    if revision <= server.shared.store.revision() {
+        return None;
+    }
+    let valid = match verb {
+        "get" => true,
+        "list" => ListRequest::parse(info, query)
+            .is_ok_and(|request| matches!(request.read_at, list::ReadAt::NotOlderThan(_))),
+        _ => false,
+    };
+    valid.then_some(revision)
+}
 
 /// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
 async fn read_body(body: axum::body::Body) -> Result<Bytes, ApiError> {
@@ -572,9 +619,8 @@ impl Call<'_> {
     /// A GET with a `resourceVersion` is served by the real server's watch cache, which reads
     /// it with storage's `ParseResourceVersion` (a malformed one is an unclassified 500: the
     /// registry passes storage's `InvalidError` on) and waits for a revision it has not reached
-    /// yet, answering `504` when it does not come. Here the store is the cache and never lags,
-    /// so a revision beyond the newest is answered at once; anything else reads the newest
-    /// object, which is at least that new.
+    /// yet, answering `504` when it does not come ([`read_ahead_of_store`] waited already);
+    /// anything else reads the newest object, which is at least that new.
     fn check_get_resource_version(&self) -> Result<(), ApiError> {
         let Some(rv) = self
             .query

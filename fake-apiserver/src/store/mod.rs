@@ -459,6 +459,34 @@ impl Store {
         self.lock().revision
     }
 
+    /// Waits until the store has reached `revision`, for at most `limit`; whether it has. The
+    /// real server's watch cache blocks a read at a revision it has not reached the same way
+    /// (`waitUntilFreshAndBlock`) before answering `504` ([`too_large_rv`]).
+    pub async fn wait_for_revision(&self, revision: u64, limit: std::time::Duration) -> bool {
+        let mut events = self.live().subscribe();
+        if self.revision() >= revision {
+            return true;
+        }
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                event = events.recv() => match event {
+                    Ok(event) if event.revision >= revision => return true,
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if self.revision() >= revision {
+                            return true;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return self.revision() >= revision,
+                },
+                _ = &mut deadline => return self.revision() >= revision,
+            }
+        }
+    }
+
     /// The oldest revision a watch may still start from.
     pub fn compacted_revision(&self) -> u64 {
         self.lock().compacted

@@ -119,38 +119,93 @@ async fn malformed_read_options_are_answered_as_the_real_server_answers_them(
     assert_eq!(status_of(&body), (code, reason, message));
 }
 
-#[tokio::test]
-async fn a_get_at_a_revision_not_reached_yet_is_the_too_large_504() {
+fn revision_of(list: &Value) -> u64 {
+    list["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or_else(|| panic!("no resourceVersion in {list}"))
+}
+
+/// A GET or a `NotOlderThan` LIST at a revision the store has not reached waits for it, as the
+/// watch cache does, for 3 seconds, then is the `504` (time is paused: the wait costs nothing).
+#[rstest]
+#[case::get("/a?resourceVersion={}")]
+#[case::list("?resourceVersion={}")]
+#[case::list_not_older_than("?resourceVersion={}&resourceVersionMatch=NotOlderThan")]
+#[tokio::test(start_paused = true)]
+async fn a_read_at_a_revision_not_reached_yet_waits_three_seconds_for_it_then_is_the_504(
+    #[case] query: &str,
+) {
     let server = server_with(&[("default", "a")]).await;
     let (_, list) = http_support::json(&server, Method::GET, CMS, &Value::Null).await;
-    let current: u64 = list["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let (status, body) = http_support::json(
-        &server,
-        Method::GET,
-        &format!("{CMS}/a?resourceVersion={}", current + 10),
-        &Value::Null,
-    )
-    .await;
-    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
+    let current = revision_of(&list);
+    let uri = format!("{CMS}{}", query.replace("{}", &(current + 10).to_string()));
+    let started = tokio::time::Instant::now();
+    let (status, body) = http_support::json(&server, Method::GET, &uri, &Value::Null).await;
+    let waited = started.elapsed();
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
     assert_eq!(
         body["details"]["causes"][0]["reason"],
         "ResourceVersionTooLarge"
     );
-    // At or below the newest revision it is the object, and 0 means any.
+    assert_eq!(body["details"]["retryAfterSeconds"], 1);
+    assert!(
+        waited >= std::time::Duration::from_secs(3) && waited < std::time::Duration::from_secs(4),
+        "waited {waited:?}"
+    );
+    // At or below the newest revision it is answered at once, and 0 means any.
     for rv in [current.to_string(), "0".to_string(), "1".to_string()] {
-        let (status, body) = http_support::json(
-            &server,
-            Method::GET,
-            &format!("{CMS}/a?resourceVersion={rv}"),
-            &Value::Null,
-        )
-        .await;
+        let started = tokio::time::Instant::now();
+        let uri = format!("{CMS}{}", query.replace("{}", &rv));
+        let (status, body) = http_support::json(&server, Method::GET, &uri, &Value::Null).await;
         assert_eq!(status, StatusCode::OK, "{rv}: {body}");
+        assert_eq!(started.elapsed(), std::time::Duration::ZERO);
     }
+}
+
+/// A write that lands while a read waits for its revision lets the read through (a list is
+/// at least that new). An `Exact` LIST at a revision not reached is the `504` at once.
+#[rstest]
+#[case::get("/a?resourceVersion={}")]
+#[case::list("?resourceVersion={}")]
+#[tokio::test(start_paused = true)]
+async fn a_write_landing_while_a_read_waits_lets_it_through(#[case] query: &str) {
+    let server = server_with(&[("default", "a")]).await;
+    let (_, list) = http_support::json(&server, Method::GET, CMS, &Value::Null).await;
+    let next = revision_of(&list) + 1;
+    let uri = format!("{CMS}{}", query.replace("{}", &next.to_string()));
+    let reader = {
+        let server = server.clone();
+        tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            let answer = http_support::json(&server, Method::GET, &uri, &Value::Null).await;
+            (answer, started.elapsed())
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let (status, _) = http_support::json(
+        &server,
+        Method::POST,
+        CMS,
+        &json!({"metadata": {"name": "b"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let ((status, body), waited) = reader.await.expect("the read");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    if body["kind"] == "ConfigMapList" {
+        assert!(revision_of(&body) >= next, "{body}");
+    }
+    assert_eq!(waited, std::time::Duration::from_secs(1));
+
+    let exact = format!(
+        "{CMS}?resourceVersion={}&resourceVersionMatch=Exact",
+        next + 10
+    );
+    let started = tokio::time::Instant::now();
+    let (status, body) = http_support::json(&server, Method::GET, &exact, &Value::Null).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(started.elapsed(), std::time::Duration::ZERO);
 }
 
 #[rstest]
