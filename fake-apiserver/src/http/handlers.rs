@@ -342,12 +342,12 @@ fn served_as_object(subresource: Option<&str>) -> bool {
     })
 }
 
-/// The revision a valid GET, or LIST not older than a revision, asks for when the store has
-/// not reached it yet. The real server serves both from its watch cache, which blocks such a
-/// read until it has caught up, for at most [`READ_BLOCK_TIMEOUT`], before answering `504
-/// Too large resource version` (`waitUntilFreshAndBlock`): a write landing meanwhile (another
-/// client's, or on another server of the cluster) lets the read through. An `Exact` list is
-/// read from storage and answered at once.
+/// The revision a valid GET or LIST asks for when the store has not reached it yet. The real
+/// server serves both from its watch cache (an `Exact` list too, from the cache's snapshots:
+/// `ListFromCacheSnapshot`, on since 1.34), which blocks such a read until it has caught up,
+/// for at most [`READ_BLOCK_TIMEOUT`], before answering `504 Too large resource version`
+/// (`waitUntilFreshAndBlock`): a write landing meanwhile (another client's, or through
+/// another server of the cluster) lets the read through.
 fn read_ahead_of_store(
     server: &FakeApiServer,
     info: &ResourceInfo,
@@ -365,8 +365,12 @@ fn read_ahead_of_store(
     }
     let valid = match verb {
         "get" => true,
-        "list" => ListRequest::parse(info, query)
-            .is_ok_and(|request| matches!(request.read_at, list::ReadAt::NotOlderThan(_))),
+        "list" => ListRequest::parse(info, query).is_ok_and(|request| {
+            matches!(
+                request.read_at,
+                list::ReadAt::NotOlderThan(_) | list::ReadAt::Exact(_)
+            )
+        }),
         _ => false,
     };
     valid.then_some(revision)
