@@ -31,6 +31,7 @@ pub(crate) mod certificates;
 pub(crate) mod client;
 mod config;
 mod dispatch;
+pub(crate) mod limit_ranger;
 mod matching;
 pub(crate) mod policy;
 pub(crate) mod priority;
@@ -457,12 +458,14 @@ pub(crate) fn admitted_name(object: &Value) -> &str {
 }
 
 /// The in-tree plugins that admit the creation of built-in objects from the store, in the real
-/// server's order: `Priority`, then `RuntimeClass`.
+/// server's order: `LimitRanger` (its defaults; its checks run with the validating plugins, see
+/// [`limit_ranger::validate_create`]), `Priority`, then `RuntimeClass`.
 pub(crate) fn admit_builtin_create(
     shared: &crate::context::Shared,
     info: &ResourceInfo,
     object: &mut Value,
 ) -> Result<(), ApiError> {
+    limit_ranger::mutate_create(shared, info, object);
     priority::admit_create(shared, info, object)?;
     runtime_class::admit_create(shared, info, object)
 }

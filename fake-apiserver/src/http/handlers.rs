@@ -523,6 +523,12 @@ impl Call<'_> {
             None => crate::admission::priority::prepare_update(&self.server.shared, self.info),
             Some(_) => None,
         };
+        let limit_ranges = crate::admission::limit_ranger::prepare_update(
+            &self.server.shared,
+            self.info,
+            self.path.subresource.as_deref(),
+            self.namespace(),
+        );
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
@@ -537,6 +543,9 @@ impl Call<'_> {
                 )?;
                 if let Some(priority) = &priority {
                     priority.check(next)?;
+                }
+                if let Some(limit_ranges) = &limit_ranges {
+                    limit_ranges.check(self.info, current, next)?;
                 }
                 if let Some(policies) = &policies {
                     policies.check(&attrs, Some(next), Some(current), &self.warnings)?;
@@ -1606,9 +1615,10 @@ pub(crate) struct CreateOptions<'a> {
     pub applied: bool,
     /// Who asks; `None` (loading manifests or state) skips the admission policies.
     pub user: Option<&'a crate::auth::UserInfo>,
-    /// Run the in-tree mutating admission plugins of a client's create (ServiceAccount,
-    /// Priority, RuntimeClass), after the field manager has seen the decoded object, as the real
-    /// create handler orders them.
+    /// Run the in-tree admission plugins of a client's create: the mutating ones (LimitRanger,
+    /// ServiceAccount, Priority, RuntimeClass) after the field manager has seen the decoded
+    /// object, as the real create handler orders them, and LimitRanger's checks with the
+    /// validating ones.
     pub in_tree_admission: bool,
     /// The body is one the server built itself from a fixed template (the start-up namespaces
     /// and RBAC policy, the service-account controller's objects): the typed decode, which
@@ -1807,6 +1817,9 @@ pub(crate) fn create_object(
             crd::set_initial_status(&mut candidate);
         }
         strip_type_meta(info, &mut candidate);
+        if options.in_tree_admission {
+            crate::admission::limit_ranger::validate_create(&server.shared, info, &candidate)?;
+        }
         crate::admission::certificates::admit_create(info, &candidate)?;
         crate::admission::validate(info, None, &mut candidate)?;
         let name = semantics::name_of(&candidate).to_string();

@@ -17,6 +17,7 @@ mod go_encoding;
 mod http_support;
 mod kube_client;
 mod layers;
+mod limit_ranges;
 mod metadata_only;
 mod model;
 mod pod_update_decoding;
