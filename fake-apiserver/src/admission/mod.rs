@@ -30,6 +30,7 @@
 pub(crate) mod certificates;
 pub(crate) mod client;
 mod config;
+mod default_classes;
 mod dispatch;
 pub(crate) mod limit_ranger;
 mod matching;
@@ -459,7 +460,9 @@ pub(crate) fn admitted_name(object: &Value) -> &str {
 
 /// The in-tree plugins that admit the creation of built-in objects from the store, in the real
 /// server's order: `LimitRanger` (its defaults; its checks run with the validating plugins, see
-/// [`limit_ranger::validate_create`]), `Priority`, then `RuntimeClass`.
+/// [`limit_ranger::validate_create`]), `Priority`, `DefaultStorageClass` and
+/// `DefaultIngressClass` ([`default_classes`]; each looks at one kind no other plugin here
+/// changes, so where they run among the others makes no difference), then `RuntimeClass`.
 pub(crate) fn admit_builtin_create(
     shared: &crate::context::Shared,
     info: &ResourceInfo,
@@ -467,6 +470,7 @@ pub(crate) fn admit_builtin_create(
 ) -> Result<(), ApiError> {
     limit_ranger::mutate_create(shared, info, object);
     priority::admit_create(shared, info, object)?;
+    default_classes::admit_create(shared, info, object);
     runtime_class::admit_create(shared, info, object)
 }
 

@@ -11,6 +11,7 @@ mod crd_deletion;
 mod crd_storage_rebuild;
 mod custom_list_kind;
 mod custom_update_reading;
+mod default_classes;
 mod ephemeral_containers;
 mod fuzz;
 mod go_encoding;
