@@ -33,7 +33,8 @@ pub(crate) struct Shared {
     pub(crate) gate: RwLock<Option<Arc<dyn RequestGate>>>,
     /// Open watches listen here; what is sent here ends the watches it names.
     pub(crate) watch_drops: broadcast::Sender<crate::http::watch::WatchDrop>,
-    /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts).
+    /// kube-controller-manager's controllers (garbage collector, namespaces, service accounts,
+    /// PVC and PV protection).
     pub(crate) controllers: ControllerManager,
     /// Authentication, authorization and admission settings and state.
     pub(crate) auth: crate::auth::AuthState,

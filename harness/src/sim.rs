@@ -719,6 +719,8 @@ fn controller_config(controllers: &[Controller]) -> ControllerConfig {
         garbage_collector: on(Controller::GarbageCollector),
         namespaces: on(Controller::Namespace),
         service_accounts: on(Controller::ServiceAccounts),
+        pvc_protection: on(Controller::PvcProtection),
+        pv_protection: on(Controller::PvProtection),
         drive: Drive::Manual,
     }
 }

@@ -38,6 +38,7 @@ pub(crate) mod policy;
 pub(crate) mod priority;
 mod review;
 mod runtime_class;
+mod storage_protection;
 pub mod validation;
 
 use std::collections::HashMap;
@@ -460,9 +461,10 @@ pub(crate) fn admitted_name(object: &Value) -> &str {
 
 /// The in-tree plugins that admit the creation of built-in objects from the store, in the real
 /// server's order: `LimitRanger` (its defaults; its checks run with the validating plugins, see
-/// [`limit_ranger::validate_create`]), `Priority`, `DefaultStorageClass` and
-/// `DefaultIngressClass` ([`default_classes`]; each looks at one kind no other plugin here
-/// changes, so where they run among the others makes no difference), then `RuntimeClass`.
+/// [`limit_ranger::validate_create`]), `Priority`, `DefaultStorageClass`,
+/// `StorageObjectInUseProtection` ([`storage_protection`]) and `DefaultIngressClass`
+/// ([`default_classes`]; each looks at kinds no other plugin here changes, so where they run
+/// among the others makes no difference), then `RuntimeClass`.
 pub(crate) fn admit_builtin_create(
     shared: &crate::context::Shared,
     info: &ResourceInfo,
@@ -471,6 +473,7 @@ pub(crate) fn admit_builtin_create(
     limit_ranger::mutate_create(shared, info, object);
     priority::admit_create(shared, info, object)?;
     default_classes::admit_create(shared, info, object);
+    storage_protection::admit_create(info, object);
     runtime_class::admit_create(shared, info, object)
 }
 

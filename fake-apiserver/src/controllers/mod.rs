@@ -1,7 +1,8 @@
 //! The controllers of kube-controller-manager that API clients rely on without knowing it, run
 //! beside the fake server: the garbage collector ([`garbage_collector`]), the namespace
-//! controller ([`namespace_deleter`]), and the service-account controller with the root CA
-//! publisher ([`service_accounts`]). Also here, though it is kube-apiserver's own and so runs
+//! controller ([`namespace_deleter`]), the service-account controller with the root CA
+//! publisher ([`service_accounts`]), and the PVC and PV protection controllers
+//! ([`volume_protection`]). Also here, though it is kube-apiserver's own and so runs
 //! whatever the configuration, inline after the writes it follows: the APIService
 //! autoregistration ([`api_services`]).
 //!
@@ -30,6 +31,7 @@ pub mod namespace_conditions;
 pub mod namespace_deleter;
 mod objects;
 pub mod service_accounts;
+pub mod volume_protection;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +72,10 @@ pub struct ControllerConfig {
     /// The service-account controller and the root CA publisher: a `default` ServiceAccount and
     /// the `kube-root-ca.crt` ConfigMap in every active namespace.
     pub service_accounts: bool,
+    /// The PVC protection controller: a deleted claim goes once no scheduled pod uses it.
+    pub pvc_protection: bool,
+    /// The PV protection controller: a deleted volume goes once it is not bound.
+    pub pv_protection: bool,
     /// When the work is done.
     pub drive: Drive,
 }
@@ -87,6 +93,8 @@ impl ControllerConfig {
             garbage_collector: true,
             namespaces: true,
             service_accounts: true,
+            pvc_protection: true,
+            pv_protection: true,
             drive: Drive::Inline,
         }
     }
@@ -98,6 +106,8 @@ impl ControllerConfig {
             garbage_collector: false,
             namespaces: false,
             service_accounts: false,
+            pvc_protection: false,
+            pv_protection: false,
             drive: Drive::Inline,
         }
     }
@@ -110,7 +120,11 @@ impl ControllerConfig {
 
     /// Whether any controller runs (and so looks at writes).
     pub(crate) fn any(&self) -> bool {
-        self.garbage_collector || self.namespaces || self.service_accounts
+        self.garbage_collector
+            || self.namespaces
+            || self.service_accounts
+            || self.pvc_protection
+            || self.pv_protection
     }
 }
 
@@ -138,6 +152,15 @@ pub enum Work {
     Namespace(String),
     /// The service-account controller and the root CA publisher sync a namespace.
     ServiceAccounts(String),
+    /// The PVC protection controller looks at a claim (`processPVC`).
+    ClaimProtection {
+        /// The claim's namespace.
+        namespace: String,
+        /// The claim's name.
+        name: String,
+    },
+    /// The PV protection controller looks at a volume (`processPV`).
+    VolumeProtection(String),
 }
 
 impl Work {
@@ -150,6 +173,8 @@ impl Work {
             | Work::OwnerWaiting { .. } => Controller::GarbageCollector,
             Work::Namespace(_) => Controller::Namespace,
             Work::ServiceAccounts(_) => Controller::ServiceAccounts,
+            Work::ClaimProtection { .. } => Controller::PvcProtection,
+            Work::VolumeProtection(_) => Controller::PvProtection,
         }
     }
 }
@@ -175,6 +200,10 @@ impl std::fmt::Display for Work {
             }
             Work::Namespace(ns) => write!(f, "sync namespace {ns}"),
             Work::ServiceAccounts(ns) => write!(f, "sync service account and root CA of {ns}"),
+            Work::ClaimProtection { namespace, name } => {
+                write!(f, "protect persistentvolumeclaims {namespace}/{name}")
+            }
+            Work::VolumeProtection(name) => write!(f, "protect persistentvolumes {name}"),
         }
     }
 }
@@ -189,14 +218,20 @@ pub enum Controller {
     Namespace,
     /// The service-account controller and the root CA publisher.
     ServiceAccounts,
+    /// The PVC protection controller.
+    PvcProtection,
+    /// The PV protection controller.
+    PvProtection,
 }
 
 impl Controller {
     /// Every controller, in a fixed order.
-    pub const ALL: [Controller; 3] = [
+    pub const ALL: [Controller; 5] = [
         Controller::GarbageCollector,
         Controller::Namespace,
         Controller::ServiceAccounts,
+        Controller::PvcProtection,
+        Controller::PvProtection,
     ];
 
     /// The controller's name in kube-controller-manager (`--controllers`).
@@ -205,6 +240,8 @@ impl Controller {
             Controller::GarbageCollector => "garbage-collector-controller",
             Controller::Namespace => "namespace-controller",
             Controller::ServiceAccounts => "serviceaccount-controller",
+            Controller::PvcProtection => "persistentvolumeclaim-protection-controller",
+            Controller::PvProtection => "persistentvolume-protection-controller",
         }
     }
 }
@@ -401,6 +438,38 @@ impl ControllerManager {
                 Self::enqueue(&mut state, Work::ServiceAccounts(ns.to_string()));
             }
         }
+
+        if self.config.pvc_protection && !info.custom && info.group.is_empty() {
+            let claims = match info.kind.as_str() {
+                "PersistentVolumeClaim"
+                    if !deleted
+                        && volume_protection::needs_look(
+                            object,
+                            volume_protection::PVC_FINALIZER,
+                        ) =>
+                {
+                    vec![name.to_string()]
+                }
+                "Pod" => volume_protection::claims_of_pod(object, deleted),
+                _ => Vec::new(),
+            };
+            for claim in claims {
+                Self::enqueue(
+                    &mut state,
+                    Work::ClaimProtection {
+                        namespace: namespace.to_string(),
+                        name: claim,
+                    },
+                );
+            }
+        }
+        if self.config.pv_protection
+            && info.is_builtin("", "PersistentVolume")
+            && !deleted
+            && volume_protection::needs_look(object, volume_protection::PV_FINALIZER)
+        {
+            Self::enqueue(&mut state, Work::VolumeProtection(name.to_string()));
+        }
     }
 
     /// Does queued work until none is left, unless a drive is already under way (its loop
@@ -483,6 +552,10 @@ impl ControllerManager {
             }
             Work::Namespace(name) => namespace_deleter::sync(server, name),
             Work::ServiceAccounts(name) => service_accounts::sync(server, name),
+            Work::ClaimProtection { namespace, name } => {
+                volume_protection::sync_claim(server, namespace, name)
+            }
+            Work::VolumeProtection(name) => volume_protection::sync_volume(server, name),
         };
         if let Err(e) = result {
             // The real controllers requeue with a backoff; here the next write that concerns

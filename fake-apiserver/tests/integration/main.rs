@@ -31,4 +31,5 @@ mod token_auth_file;
 mod token_review;
 mod unrouted_paths;
 mod update_strategies;
+mod volume_protection;
 mod watcher;
