@@ -28,6 +28,7 @@
 //! in-process controllers make (on a cluster those are other clients' requests).
 
 pub(crate) mod certificates;
+pub(crate) mod claim_resize;
 pub(crate) mod client;
 mod config;
 mod default_classes;

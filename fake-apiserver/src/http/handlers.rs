@@ -529,6 +529,11 @@ impl Call<'_> {
             self.path.subresource.as_deref(),
             self.namespace(),
         );
+        let resize = crate::admission::claim_resize::prepare_update(
+            &self.server.shared,
+            self.info,
+            self.path.subresource.as_deref(),
+        );
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
@@ -544,8 +549,13 @@ impl Call<'_> {
                 if let Some(priority) = &priority {
                     priority.check(next)?;
                 }
+                // The validating plugins' order: `LimitRanger`, then
+                // `PersistentVolumeClaimResize`.
                 if let Some(limit_ranges) = &limit_ranges {
                     limit_ranges.check(self.info, current, next)?;
+                }
+                if let Some(resize) = &resize {
+                    resize.check(self.info, current, next)?;
                 }
                 if let Some(policies) = &policies {
                     policies.check(&attrs, Some(next), Some(current), &self.warnings)?;

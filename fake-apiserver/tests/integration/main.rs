@@ -6,6 +6,7 @@ mod admission_policy;
 mod admission_webhooks;
 mod cel_rules;
 mod chain_headers;
+mod claim_resize;
 mod conversion_webhooks;
 mod crd_deletion;
 mod crd_storage_rebuild;
