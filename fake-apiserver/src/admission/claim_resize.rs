@@ -11,12 +11,7 @@ use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 use crate::rules::Quantity;
 
-/// Where StorageClasses are stored.
-const STORAGE_CLASSES: &str = "storage.k8s.io/storageclasses";
-
-/// A claim's class through the older annotation, which wins over the field
-/// (`GetPersistentVolumeClaimClass`).
-const BETA_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
+use super::default_classes::{BETA_STORAGE_CLASS, STORAGE_CLASSES};
 
 /// What an update of a claim needs, read before the store is locked: the names of the
 /// StorageClasses that allow expansion.
@@ -51,6 +46,7 @@ fn storage_request(claim: &Value) -> Quantity {
         .unwrap_or_else(|| Quantity::from_nanos(0, crate::rules::quantity::Format::DecimalSi))
 }
 
+/// `GetPersistentVolumeClaimClass`: the older annotation wins over the field.
 fn class_of(claim: &Value) -> &str {
     claim["metadata"]["annotations"][BETA_STORAGE_CLASS]
         .as_str()

@@ -14,7 +14,7 @@ use crate::context::Shared;
 use crate::resource::ResourceInfo;
 
 /// Where StorageClasses are stored.
-const STORAGE_CLASSES: &str = "storage.k8s.io/storageclasses";
+pub(super) const STORAGE_CLASSES: &str = "storage.k8s.io/storageclasses";
 
 /// Where IngressClasses are stored.
 const INGRESS_CLASSES: &str = "networking.k8s.io/ingressclasses";
@@ -29,7 +29,7 @@ const DEFAULT_STORAGE_CLASS: [&str; 2] = [
 const DEFAULT_INGRESS_CLASS: &str = "ingressclass.kubernetes.io/is-default-class";
 
 /// A claim's class through the older annotation (`PersistentVolumeClaimHasClass`).
-const BETA_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
+pub(super) const BETA_STORAGE_CLASS: &str = "volume.beta.kubernetes.io/storage-class";
 
 /// An Ingress's class through the older annotation.
 const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
