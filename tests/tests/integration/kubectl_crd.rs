@@ -590,6 +590,37 @@ fn a_tightened_schema_ratchets_values_that_do_not_change() {
         .ok();
 }
 
+/// `kubectl apply` of a changed CRD: widgets stored before read with the new schema (the
+/// default it gained shows in `kubectl get`, the field it dropped does not), and a re-apply of
+/// the first CRD brings the dropped field back: the stored widget lost nothing.
+#[test]
+fn a_changed_crd_is_read_through_at_once() {
+    let cluster = Cluster::start();
+    let file = cluster.write_json("crd.json", &widget_crd());
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let object = cluster.write_json("w1.json", &widget("w1", "teal", 5));
+    cluster.kubectl(&["apply", "-f", &object]).ok();
+    let mut changed = widget_crd();
+    let spec = &mut changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+        ["spec"]["properties"];
+    spec["shape"] = json!({"type": "string", "default": "round"});
+    spec.as_object_mut().expect("properties").remove("size");
+    let changed_file = cluster.write_json("changed.json", &changed);
+    cluster.kubectl(&["apply", "-f", &changed_file]).ok();
+    let widget_name = format!("widgets.{GROUP}/w1");
+    let read = cluster
+        .kubectl(&["get", &widget_name, "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(read["spec"], json!({"color": "teal", "shape": "round"}));
+    cluster.kubectl(&["apply", "-f", &file]).ok();
+    let read = cluster
+        .kubectl(&["get", &widget_name, "-o", "json"])
+        .ok()
+        .json();
+    assert_eq!(read["spec"], json!({"color": "teal", "size": 5}));
+}
+
 /// CRD rules may use the Kubernetes `quantity`, `ip` and `cidr` CEL libraries: objects are
 /// judged by them (before, every object of such a CRD was refused with `no such attribute`).
 #[test]
