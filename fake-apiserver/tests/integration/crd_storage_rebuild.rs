@@ -150,6 +150,13 @@ async fn reads_after_a_schema_change_decode_with_the_new_schema_and_lose_nothing
         json!({"colour": "blue"}),
         "{list}"
     );
+    // The in-process reads too.
+    let object = server
+        .get_object("ex.com/v1", "gadgets", Some("default"), "g")
+        .expect("the gadget");
+    assert_eq!(object["spec"], json!({"colour": "blue"}));
+    let (_, listed) = server.list_objects("ex.com/v1", "gadgets", Some("default"));
+    assert_eq!(listed[0]["spec"], json!({"colour": "blue"}));
     // A gadget written under the new schema reads as written.
     let (status, fresh) = call(&server, Method::POST, GADGETS, &gadget("h")).await;
     assert_eq!(status, StatusCode::CREATED, "{fresh}");
