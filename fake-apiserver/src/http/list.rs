@@ -187,9 +187,11 @@ impl ListRequest {
         self.labels.is_some() || self.fields.is_some()
     }
 
-    /// Whether a stored object passes the selectors. With only a label selector, just the labels
-    /// are decoded.
-    pub fn matches_bytes(&self, bytes: &[u8]) -> bool {
+    /// Whether a stored object of `info` passes the selectors. With only a label selector, just
+    /// the labels are decoded; a field selector looks at the object as a read decodes it (a
+    /// custom resource written before its schema changed, with the present schema: see
+    /// [`crate::registry::crd_storage`]).
+    pub fn matches_bytes(&self, info: &ResourceInfo, bytes: &[u8]) -> bool {
         if self.fields.is_none() {
             #[derive(serde::Deserialize)]
             struct Meta {
@@ -209,7 +211,10 @@ impl ListRequest {
             };
         }
         crate::store::json::from_slice(bytes)
-            .map(|object| self.matches(&object))
+            .map(|mut object| {
+                crate::registry::conversion::decode_stale(info, &mut object);
+                self.matches(&object)
+            })
             .unwrap_or(false)
     }
 
@@ -307,7 +312,7 @@ pub fn serve(
             .partition_point(|(k, _)| storage_key(namespace, k).lt(start.bytes()))
     });
     for (k, bytes) in &snapshot.items[first..] {
-        if selecting && !request.matches_bytes(bytes) {
+        if selecting && !request.matches_bytes(info, bytes) {
             continue;
         }
         if request.limit.is_some_and(|l| page.len() >= l) {

@@ -314,7 +314,7 @@ fn event_line_with(event_type: &str, size: usize, put_object: impl FnOnce(&mut B
 
 impl WatchSpec {
     fn passes(&self, bytes: &[u8]) -> bool {
-        !self.filter.has_selector() || self.filter.matches_bytes(bytes)
+        !self.filter.has_selector() || self.filter.matches_bytes(&self.info, bytes)
     }
 
     fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {

@@ -203,6 +203,14 @@ fn changes_on_read(info: &ResourceInfo, object: &Value) -> bool {
     }
 }
 
+/// A stored custom resource as reading it decodes it at the version it is stored at: with the
+/// present schema when it was written before that schema changed (unchanged otherwise).
+pub fn decode_stale(info: &ResourceInfo, object: &mut Value) {
+    if written_before_schema(info, object) {
+        before_conversion(info, object);
+    }
+}
+
 /// Whether a stored custom resource was written before the schema of the version it is stored
 /// at last changed.
 fn written_before_schema(info: &ResourceInfo, object: &Value) -> bool {

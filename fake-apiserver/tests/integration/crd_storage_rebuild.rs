@@ -310,3 +310,47 @@ async fn a_deleted_crd_ends_its_watches() {
         "the gadget goes, then the stream ends: {seen:?}"
     );
 }
+
+/// A field selector on a selectable field looks at the object as a read decodes it: a gadget
+/// written before `colour` had a default is selected by the default's value.
+#[tokio::test]
+async fn a_field_selector_sees_the_new_default() {
+    let server = FakeApiServer::new();
+    let with_selectable = |later: bool| {
+        let mut crd = crd(later);
+        for version in crd["spec"]["versions"].as_array_mut().expect("versions") {
+            version["selectableFields"] = json!([{"jsonPath": ".spec.colour"}]);
+        }
+        crd
+    };
+    let (status, answer) = call(
+        &server,
+        Method::POST,
+        http_support::CRDS,
+        &with_selectable(false),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let (status, answer) = call(&server, Method::POST, GADGETS, &gadget("g")).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let selected = |server: FakeApiServer| async move {
+        let (status, list) = call(
+            &server,
+            Method::GET,
+            &format!("{GADGETS}?fieldSelector=spec.colour%3Dblue"),
+            &Value::Null,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{list}");
+        list["items"]
+            .as_array()
+            .map(|items| items.len())
+            .unwrap_or_default()
+    };
+    assert_eq!(selected(server.clone()).await, 0);
+    let (_, mut stored) = call(&server, Method::GET, CRD, &Value::Null).await;
+    stored["spec"] = with_selectable(true)["spec"].clone();
+    let (status, answer) = call(&server, Method::PUT, CRD, &stored).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(selected(server.clone()).await, 1);
+}
