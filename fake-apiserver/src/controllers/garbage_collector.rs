@@ -454,26 +454,5 @@ fn remove_finalizer(
     uid: &str,
     finalizer: &str,
 ) -> Result<(), ApiError> {
-    let result = objects::update(
-        server,
-        info,
-        namespace,
-        name,
-        UpdateTarget::Main,
-        |object| {
-            if uid_of(object) != uid {
-                return false;
-            }
-            let Some(list) = object["metadata"]["finalizers"].as_array_mut() else {
-                return false;
-            };
-            let before = list.len();
-            list.retain(|f| f.as_str() != Some(finalizer));
-            before != list.len()
-        },
-    );
-    match result {
-        Err(e) if e.code == 404 => Ok(()),
-        other => other,
-    }
+    objects::set_finalizer(server, info, namespace, name, uid, finalizer, false)
 }

@@ -147,6 +147,49 @@ pub(crate) fn update(
     )
 }
 
+/// Adds or removes one finalizer with an update of the stored object, if it is still the object
+/// with `uid` (one gone meanwhile is no error; a conflict is, as for a client's update).
+pub(crate) fn set_finalizer(
+    server: &FakeApiServer,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+    finalizer: &str,
+    present: bool,
+) -> Result<(), ApiError> {
+    let result = update(
+        server,
+        info,
+        namespace,
+        name,
+        UpdateTarget::Main,
+        |object| {
+            if uid_of(object) != uid {
+                return false;
+            }
+            let meta = &mut object["metadata"];
+            if present && !meta["finalizers"].is_array() {
+                meta["finalizers"] = Value::Array(Vec::new());
+            }
+            let Some(list) = meta["finalizers"].as_array_mut() else {
+                return false;
+            };
+            let has = list.iter().any(|f| f == finalizer);
+            match (present, has) {
+                (true, false) => list.push(Value::String(finalizer.to_string())),
+                (false, true) => list.retain(|f| f.as_str() != Some(finalizer)),
+                _ => return false,
+            }
+            true
+        },
+    );
+    match result {
+        Err(e) if e.code == 404 => Ok(()),
+        other => other,
+    }
+}
+
 /// Creates an object in a namespace; one that exists already is not an error. `trusted` is
 /// [`Trust::Own`] for an object built from a fixed template (the `default` ServiceAccount, the
 /// root CA ConfigMap), which skips the typed decode.

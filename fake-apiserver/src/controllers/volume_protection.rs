@@ -16,7 +16,6 @@ use serde_json::Value;
 use super::objects::{self, has_finalizer, is_deleting};
 use crate::context::FakeApiServer;
 use crate::error::ApiError;
-use crate::registry::semantics::UpdateTarget;
 use crate::resource::ResourceInfo;
 
 /// The finalizer that protects a claim in use.
@@ -147,8 +146,8 @@ pub(crate) fn sync_volume(server: &FakeApiServer, name: &str) -> Result<(), ApiE
     Ok(())
 }
 
-/// Adds or removes the finalizer with an update of the object read (a conflict is the
-/// controller's error, as its update's would be).
+/// Adds or removes the finalizer on the object read (an update, whose conflict is the
+/// controller's error).
 fn set_finalizer(
     server: &FakeApiServer,
     info: &ResourceInfo,
@@ -156,46 +155,16 @@ fn set_finalizer(
     finalizer: &str,
     add: bool,
 ) -> Result<(), ApiError> {
-    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let uid = objects::uid_of(object).to_string();
-    let result = objects::update(
+    let text = |key: &str| object["metadata"][key].as_str().unwrap_or_default();
+    objects::set_finalizer(
         server,
         info,
-        namespace,
-        name,
-        UpdateTarget::Main,
-        |stored| {
-            if objects::uid_of(stored) != uid {
-                return false;
-            }
-            let meta = &mut stored["metadata"];
-            if add {
-                if !meta["finalizers"].is_array() {
-                    meta["finalizers"] = Value::Array(Vec::new());
-                }
-                let Some(list) = meta["finalizers"].as_array_mut() else {
-                    return false;
-                };
-                if list.iter().any(|f| f == finalizer) {
-                    return false;
-                }
-                list.push(Value::String(finalizer.to_string()));
-                true
-            } else {
-                let Some(list) = meta["finalizers"].as_array_mut() else {
-                    return false;
-                };
-                let before = list.len();
-                list.retain(|f| f.as_str() != Some(finalizer));
-                before != list.len()
-            }
-        },
-    );
-    match result {
-        Err(e) if e.code == 404 => Ok(()),
-        other => other,
-    }
+        text("namespace"),
+        text("name"),
+        objects::uid_of(object),
+        finalizer,
+        add,
+    )
 }
 
 #[cfg(test)]
