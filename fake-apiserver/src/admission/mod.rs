@@ -36,6 +36,7 @@ mod dispatch;
 pub(crate) mod limit_ranger;
 mod matching;
 pub(crate) mod policy;
+pub(crate) mod pod_security;
 pub(crate) mod priority;
 mod review;
 mod runtime_class;

@@ -1,0 +1,21 @@
+//! STUB: `windowsHostProcess` — to be written (see upstream's `policy/check_windowsHostProcess.go`).
+
+use serde_json::Value;
+
+use crate::admission::pod_security::policy::Level;
+use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
+
+/// The check.
+pub(crate) const CHECK: Check = Check {
+    id: "windowsHostProcess",
+    level: Level::Baseline,
+    versions: &[VersionedCheck {
+        minimum_version: 0,
+        check_pod: stub,
+        override_check_ids: &[],
+    }],
+};
+
+fn stub(_metadata: &Value, _spec: &Value) -> CheckResult {
+    CheckResult::allowed()
+}
