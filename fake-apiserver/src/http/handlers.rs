@@ -534,6 +534,13 @@ impl Call<'_> {
             self.info,
             self.path.subresource.as_deref(),
         );
+        let pod_security = crate::admission::pod_security::prepare_update(
+            &self.server.shared,
+            self.info,
+            self.path.subresource.as_deref(),
+            self.namespace(),
+            self.name(),
+        );
         let decide = |current: &Value| {
             let mutation = decide(current)?;
             if let Mutation::Put(next) = &mutation {
@@ -549,10 +556,13 @@ impl Call<'_> {
                 if let Some(priority) = &priority {
                     priority.check(next)?;
                 }
-                // The validating plugins' order: `LimitRanger`, then
+                // The validating plugins' order: `LimitRanger`, `PodSecurity`, then
                 // `PersistentVolumeClaimResize`.
                 if let Some(limit_ranges) = &limit_ranges {
                     limit_ranges.check(self.info, current, next)?;
+                }
+                if let Some(pod_security) = &pod_security {
+                    pod_security.check(self.info, current, next, &self.warnings)?;
                 }
                 if let Some(resize) = &resize {
                     resize.check(self.info, current, next)?;
@@ -1829,6 +1839,12 @@ pub(crate) fn create_object(
         strip_type_meta(info, &mut candidate);
         if options.in_tree_admission {
             crate::admission::limit_ranger::validate_create(&server.shared, info, &candidate)?;
+            crate::admission::pod_security::validate_create(
+                &server.shared,
+                info,
+                &candidate,
+                &ctx.warnings,
+            )?;
         }
         crate::admission::certificates::admit_create(info, &candidate)?;
         crate::admission::validate(info, None, &mut candidate)?;

@@ -80,8 +80,12 @@ mod tests {
 
     #[test]
     fn only_host_users_false_relaxes() {
-        assert!(relax_policy_for_user_namespace_pod(&json!({"hostUsers": false})));
-        assert!(!relax_policy_for_user_namespace_pod(&json!({"hostUsers": true})));
+        assert!(relax_policy_for_user_namespace_pod(
+            &json!({"hostUsers": false})
+        ));
+        assert!(!relax_policy_for_user_namespace_pod(
+            &json!({"hostUsers": true})
+        ));
         assert!(!relax_policy_for_user_namespace_pod(&json!({})));
     }
 }

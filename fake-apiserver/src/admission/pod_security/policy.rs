@@ -58,8 +58,8 @@ impl Level {
 /// A policy version: `v1.<minor>` or `latest` (newer than any numbered version).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Version {
-    /// `v1.<minor>`.
-    V1(u32),
+    /// `v1.<minor>` (any minor Go's `Atoi` reads: up to `i64::MAX`).
+    V1(u64),
     /// `latest`.
     Latest,
 }
@@ -71,7 +71,12 @@ impl Version {
         if value == "latest" {
             return Ok(Version::Latest);
         }
-        let invalid = || (Version::Latest, "must be \"latest\" or \"v1.x\"".to_string());
+        let invalid = || {
+            (
+                Version::Latest,
+                "must be \"latest\" or \"v1.x\"".to_string(),
+            )
+        };
         let minor = value.strip_prefix("v1.").ok_or_else(invalid)?;
         let well_formed = !minor.is_empty()
             && minor.bytes().all(|b| b.is_ascii_digit())
@@ -79,15 +84,9 @@ impl Version {
         if !well_formed {
             return Err(invalid());
         }
-        minor.parse().map(Version::V1).map_err(|_| invalid())
-    }
-
-    /// Whether `self` is older than `other` (`latest` is never older).
-    pub(crate) fn older(self, other: Version) -> bool {
-        match (self, other) {
-            (Version::Latest, _) => false,
-            (Version::V1(_), Version::Latest) => true,
-            (Version::V1(a), Version::V1(b)) => a < b,
+        match minor.parse::<i64>() {
+            Ok(minor) => Ok(Version::V1(minor.unsigned_abs())),
+            Err(_) => Err(invalid()),
         }
     }
 }
@@ -249,6 +248,8 @@ mod tests {
     #[case("latest", Ok(Version::Latest))]
     #[case("v1.0", Ok(Version::V1(0)))]
     #[case("v1.25", Ok(Version::V1(25)))]
+    #[case("v1.9223372036854775807", Ok(Version::V1(9223372036854775807)))]
+    #[case("v1.9223372036854775808", Err(()))]
     #[case("v1.01", Err(()))]
     #[case("v2.0", Err(()))]
     #[case("1.25", Err(()))]
@@ -257,14 +258,6 @@ mod tests {
     #[case("", Err(()))]
     fn versions_parse_as_upstream(#[case] input: &str, #[case] expected: Result<Version, ()>) {
         assert_eq!(Version::parse(input).map_err(|_| ()), expected);
-    }
-
-    #[test]
-    fn latest_is_never_older() {
-        assert!(Version::V1(99).older(Version::Latest));
-        assert!(!Version::Latest.older(Version::V1(99)));
-        assert!(Version::V1(3).older(Version::V1(25)));
-        assert!(!Version::V1(25).older(Version::V1(25)));
     }
 
     #[test]

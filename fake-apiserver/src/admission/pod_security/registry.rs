@@ -86,7 +86,7 @@ impl Check {
 /// The checks of `level` at `version`, by ID, in evaluation order.
 fn checks_at(level: Level, version: Version) -> Vec<(&'static str, CheckPodFn)> {
     let minor = match version {
-        Version::V1(minor) => minor.min(MAX_VERSION),
+        Version::V1(minor) => minor.min(u64::from(MAX_VERSION)) as u32,
         Version::Latest => MAX_VERSION,
     };
     let mut all: Vec<&Check> = checks::ALL.iter().collect();
@@ -108,7 +108,11 @@ fn checks_at(level: Level, version: Version) -> Vec<(&'static str, CheckPodFn)> 
 }
 
 /// Runs the checks of `lv` on a pod (`EvaluatePod`); `privileged` runs none.
-pub(crate) fn evaluate_pod(lv: LevelVersion, metadata: &Value, spec: &Value) -> AggregateCheckResult {
+pub(crate) fn evaluate_pod(
+    lv: LevelVersion,
+    metadata: &Value,
+    spec: &Value,
+) -> AggregateCheckResult {
     if lv.level == Level::Privileged {
         return AggregateCheckResult::default();
     }
@@ -188,7 +192,11 @@ mod tests {
             assert_ne!(check.level, Level::Privileged, "{}", check.id);
             assert!(!check.versions.is_empty(), "{}", check.id);
             for pair in check.versions.windows(2) {
-                assert!(pair[0].minimum_version < pair[1].minimum_version, "{}", check.id);
+                assert!(
+                    pair[0].minimum_version < pair[1].minimum_version,
+                    "{}",
+                    check.id
+                );
             }
             for v in check.versions {
                 if !v.override_check_ids.is_empty() {
@@ -218,7 +226,12 @@ mod tests {
     #[test]
     fn restricted_overrides_replace_their_baseline_checks() {
         let latest = ids_at(Level::Restricted, Version::Latest);
-        for overridden in ["capabilities_baseline", "hostPathVolumes", "seccompProfile_baseline", "procMount"] {
+        for overridden in [
+            "capabilities_baseline",
+            "hostPathVolumes",
+            "seccompProfile_baseline",
+            "procMount",
+        ] {
             assert!(!latest.contains(&overridden), "{overridden} in {latest:?}");
         }
         assert!(ids_at(Level::Baseline, Version::Latest).contains(&"procMount"));
@@ -252,6 +265,9 @@ mod tests {
             CheckResult::forbidden("", "y"),
         ]);
         assert_eq!(result.forbidden_reason(), "a, b, unknown forbidden reason");
-        assert_eq!(result.forbidden_detail(), "a (x), b, unknown forbidden reason (y)");
+        assert_eq!(
+            result.forbidden_detail(),
+            "a (x), b, unknown forbidden reason (y)"
+        );
     }
 }

@@ -84,6 +84,38 @@ pub async fn json(
     call(server, method, uri, "application/json", bytes).await
 }
 
+/// Sends a JSON body (none for `Null`); the status, the `Warning` headers as sent and the body
+/// decoded as JSON.
+#[allow(dead_code)]
+pub async fn json_with_warnings(
+    server: &FakeApiServer,
+    method: Method,
+    uri: &str,
+    body: &Value,
+) -> (StatusCode, Vec<String>, Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .body(Body::from(if body.is_null() {
+            Vec::new()
+        } else {
+            body.to_string().into_bytes()
+        }))
+        .expect("a valid request");
+    let (status, headers, bytes) = send_raw(server, request).await;
+    let warnings = headers
+        .get_all("warning")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    (
+        status,
+        warnings,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
 /// Sends a request without a body and returns the status, the `Content-Type` and the body as
 /// text, for answers that need not be JSON.
 #[allow(dead_code)]
