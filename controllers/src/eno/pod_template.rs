@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, SecurityContext, Volume,
-    VolumeMount,
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSpec, SeccompProfile,
+    SecurityContext, Volume, VolumeMount,
 };
 use kube::api::ObjectMeta;
 
@@ -149,9 +149,17 @@ pub fn new_pod(config: &Config, comp: &Composition, syn: &Synthesizer) -> Pod {
     }
 }
 
-/// Upstream's container security context: drop every capability, run as uid 1000, non-root.
+/// Upstream's container security context: drop every capability, run as uid 1000, non-root,
+/// no privilege escalation, the runtime's default seccomp profile (upstream's executor
+/// container sets it too). Together they meet the `restricted` Pod Security Standard, so the
+/// pods are admitted in a pod namespace labelled `pod-security.kubernetes.io/enforce:
+/// restricted`.
 fn restricted_security_context() -> SecurityContext {
     SecurityContext {
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".to_string(),
+            ..SeccompProfile::default()
+        }),
         capabilities: Some(Capabilities {
             drop: Some(vec!["ALL".to_string()]),
             ..Capabilities::default()
@@ -283,6 +291,11 @@ mod tests {
             );
             assert_eq!(sc.run_as_user, Some(1000));
             assert_eq!(sc.run_as_non_root, Some(true));
+            assert_eq!(sc.allow_privilege_escalation, Some(false));
+            assert_eq!(
+                sc.seccomp_profile.as_ref().map(|p| p.type_.as_str()),
+                Some("RuntimeDefault")
+            );
         }
         assert_eq!(spec.volumes.unwrap()[0].name, EXECUTOR_VOLUME);
     }

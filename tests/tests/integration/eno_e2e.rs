@@ -496,3 +496,33 @@ async fn bound_inputs_reach_the_synthesizer() {
     .await
     .expect("test timed out");
 }
+
+/// A hardened cluster labels the pod namespace `restricted`: the synthesizer pods meet that
+/// standard (no escalation, every capability dropped, non-root, the runtime's seccomp profile),
+/// so PodSecurity admits them and synthesis completes. (Without the seccomp profile every pod
+/// was refused with `violates PodSecurity "restricted:latest": seccompProfile ...`, and the
+/// composition never synthesized.)
+#[tokio::test]
+async fn synthesizes_with_the_pod_namespace_enforcing_restricted() {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        let env = Env::start(EnvOptions::full()).await;
+        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+        let labels = serde_json::json!({"metadata": {"labels": {
+            "pod-security.kubernetes.io/enforce": "restricted"}}});
+        namespaces
+            .patch(
+                &env.pod_namespace,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&labels),
+            )
+            .await
+            .unwrap();
+        create_synthesizer(&env.client, &output_synthesizer("syn")).await;
+        create_composition(&env.client, "default", "web", "syn").await;
+        let comp = wait_synthesized(&env, "default", "web", 1).await;
+        assert_eq!(current(&comp).attempts, 1);
+        env.stop().await;
+    })
+    .await
+    .expect("synthesis under a restricted pod namespace");
+}
