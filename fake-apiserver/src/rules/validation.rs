@@ -359,33 +359,40 @@ pub fn qualified_kind(group: &str, kind: &str) -> String {
     }
 }
 
-/// Quotes a string the way Go's `%q` / `strconv.Quote` does.
+/// A string as Go's `%q` (`strconv.Quote`) prints it: in double quotes, with `"` and `\`
+/// backslashed and every character `unicode.IsPrint` does not accept escaped (`\a`..`\v`,
+/// `\xHH` below U+0020 and for U+007F, else `\uHHHH` or `\UHHHHHHHH`). Printable is Go's
+/// definition: letters, marks, numbers, punctuation, symbols and U+0020 (the Unicode tables are
+/// the regex crate's, which may be a Unicode version ahead of Go's for newly assigned
+/// characters).
 pub fn go_quote(s: &str) -> String {
+    static PRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$").expect("a constant, valid pattern")
+    });
+    let is_print = |c: char| match c {
+        ' '..='~' => true,
+        c if c.is_ascii() => false,
+        c => PRINTABLE.is_match(c.encode_utf8(&mut [0; 4])),
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_print(c) => out.push(c),
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                let n = c as u32;
-                if n <= 0xffff {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
+            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
         }
     }
     out.push('"');
@@ -1235,6 +1242,21 @@ fn finish(kind: &str, name: &str, causes: Vec<Cause>) -> Result<(), InvalidError
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[rstest]
+    #[case::plain("runtime/default", r#""runtime/default""#)]
+    #[case::quote_and_backslash(r#"a"b\c"#, r#""a\"b\\c""#)]
+    #[case::named_escapes("\u{7}\u{8}\u{c}\n\r\t\u{b}", r#""\a\b\f\n\r\t\v""#)]
+    #[case::other_controls("\u{0}\u{1f}\u{7f}\u{85}", r#""\x00\x1f\x7f\u0085""#)]
+    #[case::printable_unicode("é😀", "\"é😀\"")]
+    #[case::unprintable_spaces_and_formats(
+        "\u{a0}\u{2028}\u{200e}\u{ad}",
+        r#""\u00a0\u2028\u200e\u00ad""#
+    )]
+    #[case::private_use("\u{e000}\u{f0000}", r#""\ue000\U000f0000""#)]
+    fn go_quote_matches_strconv_quote(#[case] input: &str, #[case] quoted: &str) {
+        assert_eq!(go_quote(input), quoted);
+    }
 
     const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 

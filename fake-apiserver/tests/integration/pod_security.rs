@@ -351,23 +351,25 @@ async fn only_significant_pod_updates_are_checked() {
     )
     .await;
 
-    let merge = |patch: Value| {
+    let patch = |patch: Value| {
         let server = server.clone();
         async move {
             http_support::call(
                 &server,
                 Method::PATCH,
                 &format!("{}/web", pods("team")),
-                "application/merge-patch+json",
+                "application/json-patch+json",
                 patch.to_string().into_bytes(),
             )
             .await
         }
     };
-    let (status, body) = merge(json!({"metadata": {"labels": {"tier": "front"}}})).await;
+    let (status, body) =
+        patch(json!([{"op": "add", "path": "/metadata/labels", "value": {"tier": "front"}}])).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) =
-        merge(json!({"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}})).await;
+        patch(json!([{"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:2"}]))
+            .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(
         body["message"],

@@ -3,10 +3,9 @@
 //! `container.apparmor.security.beta.kubernetes.io/*` annotations may only be empty,
 //! `runtime/default` or `localhost/*` (`check_appArmorProfile.go`).
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde_json::Value;
+
+use crate::rules::validation::go_quote;
 
 use crate::admission::pod_security::helpers::{
     container_name, join_quote, pluralize, sorted_set, visit_containers,
@@ -110,47 +109,6 @@ fn app_armor_profile_1_0(metadata: &Value, spec: &Value) -> CheckResult {
             join_quote(&bad_value_list)
         ),
     )
-}
-
-/// A string as Go's `%q` (`strconv.Quote`) prints it: in double quotes, with `"` and `\`
-/// backslashed and every character `unicode.IsPrint` does not accept escaped (`\a`..`\v`,
-/// `\xHH` below U+0020 and for U+007F, else `\uHHHH` or `\UHHHHHHHH`). Printable is Go's
-/// definition: letters, marks, numbers, punctuation, symbols and U+0020 (the Unicode tables are
-/// the regex crate's, which may be a Unicode version ahead of Go's for newly assigned
-/// characters). Shared with `seccomp_profile_baseline`, which quotes annotation values too.
-pub(super) fn go_quote(s: &str) -> String {
-    static PRINTABLE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$").expect("a constant, valid pattern")
-    });
-    let is_print = |c: char| match c {
-        ' '..='~' => true,
-        c if c.is_ascii() => false,
-        c => PRINTABLE.is_match(c.encode_utf8(&mut [0; 4])),
-    };
-
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_print(c) => out.push(c),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            c if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -307,20 +265,5 @@ mod tests {
             None => assert_eq!(result, CheckResult::allowed()),
             Some((reason, detail)) => assert_eq!(result, CheckResult::forbidden(reason, detail)),
         }
-    }
-
-    #[rstest]
-    #[case::plain("runtime/default", r#""runtime/default""#)]
-    #[case::quote_and_backslash(r#"a"b\c"#, r#""a\"b\\c""#)]
-    #[case::named_escapes("\u{7}\u{8}\u{c}\n\r\t\u{b}", r#""\a\b\f\n\r\t\v""#)]
-    #[case::other_controls("\u{0}\u{1f}\u{7f}\u{85}", r#""\x00\x1f\x7f\u0085""#)]
-    #[case::printable_unicode("é😀", "\"é😀\"")]
-    #[case::unprintable_spaces_and_formats(
-        "\u{a0}\u{2028}\u{200e}\u{ad}",
-        r#""\u00a0\u2028\u200e\u00ad""#
-    )]
-    #[case::private_use("\u{e000}\u{f0000}", r#""\ue000\U000f0000""#)]
-    fn go_quote_matches_strconv_quote(#[case] input: &str, #[case] quoted: &str) {
-        assert_eq!(go_quote(input), quoted);
     }
 }

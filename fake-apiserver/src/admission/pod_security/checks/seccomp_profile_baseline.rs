@@ -7,12 +7,12 @@
 
 use serde_json::Value;
 
-use super::app_armor_profile::go_quote;
 use crate::admission::pod_security::helpers::{
     container_name, join_quote, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
+use crate::rules::validation::go_quote;
 
 /// The check's ID, which `seccompProfile_restricted` overrides (`checkSeccompBaselineID`).
 pub(super) const ID: &str = "seccompProfile_baseline";
