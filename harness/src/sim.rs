@@ -721,6 +721,7 @@ fn controller_config(controllers: &[Controller]) -> ControllerConfig {
         service_accounts: on(Controller::ServiceAccounts),
         pvc_protection: on(Controller::PvcProtection),
         pv_protection: on(Controller::PvProtection),
+        node_lifecycle: on(Controller::NodeLifecycle),
         drive: Drive::Manual,
     }
 }

@@ -102,10 +102,7 @@ mod tests {
     }
 
     fn claims() -> ResourceInfo {
-        crate::resource::builtin_resources()
-            .into_iter()
-            .find(|r| r.group.is_empty() && r.kind == "PersistentVolumeClaim")
-            .expect("claims")
+        crate::resource::builtin_info("", "PersistentVolumeClaim")
     }
 
     #[rstest]

@@ -35,6 +35,7 @@ mod default_classes;
 mod dispatch;
 pub(crate) mod limit_ranger;
 mod matching;
+pub(crate) mod node_taint;
 pub(crate) mod pod_security;
 pub(crate) mod policy;
 pub(crate) mod priority;
@@ -463,7 +464,7 @@ pub(crate) fn admitted_name(object: &Value) -> &str {
 
 /// The in-tree plugins that admit the creation of built-in objects from the store, in the real
 /// server's order: `LimitRanger` (its defaults; its checks run with the validating plugins, see
-/// [`limit_ranger::validate_create`]), `Priority`, `DefaultStorageClass`,
+/// [`limit_ranger::validate_create`]), `TaintNodesByCondition`, `Priority`, `DefaultStorageClass`,
 /// `StorageObjectInUseProtection` ([`storage_protection`]) and `DefaultIngressClass`
 /// ([`default_classes`]; each looks at kinds no other plugin here changes, so where they run
 /// among the others makes no difference), then `RuntimeClass`.
@@ -473,6 +474,7 @@ pub(crate) fn admit_builtin_create(
     object: &mut Value,
 ) -> Result<(), ApiError> {
     limit_ranger::mutate_create(shared, info, object);
+    node_taint::admit_create(info, object);
     priority::admit_create(shared, info, object)?;
     default_classes::admit_create(shared, info, object);
     storage_protection::admit_create(info, object);

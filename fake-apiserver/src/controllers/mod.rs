@@ -29,6 +29,7 @@ pub(crate) mod api_services;
 pub mod garbage_collector;
 pub mod namespace_conditions;
 pub mod namespace_deleter;
+pub mod node_lifecycle;
 mod objects;
 pub mod service_accounts;
 pub mod volume_protection;
@@ -76,6 +77,9 @@ pub struct ControllerConfig {
     pub pvc_protection: bool,
     /// The PV protection controller: a deleted volume goes once it is not bound.
     pub pv_protection: bool,
+    /// The node lifecycle controller's tainting pass: a Node's `NoSchedule` taints follow its
+    /// conditions (the `not-ready` taint of a new Node goes once it is `Ready`).
+    pub node_lifecycle: bool,
     /// When the work is done.
     pub drive: Drive,
 }
@@ -95,6 +99,7 @@ impl ControllerConfig {
             service_accounts: true,
             pvc_protection: true,
             pv_protection: true,
+            node_lifecycle: true,
             drive: Drive::Inline,
         }
     }
@@ -108,6 +113,7 @@ impl ControllerConfig {
             service_accounts: false,
             pvc_protection: false,
             pv_protection: false,
+            node_lifecycle: false,
             drive: Drive::Inline,
         }
     }
@@ -125,6 +131,7 @@ impl ControllerConfig {
             || self.service_accounts
             || self.pvc_protection
             || self.pv_protection
+            || self.node_lifecycle
     }
 }
 
@@ -161,6 +168,9 @@ pub enum Work {
     },
     /// The PV protection controller looks at a volume (`processPV`).
     VolumeProtection(String),
+    /// The node lifecycle controller matches a Node's taints to its conditions
+    /// (`doNoScheduleTaintingPass`).
+    NodeTaints(String),
 }
 
 impl Work {
@@ -175,6 +185,7 @@ impl Work {
             Work::ServiceAccounts(_) => Controller::ServiceAccounts,
             Work::ClaimProtection { .. } => Controller::PvcProtection,
             Work::VolumeProtection(_) => Controller::PvProtection,
+            Work::NodeTaints(_) => Controller::NodeLifecycle,
         }
     }
 }
@@ -204,6 +215,7 @@ impl std::fmt::Display for Work {
                 write!(f, "protect persistentvolumeclaims {namespace}/{name}")
             }
             Work::VolumeProtection(name) => write!(f, "protect persistentvolumes {name}"),
+            Work::NodeTaints(name) => write!(f, "taint nodes {name} by its conditions"),
         }
     }
 }
@@ -222,16 +234,19 @@ pub enum Controller {
     PvcProtection,
     /// The PV protection controller.
     PvProtection,
+    /// The node lifecycle controller (its tainting pass).
+    NodeLifecycle,
 }
 
 impl Controller {
     /// Every controller, in a fixed order.
-    pub const ALL: [Controller; 5] = [
+    pub const ALL: [Controller; 6] = [
         Controller::GarbageCollector,
         Controller::Namespace,
         Controller::ServiceAccounts,
         Controller::PvcProtection,
         Controller::PvProtection,
+        Controller::NodeLifecycle,
     ];
 
     /// The controller's name in kube-controller-manager (`--controllers`).
@@ -242,6 +257,7 @@ impl Controller {
             Controller::ServiceAccounts => "serviceaccount-controller",
             Controller::PvcProtection => "persistentvolumeclaim-protection-controller",
             Controller::PvProtection => "persistentvolume-protection-controller",
+            Controller::NodeLifecycle => "node-lifecycle-controller",
         }
     }
 }
@@ -470,6 +486,13 @@ impl ControllerManager {
         {
             Self::enqueue(&mut state, Work::VolumeProtection(name.to_string()));
         }
+        if self.config.node_lifecycle
+            && info.is_builtin("", "Node")
+            && !deleted
+            && node_lifecycle::needs_sync(object)
+        {
+            Self::enqueue(&mut state, Work::NodeTaints(name.to_string()));
+        }
     }
 
     /// Does queued work until none is left, unless a drive is already under way (its loop
@@ -556,6 +579,7 @@ impl ControllerManager {
                 volume_protection::sync_claim(server, namespace, name)
             }
             Work::VolumeProtection(name) => volume_protection::sync_volume(server, name),
+            Work::NodeTaints(name) => node_lifecycle::sync(server, name),
         };
         if let Err(e) = result {
             // The real controllers requeue with a backoff; here the next write that concerns

@@ -22,6 +22,7 @@ mod layers;
 mod limit_ranges;
 mod metadata_only;
 mod model;
+mod node_taints;
 mod pod_security;
 mod pod_update_decoding;
 mod pod_update_validation;

@@ -34,6 +34,7 @@ mod kubectl_field_selectors;
 mod kubectl_gc;
 mod kubectl_imperative;
 mod kubectl_limit_ranges;
+mod kubectl_node_taints;
 mod kubectl_pod_security;
 mod kubectl_read;
 mod kubectl_support;
