@@ -21,7 +21,10 @@ async fn a_nodes_pod_cidr_is_one_field() {
         &server,
         Method::POST,
         "/api/v1/nodes",
-        &json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/24"}}),
+        // Registered NotReady, as a kubelet registers: the node lifecycle controller leaves the
+        // admission's not-ready taint alone, so the revision below is still the latest.
+        &json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/24"},
+            "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{node}");

@@ -601,8 +601,11 @@ async fn core_kinds_come_back_defaulted() {
         .unwrap();
     assert_eq!(secret.type_.as_deref(), Some("Opaque"));
 
+    // Registered NotReady, as a kubelet registers (with no Ready condition the node lifecycle
+    // controller would take the admission's not-ready taint off at once, a newer revision).
     let node: Node = serde_json::from_value(json!({"metadata": {"name": "n"},
-        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}}))
+        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "False"}]}}))
     .unwrap();
     let nodes = Api::<Node>::all(client.clone());
     let node = nodes.create(post, &node).await.unwrap();
