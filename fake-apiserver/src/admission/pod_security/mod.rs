@@ -99,6 +99,12 @@ fn extract_pod_spec<'a>(info: &ResourceInfo, object: &'a Value) -> Option<(&'a V
 /// The namespace's policy and whether its labels had errors.
 fn namespace_policy(shared: &Shared, namespace: &str) -> Option<(Policy, bool)> {
     let object = shared.store.get_parsed("/namespaces", "", namespace)?;
+    let labelled = object["metadata"]["labels"]
+        .as_object()
+        .is_some_and(|labels| labels.keys().any(|k| k.starts_with(policy::LABEL_PREFIX)));
+    if !labelled {
+        return Some((Policy::DEFAULT, false));
+    }
     let (policy, errors) = Policy::from_labels(&labels_of(&object), Policy::DEFAULT);
     Some((policy, !errors.is_empty()))
 }
@@ -154,10 +160,12 @@ pub(crate) fn prepare_update(
             pods: shared.store.snapshot_values("/pods", Some(name)).1,
         }),
         (Target::Pod, Some(sub)) if IGNORED_POD_SUBRESOURCES.contains(&sub) => None,
-        (Target::Pod, _) | (Target::PodController, None) => Some(UpdateCheck::Workload {
-            target,
-            policy: namespace_policy(shared, namespace)?,
-        }),
+        (Target::Pod, _) | (Target::PodController, None) => {
+            let policy = namespace_policy(shared, namespace)?;
+            // Nothing enforced, warned or audited: no check (the common case, and the cheap
+            // one for the pod updates a cluster makes all the time).
+            (!nothing_to_check(target, policy)).then_some(UpdateCheck::Workload { target, policy })
+        }
         _ => None,
     }
 }
@@ -193,11 +201,7 @@ fn admit_pod_or_template(
     warnings: &RefCell<Vec<String>>,
 ) -> Result<(), ApiError> {
     let enforce = target == Target::Pod;
-    let nothing_to_check = match enforce {
-        true => policy.fully_privileged(),
-        false => policy.warn.level == Level::Privileged && policy.audit.level == Level::Privileged,
-    };
-    if !had_errors && nothing_to_check {
+    if nothing_to_check(target, (policy, had_errors)) {
         return Ok(());
     }
     let Some((metadata, spec)) = extract_pod_spec(info, object) else {
@@ -230,6 +234,16 @@ fn admit_pod_or_template(
         ));
     }
     Ok(())
+}
+
+/// Whether the namespace's policy asks nothing of a pod (everything `privileged`) or of a
+/// workload's template (warn and audit `privileged`), its labels having parsed.
+fn nothing_to_check(target: Target, (policy, had_errors): (Policy, bool)) -> bool {
+    let privileged = match target {
+        Target::Pod => policy.fully_privileged(),
+        _ => policy.warn.level == Level::Privileged && policy.audit.level == Level::Privileged,
+    };
+    !had_errors && privileged
 }
 
 /// `ValidateNamespace` on update.

@@ -6,7 +6,9 @@ use std::fmt;
 
 use crate::error::StatusCause;
 
-/// The `pod-security.kubernetes.io/` labels of a namespace.
+/// The prefix of the Pod Security labels of a namespace.
+pub(crate) const LABEL_PREFIX: &str = "pod-security.kubernetes.io/";
+/// The enforced level.
 pub(crate) const ENFORCE_LEVEL_LABEL: &str = "pod-security.kubernetes.io/enforce";
 /// The version of the enforced level.
 pub(crate) const ENFORCE_VERSION_LABEL: &str = "pod-security.kubernetes.io/enforce-version";
