@@ -63,9 +63,10 @@ pub struct Config {
     /// returns the error (so the same NodeClaim is launched again) instead of deleting the
     /// NodeClaim (removes the guard of spec §4.1, §8.7). Never set in production.
     pub insufficient_capacity_keeps_nodeclaim: bool,
-    /// Test switch, off by default: the lifecycle's JSON merge patches carry no resourceVersion, as
-    /// upstream's v0.36 did, so they overwrite a finalizer or condition written meanwhile (removes
-    /// the optimistic lock of spec §6.2, §8.6). Never set in production.
+    /// Test switch, off by default: the lifecycle's JSON merge patches (and Registration's patch
+    /// of the Node) carry no resourceVersion, as upstream's v0.36 did, so they overwrite a
+    /// finalizer or condition written meanwhile, or bring back a taint removed meanwhile
+    /// (removes the optimistic lock of spec §6.2, §8.6). Never set in production.
     pub merge_patches_without_optimistic_lock: bool,
     /// Test switch, off by default: the lifecycle never waits for its cache to show its own last
     /// write, nor reads the NodeClaim live when the wait runs out; it acts on whatever the cache

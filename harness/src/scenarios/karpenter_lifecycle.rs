@@ -20,6 +20,12 @@
 //! - `karpenter/optimistic-lock` (§6.2, §8.6): another writer adds a finalizer and a `Drifted`
 //!   condition; the lifecycle's merge patches, computed from a stale copy, replace those lists
 //!   whole unless they carry the resourceVersion they were computed from.
+//! - `karpenter/node-taint-lock` (§8.6): kwok Nodes are created with the `not-ready` taint
+//!   (the server's `TaintNodesByCondition`), which the node lifecycle controller (an actor of
+//!   the world) and the kubelet stand-in take off; the kubelet registered without the
+//!   NodeClaim's taints, so Registration writes the Node's taint list whole, computed from its
+//!   cached Node, and without the resourceVersion on that patch it brings the removed taint
+//!   back.
 //!
 //! Guards are removed by the controller's own test switches or tunables (the guards are the
 //! process's own code or memory: no change of the world could remove them honestly).
@@ -38,6 +44,7 @@ use controllers::karpenter::metrics::Metrics;
 use controllers::karpenter::wiring::{self, new_stores, WiringOptions};
 use controllers::karpenter::{Context, NodeClaim};
 use controllers::operator::shutdown;
+use fake_apiserver::controllers::Controller;
 use fake_apiserver::FakeApiServer;
 use futures::FutureExt;
 use jiff::SignedDuration;
@@ -64,6 +71,9 @@ pub enum Provider {
     /// The kwok provider, made per incarnation on the process's client: its Nodes are the
     /// instances.
     Kwok,
+    /// The kwok provider whose Nodes register without the NodeClaim's taints (a kubelet
+    /// without `--register-with-taints`): Registration writes the taint list.
+    KwokWithoutRegisteredTaints,
 }
 
 /// Host `karpenter`: `wiring::spawn` on `provider`, counting into `metrics` (shared with the
@@ -81,6 +91,10 @@ pub fn process(
         let cloud_provider: SharedCloudProvider = match &provider {
             Provider::Fake(cloud) => cloud.clone(),
             Provider::Kwok => Arc::new(KwokCloudProvider::new(env.client.clone(), env.ids.clone())),
+            Provider::KwokWithoutRegisteredTaints => Arc::new(
+                KwokCloudProvider::new(env.client.clone(), env.ids.clone())
+                    .without_registered_taints(),
+            ),
         };
         let ctx = Arc::new(Context::new(
             env.client,
@@ -92,7 +106,7 @@ pub fn process(
             config,
         ));
         let options = WiringOptions {
-            node_termination: matches!(provider, Provider::Kwok),
+            node_termination: !matches!(provider, Provider::Fake(_)),
             ..WiringOptions::default()
         };
         async move {
@@ -375,6 +389,43 @@ pub fn foreign_writes_kept(
     Ok(())
 }
 
+/// The not-ready taint a Node's creation gave it (`TaintNodesByCondition`).
+const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+
+/// Once the server has shown a Node (by UID) without the `not-ready` taint, the taint does not
+/// come back unless the Node reports `Ready=False` (nothing here makes it not ready).
+pub fn removed_not_ready_taint_stays_removed(
+    seen: &RefCell<BTreeMap<String, bool>>,
+    server: &FakeApiServer,
+) -> Result<(), String> {
+    let mut seen = seen.borrow_mut();
+    for node in server.list_objects("v1", "nodes", None).1 {
+        let uid = node["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let tainted = node["spec"]["taints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["key"] == NOT_READY_TAINT);
+        let not_ready = node["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "False");
+        let removed_before = seen.entry(uid).or_default();
+        if *removed_before && tainted && !not_ready {
+            return Err(format!(
+                "taint {NOT_READY_TAINT} came back on Node {} after it was removed",
+                node["metadata"]["name"].as_str().unwrap_or_default()
+            ));
+        }
+        *removed_before |= !tainted;
+    }
+    Ok(())
+}
+
 /// The goal: every NodeClaim is Ready or gone.
 pub fn ready_or_gone(server: &FakeApiServer) -> Result<(), String> {
     for nc in nodeclaims(server) {
@@ -517,6 +568,26 @@ pub fn optimistic_lock_world(world: &mut World, guard: bool) {
     world.eventually("NodeClaim launched", super::karpenter::launched);
 }
 
+/// §8.6: kwok Nodes start with the `not-ready` taint, which kube-controller-manager's node
+/// lifecycle controller and the kubelet stand-in remove; Registration syncs the taint list.
+pub fn node_taint_lock_world(world: &mut World, guard: bool) {
+    world.setup(|client| setup(client).boxed());
+    process(
+        world,
+        Provider::KwokWithoutRegisteredTaints,
+        Metrics::new(),
+        move |c| c.merge_patches_without_optimistic_lock = !guard,
+    );
+    kubelet(world, Duration::from_secs(10));
+    world.kube_controller_manager(&[Controller::NodeLifecycle]);
+    let seen = RefCell::default();
+    world.invariant("a removed not-ready taint stays removed", move |server| {
+        removed_not_ready_taint_stays_removed(&seen, server)
+    });
+    world.eventually("every NodeClaim is Ready or gone", ready_or_gone);
+    world.eventually("no Node without a NodeClaim", no_node_without_nodeclaim);
+}
+
 /// The scenarios of this module.
 pub fn scenarios() -> Vec<Scenario> {
     let request_faults = Faults {
@@ -625,6 +696,16 @@ pub fn scenarios() -> Vec<Scenario> {
         optimistic_lock_world,
         request_faults,
         |c| c.steps = 80,
+    ));
+    all.extend(pair(
+        "node-taint-lock",
+        "spec §8.6: Registration's Node patch carries its resourceVersion: a taint removed meanwhile stays removed",
+        "upstream v0.36's unlocked Node patch: Registration's taint list from a stale cache brings the removed not-ready taint back",
+        node_taint_lock_world,
+        // No request faults: a kwok Node created by a request whose answer is lost is an
+        // instance the process does not know (the leak of spec §6.3), not this race.
+        watch_faults,
+        |c| c.steps = 120,
     ));
     all
 }

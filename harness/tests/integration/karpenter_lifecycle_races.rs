@@ -35,6 +35,11 @@ use rstest::rstest;
 )]
 #[case::liveness("karpenter/without-liveness", "every NodeClaim is Ready or gone", true)]
 #[case::optimistic_lock("karpenter/without-optimistic-lock", "no lost update", false)]
+#[case::node_taint_lock(
+    "karpenter/without-node-taint-lock",
+    "a removed not-ready taint stays removed",
+    false
+)]
 fn a_removed_guard_is_found_shrunk_and_replayed(
     #[case] name: &str,
     #[case] property: &str,
@@ -53,6 +58,7 @@ fn a_removed_guard_is_found_shrunk_and_replayed(
 #[case::ice_delete("karpenter/ice-delete")]
 #[case::liveness("karpenter/liveness")]
 #[case::optimistic_lock("karpenter/optimistic-lock")]
+#[case::node_taint_lock("karpenter/node-taint-lock")]
 fn a_guard_in_place_holds_under_faults_and_every_run_converges(#[case] name: &str) {
     check::guard_holds(name, seeds_from_env(0..40));
 }

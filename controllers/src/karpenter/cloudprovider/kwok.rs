@@ -52,6 +52,7 @@ pub struct KwokCloudProvider {
     clock: SharedClock,
     instances: InstanceRegistry,
     max_instances: Option<usize>,
+    registers_with_taints: bool,
 }
 
 impl std::fmt::Debug for KwokCloudProvider {
@@ -72,6 +73,7 @@ impl KwokCloudProvider {
             clock: std::sync::Arc::new(SystemClock),
             instances: InstanceRegistry::default(),
             max_instances: None,
+            registers_with_taints: true,
         }
     }
 
@@ -91,6 +93,14 @@ impl KwokCloudProvider {
     /// Report insufficient capacity once `max` instances are live (a capacity-limited cloud).
     pub fn with_max_instances(mut self, max: Option<usize>) -> Self {
         self.max_instances = max;
+        self
+    }
+
+    /// Create Nodes without the NodeClaim's taints, as a kubelet started without
+    /// `--register-with-taints` registers: Registration then puts them on (writing the Node's
+    /// taint list).
+    pub fn without_registered_taints(mut self) -> Self {
+        self.registers_with_taints = false;
         self
     }
 
@@ -152,7 +162,7 @@ impl KwokCloudProvider {
                     &nodeclaim.spec.taints,
                     &nodeclaim.spec.startup_taints,
                 ))
-                .filter(|t| !t.is_empty()),
+                .filter(|t| self.registers_with_taints && !t.is_empty()),
                 ..Default::default()
             }),
             status: Some(NodeStatus {

@@ -231,8 +231,8 @@ impl Target {
     }
 }
 
-/// The optimistic lock on a merge patch computed from the object at `resource_version` (none
-/// under the test switch [`super::context::Config::merge_patches_without_optimistic_lock`], as
+/// The optimistic lock on a patch computed from the object at `resource_version` (none under
+/// the test switch [`super::context::Config::merge_patches_without_optimistic_lock`], as
 /// upstream v0.36).
 fn lock(
     ctx: &Context,

@@ -76,9 +76,17 @@ pub async fn reconcile(ctx: &Context, nodeclaim: &mut NodeClaim) -> Result<Outco
     Ok(Outcome::Done)
 }
 
+/// Writes the synced labels, annotations, finalizer, owner reference and taints onto the Node.
+/// The patch carries the resourceVersion of the Node it was computed from (upstream's
+/// `MergeFromWithOptimisticLock` on this patch: the taint list is written whole, and a taint
+/// removed meanwhile — the node lifecycle controller's `not-ready`, the cloud controller
+/// manager's `uninitialized` — would come back from a stale cache, spec §8.6); a conflict
+/// requeues the NodeClaim. None under the test switch
+/// [`crate::karpenter::context::Config::merge_patches_without_optimistic_lock`].
 async fn sync_node(ctx: &Context, nodeclaim: &NodeClaim, node: &Node) -> Result<(), Error> {
     let synced = synced_node(nodeclaim, node);
     if let Some(body) = node_patch(node, &synced) {
+        let body = super::lock(ctx, body, node.metadata.resource_version.clone());
         Api::<Node>::all(ctx.client.clone())
             .patch(
                 &node.name_any(),
