@@ -376,3 +376,66 @@ async fn only_significant_pod_updates_are_checked() {
         format!("pods \"web\" is forbidden: violates PodSecurity \"restricted:latest\": {RESTRICTED_APP}")
     );
 }
+
+/// An ephemeral container is a pod update the plugin looks at (through the
+/// `ephemeralcontainers` subresource): a privileged debug container is refused where baseline is
+/// enforced; the `status` subresource is not looked at.
+#[tokio::test]
+async fn an_ephemeral_container_is_checked_and_status_is_not() {
+    let server = FakeApiServer::new();
+    namespace(
+        &server,
+        "base",
+        json!({"pod-security.kubernetes.io/enforce": "baseline"}),
+    )
+    .await;
+    let (status, _) = call(&server, Method::POST, &pods("base"), &plain_pod("web")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let debug = |privileged: bool| {
+        json!({"spec": {"ephemeralContainers": [{"name": "debug", "image": "busybox",
+            "terminationMessagePolicy": "File",
+            "securityContext": {"privileged": privileged}}]}})
+    };
+    let uri = format!("{}/web/ephemeralcontainers", pods("base"));
+    let (status, body) = http_support::call(
+        &server,
+        Method::PATCH,
+        &uri,
+        "application/strategic-merge-patch+json",
+        debug(true).to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(
+        body["message"],
+        "pods \"web\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"debug\" must not set securityContext.privileged=true)"
+    );
+    let (status, body) = http_support::call(
+        &server,
+        Method::PATCH,
+        &uri,
+        "application/strategic-merge-patch+json",
+        debug(false).to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // A status write is never looked at, even of a pod that would not be admitted now.
+    label_namespace(
+        &server,
+        "base",
+        json!({"pod-security.kubernetes.io/enforce": "restricted"}),
+    )
+    .await;
+    let (status, body) = http_support::call(
+        &server,
+        Method::PATCH,
+        &format!("{}/web/status", pods("base")),
+        "application/merge-patch+json",
+        json!({"status": {"phase": "Running"}})
+            .to_string()
+            .into_bytes(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
