@@ -37,12 +37,15 @@ pub type ServiceResolver = Arc<dyn Fn(&ServiceReference) -> Option<String> + Sen
 pub struct AdmissionConfig {
     /// How `clientConfig.service` webhooks are reached.
     pub service_resolver: Option<ServiceResolver>,
+    /// The `PodSecurity` plugin's defaults and exemptions.
+    pub pod_security: super::pod_security::config::PodSecurityConfiguration,
 }
 
 impl std::fmt::Debug for AdmissionConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AdmissionConfig")
             .field("service_resolver", &self.service_resolver.is_some())
+            .field("pod_security", &self.pod_security)
             .finish()
     }
 }

@@ -53,6 +53,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 pub use config::{AdmissionConfig, ServiceReference, ServiceResolver};
+pub use pod_security::config::{ConfigError as PodSecurityConfigError, PodSecurityConfiguration};
 
 use crate::auth::UserInfo;
 use crate::error::ApiError;
@@ -833,6 +834,16 @@ impl crate::FakeApiServerBuilder {
         resolver: impl Fn(&ServiceReference) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.admission.service_resolver = Some(Arc::new(resolver));
+        self
+    }
+
+    /// The `PodSecurity` admission plugin's configuration: the policy of namespaces without
+    /// Pod Security labels and the exempt users, namespaces and runtime classes (by default
+    /// every mode `privileged:latest`, nothing exempt), as kube-apiserver's
+    /// `--admission-control-config-file` gives it (see
+    /// [`PodSecurityConfiguration::from_admission_configuration_file`]).
+    pub fn pod_security_configuration(mut self, configuration: PodSecurityConfiguration) -> Self {
+        self.admission.pod_security = configuration;
         self
     }
 }

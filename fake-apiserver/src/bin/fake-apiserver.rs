@@ -89,10 +89,16 @@ struct Args {
     /// The private key (PEM) of `--tls-cert-file`.
     #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
     tls_private_key_file: Option<PathBuf>,
-    /// Admission plugins to turn on besides the default ones (`ServiceAccount`; the
-    /// `NamespaceLifecycle` checks always run).
+    /// Admission plugins to turn on besides the default ones (`ServiceAccount`; the plugins
+    /// every real server runs, `NamespaceLifecycle`, `LimitRanger`, `PodSecurity`, ..., always
+    /// run and are accepted here too).
     #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
     enable_admission_plugins: Vec<String>,
+    /// kube-apiserver's admission configuration file (`apiserver.config.k8s.io/v1
+    /// AdmissionConfiguration`): the `PodSecurity` plugin's defaults and exemptions are read
+    /// from it (inline `configuration` or `path`); other plugins' entries are ignored.
+    #[arg(long, value_name = "FILE")]
+    admission_control_config_file: Option<PathBuf>,
     /// Fail this share of requests, in parts per thousand, with 429 (Retry-After), 500 or, on
     /// writes, 409 — a flaky server for fault-tolerance tests (see `fake_apiserver::chaos`).
     #[arg(long, value_name = "PER_MILLE", default_value_t = 0,
@@ -146,9 +152,33 @@ enum RunError {
     TokenFile(#[from] fake_apiserver::auth::token_file::TokenFileError),
     #[error(transparent)]
     Tls(#[from] fake_apiserver::tls::TlsError),
-    #[error("admission plugin {0:?} is not supported (NamespaceLifecycle, ServiceAccount)")]
+    #[error("admission plugin {name:?} is not supported (ServiceAccount, or one of the plugins always on: {always_on})", name = .0, always_on = ALWAYS_ON_ADMISSION_PLUGINS.join(", "))]
     AdmissionPlugin(String),
+    #[error("admission configuration: {0}")]
+    AdmissionConfiguration(#[from] fake_apiserver::admission::PodSecurityConfigError),
 }
+
+/// The admission plugins of a real server's default set that always run here (naming them in
+/// `--enable-admission-plugins` changes nothing).
+const ALWAYS_ON_ADMISSION_PLUGINS: &[&str] = &[
+    "NamespaceLifecycle",
+    "LimitRanger",
+    "TaintNodesByCondition",
+    "PodSecurity",
+    "Priority",
+    "DefaultTolerationSeconds",
+    "DefaultStorageClass",
+    "StorageObjectInUseProtection",
+    "PersistentVolumeClaimResize",
+    "RuntimeClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "CertificateSubjectRestriction",
+    "DefaultIngressClass",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+];
 
 /// The server the flags describe.
 fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
@@ -167,8 +197,17 @@ fn server_from(args: &Args) -> Result<FakeApiServer, RunError> {
     for plugin in &args.enable_admission_plugins {
         match plugin.as_str() {
             "ServiceAccount" => builder = builder.service_account_admission(true),
-            "NamespaceLifecycle" => {}
+            always_on if ALWAYS_ON_ADMISSION_PLUGINS.contains(&always_on) => {}
             other => return Err(RunError::AdmissionPlugin(other.to_string())),
+        }
+    }
+    if let Some(path) = &args.admission_control_config_file {
+        if let Some(configuration) =
+            fake_apiserver::admission::PodSecurityConfiguration::from_admission_configuration_file(
+                path,
+            )?
+        {
+            builder = builder.pod_security_configuration(configuration);
         }
     }
     let server = builder.build();
@@ -711,6 +750,67 @@ mod tests {
         flags.listen = "not an address".into();
         let error = bind(&flags.listen).unwrap_err();
         assert!(matches!(error, RunError::Listen { .. }), "{error}");
+    }
+
+    /// `--admission-control-config-file` configures the `PodSecurity` plugin; a file that does
+    /// not validate stops the start with the reason; the default-on plugins are accepted by
+    /// `--enable-admission-plugins`, unknown ones refused.
+    #[tokio::test]
+    async fn the_admission_configuration_file_configures_pod_security() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("admission.yaml");
+        std::fs::write(
+            &file,
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  configuration:\n    apiVersion: pod-security.admission.config.k8s.io/v1\n    kind: PodSecurityConfiguration\n    defaults:\n      enforce: baseline\n",
+        )
+        .unwrap();
+        let flags = Args::parse_from([
+            "fake-apiserver",
+            "--admission-control-config-file",
+            file.to_str().unwrap(),
+            "--enable-admission-plugins",
+            "PodSecurity,LimitRanger",
+        ]);
+        let server = server_from(&flags).unwrap();
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(server.client(), "default");
+        let pod = serde_json::from_value(json!({"metadata": {"name": "host"},
+            "spec": {"hostPID": true, "containers": [{"name": "app", "image": "nginx"}]}}))
+        .unwrap();
+        let error = pods
+            .create(&Default::default(), &pod)
+            .await
+            .expect_err("refused by the configured baseline default");
+        assert!(
+            error.to_string().contains(
+                "violates PodSecurity \"baseline:latest\": host namespaces (hostPID=true)"
+            ),
+            "{error}"
+        );
+
+        std::fs::write(
+            &file,
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  configuration:\n    apiVersion: pod-security.admission.config.k8s.io/v1\n    kind: PodSecurityConfiguration\n    defaults:\n      enforce: strict\n",
+        )
+        .unwrap();
+        let Err(error) = server_from(&flags) else {
+            panic!("an invalid configuration started a server");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("defaults.enforce: Invalid value: \"strict\""),
+            "{error}"
+        );
+        let unknown = Args::parse_from([
+            "fake-apiserver",
+            "--enable-admission-plugins",
+            "AlwaysPullImages",
+        ]);
+        assert!(matches!(
+            server_from(&unknown),
+            Err(RunError::AdmissionPlugin(_))
+        ));
     }
 
     /// A client that connects after the port is bound but before the server is built is not

@@ -540,6 +540,7 @@ impl Call<'_> {
             self.path.subresource.as_deref(),
             self.namespace(),
             self.name(),
+            &self.user.name,
         );
         let decide = |current: &Value| {
             let mutation = decide(current)?;
@@ -1843,6 +1844,7 @@ pub(crate) fn create_object(
                 &server.shared,
                 info,
                 &candidate,
+                options.user.map_or("", |user| user.name.as_str()),
                 &ctx.warnings,
             )?;
         }

@@ -439,3 +439,92 @@ async fn an_ephemeral_container_is_checked_and_status_is_not() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+/// A configured server (`PodSecurityConfiguration`): namespaces without labels enforce the
+/// configured default; exempt namespaces, users and runtime classes are not checked; a policy
+/// given to an exempt namespace is ignored with a warning.
+#[tokio::test]
+async fn the_configured_defaults_and_exemptions_apply() {
+    let configuration = fake_apiserver::admission::PodSecurityConfiguration::from_value(&json!({
+        "apiVersion": "pod-security.admission.config.k8s.io/v1",
+        "kind": "PodSecurityConfiguration",
+        "defaults": {"enforce": "baseline", "warn": "restricted"},
+        "exemptions": {"namespaces": ["ops"], "usernames": ["ci-bot"], "runtimeClasses": ["kata"]},
+    }))
+    .expect("a valid configuration");
+    let server = FakeApiServer::builder()
+        .pod_security_configuration(configuration)
+        .build();
+    let mut host = plain_pod("host");
+    host["spec"]["hostNetwork"] = json!(true);
+
+    // The default applies to an unlabelled namespace: baseline enforced, restricted warned.
+    let (status, _, body) =
+        json_with_warnings(&server, Method::POST, &pods("default"), &host).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        body["message"],
+        "pods \"host\" is forbidden: violates PodSecurity \"baseline:latest\": host namespaces (hostNetwork=true)"
+    );
+    let (status, warnings, _) =
+        json_with_warnings(&server, Method::POST, &pods("default"), &plain_pod("plain")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        warnings,
+        [warning(&format!(
+            "would violate PodSecurity \"restricted:latest\": {RESTRICTED_APP}"
+        ))]
+    );
+
+    // An exempt namespace: its own policy is ignored, with a warning, and nothing is checked.
+    let (status, warnings, _) = json_with_warnings(
+        &server,
+        Method::POST,
+        NAMESPACES,
+        &json!({"metadata": {"name": "ops", "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        warnings,
+        [warning("namespace \"ops\" is exempt from Pod Security, and the policy (enforce=restricted:latest) will be ignored")]
+    );
+    let (status, warnings, body) =
+        json_with_warnings(&server, Method::POST, &pods("ops"), &host).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    // An exempt runtime class.
+    let (status, body) = call(
+        &server,
+        Method::POST,
+        "/apis/node.k8s.io/v1/runtimeclasses",
+        &json!({"metadata": {"name": "kata"}, "handler": "kata"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut sandboxed = host.clone();
+    sandboxed["metadata"]["name"] = json!("sandboxed");
+    sandboxed["spec"]["runtimeClassName"] = json!("kata");
+    let (status, _, body) =
+        json_with_warnings(&server, Method::POST, &pods("default"), &sandboxed).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    // An exempt user (impersonated).
+    let mut by_bot = host.clone();
+    by_bot["metadata"]["name"] = json!("by-bot");
+    let request = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri(pods("default"))
+        .header("content-type", "application/json")
+        .header("impersonate-user", "ci-bot")
+        .body(axum::body::Body::from(by_bot.to_string()))
+        .expect("a request");
+    let (status, _, bytes) = http_support::send_raw(&server, request).await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+}

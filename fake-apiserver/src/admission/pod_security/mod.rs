@@ -20,13 +20,18 @@
 //!   PodSecurity enforce level "restricted:latest"`, then `web (and 2 other pods):
 //!   allowPrivilegeEscalation != false, ...`, grouped by their reasons).
 //!
-//! The configuration is the default one (no admission configuration file): every mode
-//! `privileged:latest`, no exemptions. The `audit` level is parsed (its label is validated) but
-//! this server keeps no audit log to annotate. Where upstream walks an informer's pods in map
+//! The configuration ([`config`]: the builder's `pod_security_configuration`, or the
+//! `--admission-control-config-file` flag) sets the policy of namespaces without labels and
+//! exempts users, namespaces and runtime classes; without one every mode is
+//! `privileged:latest` and nothing is exempt. A namespace created or relabelled in an exempt
+//! namespace with a policy of its own gets `namespace "ops" is exempt from Pod Security, and
+//! the policy (enforce=restricted:latest) will be ignored`. The `audit` level is parsed (its
+//! label is validated) but this server keeps no audit log to annotate. Where upstream walks an informer's pods in map
 //! order and stops after a one-second budget, the namespace check here walks them by name and
 //! checks up to the same 3000, so its warnings are the same on every run.
 
 mod checks;
+pub(crate) mod config;
 mod helpers;
 pub(crate) mod policy;
 pub(crate) mod registry;
@@ -99,43 +104,60 @@ fn extract_pod_spec<'a>(info: &ResourceInfo, object: &'a Value) -> Option<(&'a V
 /// The namespace's policy and whether its labels had errors.
 fn namespace_policy(shared: &Shared, namespace: &str) -> Option<(Policy, bool)> {
     let object = shared.store.get_parsed("/namespaces", "", namespace)?;
+    let defaults = shared.admission.pod_security.defaults;
     let labelled = object["metadata"]["labels"]
         .as_object()
         .is_some_and(|labels| labels.keys().any(|k| k.starts_with(policy::LABEL_PREFIX)));
     if !labelled {
-        return Some((Policy::DEFAULT, false));
+        return Some((defaults, false));
     }
-    let (policy, errors) = Policy::from_labels(&labels_of(&object), Policy::DEFAULT);
+    let (policy, errors) = Policy::from_labels(&labels_of(&object), defaults);
     Some((policy, !errors.is_empty()))
 }
 
-/// The plugin on a create of `object` (final: defaulted, its name generated); warnings go to
-/// `warnings`.
+/// The plugin on a create of `object` (final: defaulted, its name generated) by `username`;
+/// warnings go to `warnings`.
 pub(crate) fn validate_create(
     shared: &Shared,
     info: &ResourceInfo,
     object: &Value,
+    username: &str,
     warnings: &RefCell<Vec<String>>,
 ) -> Result<(), ApiError> {
     let Some(target) = target_of(info) else {
         return Ok(());
     };
+    let config = &shared.admission.pod_security;
     if target == Target::Namespace {
-        let (_, errors) = Policy::from_labels(&labels_of(object), Policy::DEFAULT);
-        return match errors.is_empty() {
-            true => Ok(()),
-            false => Err(invalid_labels(object, errors)),
-        };
+        let labels = labels_of(object);
+        let (policy, errors) = Policy::from_labels(&labels, config.defaults);
+        if !errors.is_empty() {
+            return Err(invalid_labels(object, errors));
+        }
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        warnings
+            .borrow_mut()
+            .extend(exempt_namespace_warning(config, name, &policy, &labels));
+        return Ok(());
     }
     let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+    if config.exempt_namespace(namespace) || config.exempt_user(username) {
+        return Ok(());
+    }
     let Some(policy) = namespace_policy(shared, namespace) else {
         return Ok(());
     };
-    admit_pod_or_template(info, target, policy, object, warnings)
+    admit_pod_or_template(config, info, target, policy, object, warnings)
 }
 
 /// What an update needs of the plugin, read before the store is locked.
-pub(crate) enum UpdateCheck {
+pub(crate) struct UpdateCheck {
+    config: config::PodSecurityConfiguration,
+    kind: UpdateKind,
+}
+
+/// What is updated.
+enum UpdateKind {
     /// A pod or pod controller: its namespace's policy.
     Workload {
         target: Target,
@@ -145,29 +167,41 @@ pub(crate) enum UpdateCheck {
     Namespace { pods: Vec<Value> },
 }
 
-/// Prepares the update check of `namespace`/`name`; `None` when the plugin has nothing to say
-/// (another kind, a subresource it ignores).
+/// Prepares the update check of `namespace`/`name` by `username`; `None` when the plugin has
+/// nothing to say (another kind, a subresource it ignores, an exemption).
 pub(crate) fn prepare_update(
     shared: &Shared,
     info: &ResourceInfo,
     subresource: Option<&str>,
     namespace: &str,
     name: &str,
+    username: &str,
 ) -> Option<UpdateCheck> {
     let target = target_of(info)?;
-    match (target, subresource) {
-        (Target::Namespace, None) => Some(UpdateCheck::Namespace {
+    let config = &shared.admission.pod_security;
+    let kind = match (target, subresource) {
+        (Target::Namespace, None) => UpdateKind::Namespace {
             pods: shared.store.snapshot_values("/pods", Some(name)).1,
-        }),
-        (Target::Pod, Some(sub)) if IGNORED_POD_SUBRESOURCES.contains(&sub) => None,
+        },
+        (Target::Pod, Some(sub)) if IGNORED_POD_SUBRESOURCES.contains(&sub) => return None,
         (Target::Pod, _) | (Target::PodController, None) => {
+            if config.exempt_namespace(namespace) || config.exempt_user(username) {
+                return None;
+            }
             let policy = namespace_policy(shared, namespace)?;
             // Nothing enforced, warned or audited: no check (the common case, and the cheap
             // one for the pod updates a cluster makes all the time).
-            (!nothing_to_check(target, policy)).then_some(UpdateCheck::Workload { target, policy })
+            if nothing_to_check(target, policy) {
+                return None;
+            }
+            UpdateKind::Workload { target, policy }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(UpdateCheck {
+        config: config.clone(),
+        kind,
+    })
 }
 
 impl UpdateCheck {
@@ -179,14 +213,16 @@ impl UpdateCheck {
         next: &Value,
         warnings: &RefCell<Vec<String>>,
     ) -> Result<(), ApiError> {
-        match self {
-            UpdateCheck::Workload { target, policy } => {
+        match &self.kind {
+            UpdateKind::Workload { target, policy } => {
                 if *target == Target::Pod && !is_significant_pod_update(next, old) {
                     return Ok(());
                 }
-                admit_pod_or_template(info, *target, *policy, next, warnings)
+                admit_pod_or_template(&self.config, info, *target, *policy, next, warnings)
             }
-            UpdateCheck::Namespace { pods } => validate_namespace_update(old, next, pods, warnings),
+            UpdateKind::Namespace { pods } => {
+                validate_namespace_update(&self.config, old, next, pods, warnings)
+            }
         }
     }
 }
@@ -194,6 +230,7 @@ impl UpdateCheck {
 /// A pod (`ValidatePod`) or a pod controller's template (`ValidatePodController`) against its
 /// namespace's policy.
 fn admit_pod_or_template(
+    config: &config::PodSecurityConfiguration,
     info: &ResourceInfo,
     target: Target,
     (policy, had_errors): (Policy, bool),
@@ -207,6 +244,9 @@ fn admit_pod_or_template(
     let Some((metadata, spec)) = extract_pod_spec(info, object) else {
         return Ok(());
     };
+    if config.exempt_runtime_class(spec) {
+        return Ok(());
+    }
     let enforced = enforce.then(|| (policy.enforce, evaluate_pod(policy.enforce, metadata, spec)));
     if let Some((level, result)) = &enforced {
         if !result.allowed() {
@@ -248,13 +288,15 @@ fn nothing_to_check(target: Target, (policy, had_errors): (Policy, bool)) -> boo
 
 /// `ValidateNamespace` on update.
 fn validate_namespace_update(
+    config: &config::PodSecurityConfiguration,
     old: &Value,
     next: &Value,
     pods: &[Value],
     warnings: &RefCell<Vec<String>>,
 ) -> Result<(), ApiError> {
-    let (new_policy, new_errors) = Policy::from_labels(&labels_of(next), Policy::DEFAULT);
-    let (old_policy, old_errors) = Policy::from_labels(&labels_of(old), Policy::DEFAULT);
+    let labels = labels_of(next);
+    let (new_policy, new_errors) = Policy::from_labels(&labels, config.defaults);
+    let (old_policy, old_errors) = Policy::from_labels(&labels_of(old), config.defaults);
     // Labels that were already invalid may stay so; new errors are refused.
     if !new_errors.is_empty() && (old_errors.is_empty() || new_errors != old_errors) {
         return Err(invalid_labels(next, new_errors));
@@ -267,20 +309,79 @@ fn validate_namespace_update(
         return Ok(());
     }
     let namespace = next["metadata"]["name"].as_str().unwrap_or_default();
+    if config.exempt_namespace(namespace) {
+        warnings.borrow_mut().extend(exempt_namespace_warning(
+            config,
+            namespace,
+            &new_policy,
+            &labels,
+        ));
+        return Ok(());
+    }
     warnings
         .borrow_mut()
-        .extend(evaluate_pods_in_namespace(namespace, new, pods));
+        .extend(evaluate_pods_in_namespace(config, namespace, new, pods));
     Ok(())
+}
+
+/// The warning for an exempt namespace given a policy of its own (`exemptNamespaceWarning`):
+/// none when the namespace is not exempt, its policy is privileged or the default one.
+fn exempt_namespace_warning(
+    config: &config::PodSecurityConfiguration,
+    namespace: &str,
+    policy: &Policy,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    if !config.exempt_namespace(namespace)
+        || policy.fully_privileged()
+        || policy.equivalent(&config.defaults)
+    {
+        return None;
+    }
+    let modes = [
+        (
+            "enforce",
+            policy.enforce,
+            policy::ENFORCE_LEVEL_LABEL,
+            policy::ENFORCE_VERSION_LABEL,
+        ),
+        (
+            "audit",
+            policy.audit,
+            policy::AUDIT_LEVEL_LABEL,
+            policy::AUDIT_VERSION_LABEL,
+        ),
+        (
+            "warn",
+            policy.warn,
+            policy::WARN_LEVEL_LABEL,
+            policy::WARN_VERSION_LABEL,
+        ),
+    ];
+    let set: Vec<String> = modes
+        .iter()
+        .filter(|(_, lv, level, version)| {
+            lv.level != Level::Privileged
+                && (labels.contains_key(*level) || labels.contains_key(*version))
+        })
+        .map(|(mode, lv, _, _)| format!("{mode}={lv}"))
+        .collect();
+    Some(format!(
+        "namespace {} is exempt from Pod Security, and the policy ({}) will be ignored",
+        crate::rules::validation::go_quote(namespace),
+        set.join(", ")
+    ))
 }
 
 /// The warnings about the existing `pods` of `namespace` under its new enforce level
 /// (`EvaluatePodsInNamespace`).
 fn evaluate_pods_in_namespace(
+    config: &config::PodSecurityConfiguration,
     namespace: &str,
     enforce: LevelVersion,
     pods: &[Value],
 ) -> Vec<String> {
-    let prioritized = prioritize_pods(pods);
+    let prioritized = prioritize_pods(config, pods);
     let total = prioritized.len();
     let checked = total.min(NAMESPACE_MAX_PODS_TO_CHECK);
     // Each distinct set of reasons, in the order first met, with the first pod name (by name)
@@ -329,11 +430,17 @@ fn evaluate_pods_in_namespace(
 
 /// The pods in the order they are checked (`prioritizePods`): one pod of each controller and
 /// the pods with none first, then the other pods of controllers already seen.
-fn prioritize_pods(pods: &[Value]) -> Vec<&Value> {
+fn prioritize_pods<'a>(
+    config: &config::PodSecurityConfiguration,
+    pods: &'a [Value],
+) -> Vec<&'a Value> {
     let mut prioritized = Vec::with_capacity(pods.len());
     let mut duplicates = Vec::new();
     let mut seen_controllers: Vec<&str> = Vec::new();
     for pod in pods {
+        if config.exempt_runtime_class(&pod["spec"]) {
+            continue;
+        }
         let controller = pod["metadata"]["ownerReferences"]
             .as_array()
             .into_iter()

@@ -144,6 +144,17 @@ impl Policy {
         warn: LevelVersion::PRIVILEGED_LATEST,
     };
 
+    /// Whether each mode is the same as `other`'s, any two `privileged` levels being the same
+    /// whatever their versions (`Equivalent`).
+    pub(crate) fn equivalent(&self, other: &Policy) -> bool {
+        let same = |a: LevelVersion, b: LevelVersion| {
+            (a.level == Level::Privileged && b.level == Level::Privileged) || a == b
+        };
+        same(self.enforce, other.enforce)
+            && same(self.audit, other.audit)
+            && same(self.warn, other.warn)
+    }
+
     /// Whether every mode is `privileged` (`FullyPrivileged`).
     pub(crate) fn fully_privileged(&self) -> bool {
         self.enforce.level == Level::Privileged
