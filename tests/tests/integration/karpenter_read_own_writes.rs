@@ -48,6 +48,10 @@ async fn stale_pass_after_registration(config: Config) -> (u64, usize, Action) {
         json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
     )
     .await;
+    // The Node informer has the event it hands to the mapping (an informer updates its store
+    // before its handlers run); only the NodeClaim cache lags. (A stale Node copy would make
+    // Registration's resourceVersion-locked Node patch conflict instead.)
+    env.sync_nodes().await;
     let node = env.node("n1").await;
     let keys = nodeclaims_for_node(&env.ctx.nodeclaims, &node);
     assert_eq!(keys.len(), 1, "the node event maps to the NodeClaim");

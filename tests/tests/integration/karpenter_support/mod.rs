@@ -147,6 +147,12 @@ impl Env {
         self.writers
             .nodeclaims
             .apply_watcher_event(&Event::InitDone);
+        self.sync_nodes().await;
+    }
+
+    /// Relists the Nodes into their store only (the Node informer has caught up, the NodeClaim
+    /// one has not).
+    pub async fn sync_nodes(&mut self) {
         let nodes = self
             .nodes()
             .list(&ListParams::default())
