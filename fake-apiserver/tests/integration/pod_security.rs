@@ -60,17 +60,7 @@ async fn label_namespace(
             json!({"metadata": {"labels": labels}}).to_string(),
         ))
         .expect("a request");
-    let (status, headers, bytes) = http_support::send_raw(server, request).await;
-    let warnings = headers
-        .get_all("warning")
-        .iter()
-        .filter_map(|v| v.to_str().ok().map(str::to_string))
-        .collect();
-    (
-        status,
-        warnings,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    http_support::send_with_warnings(server, request).await
 }
 
 #[tokio::test]

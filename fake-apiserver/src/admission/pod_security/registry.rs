@@ -83,15 +83,21 @@ impl Check {
     }
 }
 
+/// Every check in evaluation order: baseline first, then restricted; by ID within each (sorted
+/// once, not on every evaluation).
+static ORDERED_CHECKS: std::sync::LazyLock<Vec<&'static Check>> = std::sync::LazyLock::new(|| {
+    let mut all: Vec<&Check> = checks::ALL.iter().collect();
+    all.sort_by(|a, b| (a.level, a.id).cmp(&(b.level, b.id)));
+    all
+});
+
 /// The checks of `level` at `version`, by ID, in evaluation order.
 fn checks_at(level: Level, version: Version) -> Vec<(&'static str, CheckPodFn)> {
     let minor = match version {
         Version::V1(minor) => minor.min(u64::from(MAX_VERSION)) as u32,
         Version::Latest => MAX_VERSION,
     };
-    let mut all: Vec<&Check> = checks::ALL.iter().collect();
-    // Baseline first, then restricted; by ID within each.
-    all.sort_by(|a, b| (a.level, a.id).cmp(&(b.level, b.id)));
+    let all = &*ORDERED_CHECKS;
     let overridden: Vec<&str> = match level {
         Level::Restricted => all
             .iter()

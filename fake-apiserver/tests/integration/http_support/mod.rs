@@ -103,6 +103,16 @@ pub async fn json_with_warnings(
             body.to_string().into_bytes()
         }))
         .expect("a valid request");
+    send_with_warnings(server, request).await
+}
+
+/// Sends a built request; the status, the `Warning` headers as sent and the body decoded as
+/// JSON (`Null` when it is not JSON).
+#[allow(dead_code)]
+pub async fn send_with_warnings(
+    server: &FakeApiServer,
+    request: Request<Body>,
+) -> (StatusCode, Vec<String>, Value) {
     let (status, headers, bytes) = send_raw(server, request).await;
     let warnings = headers
         .get_all("warning")

@@ -22,7 +22,7 @@ pub(crate) const CHECK: Check = Check {
 };
 
 /// The capabilities a container may add (`capabilities_allowed_1_0`).
-const CAPABILITIES_ALLOWED_1_0: &[&str] = &[
+pub(super) const CAPABILITIES_ALLOWED_1_0: &[&str] = &[
     "AUDIT_WRITE",
     "CHOWN",
     "DAC_OVERRIDE",

@@ -184,23 +184,10 @@ mod tests {
         ])
     }
 
-    /// The defaults a fixture tries to add back besides `NET_BIND_SERVICE`.
+    /// The defaults a fixture tries to add back besides `NET_BIND_SERVICE`: the baseline
+    /// check's allowed set.
     fn default_capabilities() -> Value {
-        json!([
-            "AUDIT_WRITE",
-            "CHOWN",
-            "DAC_OVERRIDE",
-            "FOWNER",
-            "FSETID",
-            "KILL",
-            "MKNOD",
-            "NET_BIND_SERVICE",
-            "SETFCAP",
-            "SETGID",
-            "SETPCAP",
-            "SETUID",
-            "SYS_CHROOT",
-        ])
+        json!(super::super::capabilities_baseline::CAPABILITIES_ALLOWED_1_0)
     }
 
     #[rstest]

@@ -136,7 +136,7 @@ fn seccomp_profile_baseline_1_19(_metadata: &Value, spec: &Value) -> CheckResult
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rstest::rstest;
     use serde_json::json;
@@ -151,7 +151,7 @@ mod tests {
 
     /// The containers of upstream's 1.19 test cases: none, an empty security context, two
     /// `Unconfined`, two `RuntimeDefault`.
-    fn containers() -> Value {
+    pub(in crate::admission::pod_security::checks) fn containers() -> Value {
         json!([
             {"name": "a", "securityContext": null},
             {"name": "b", "securityContext": {}},
@@ -163,7 +163,11 @@ mod tests {
     }
 
     /// Upstream's fixtures' pod at 1.19: every security context set, the given profiles.
-    fn fixture_spec_1_19(pod: Value, container: Value, init_container: Value) -> Value {
+    pub(in crate::admission::pod_security::checks) fn fixture_spec_1_19(
+        pod: Value,
+        container: Value,
+        init_container: Value,
+    ) -> Value {
         json!({
             "securityContext": {"seccompProfile": pod},
             "initContainers": [{"name": "initcontainer1", "securityContext": {"seccompProfile": init_container}}],

@@ -109,26 +109,9 @@ mod tests {
     use rstest::rstest;
     use serde_json::json;
 
-    /// The containers of upstream's "containers seccomp invalid" cases.
-    fn containers() -> Value {
-        json!([
-            {"name": "a", "securityContext": null},
-            {"name": "b", "securityContext": {}},
-            {"name": "c", "securityContext": {"seccompProfile": {"type": "Unconfined"}}},
-            {"name": "d", "securityContext": {"seccompProfile": {"type": "Unconfined"}}},
-            {"name": "e", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}},
-            {"name": "f", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}},
-        ])
-    }
-
-    /// Upstream's fixtures' pod: every security context set, the given profiles.
-    fn fixture_spec(pod: Value, container: Value, init_container: Value) -> Value {
-        json!({
-            "securityContext": {"seccompProfile": pod},
-            "initContainers": [{"name": "initcontainer1", "securityContext": {"seccompProfile": init_container}}],
-            "containers": [{"name": "container1", "securityContext": {"seccompProfile": container}}],
-        })
-    }
+    // Upstream's "containers seccomp invalid" containers and fixture pod are the baseline
+    // check's.
+    use super::seccomp_profile_baseline::tests::{containers, fixture_spec_1_19 as fixture_spec};
 
     fn runtime_default() -> Value {
         json!({"type": "RuntimeDefault"})
