@@ -1377,8 +1377,10 @@ fn parse_body_like(
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
             let parsed = match like {
+                // Only built-in kinds are read against their stored version, and their bodies
+                // are decoded into Go structs next: a `null` the client left out is a match.
                 Some((like, written)) => {
-                    crate::store::json::from_slice_like_written(body, like, written)
+                    crate::store::json::from_slice_like_written(body, like, written, true)
                 }
                 None => crate::store::json::from_slice(body),
             };

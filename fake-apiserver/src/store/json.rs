@@ -37,7 +37,7 @@ pub fn from_slice(bytes: &[u8]) -> Result<Value, serde_json::Error> {
 /// the parse allocates only for what changed, and whatever later compares the value with
 /// `like`, or looks only at what changed, finds the equal parts without a walk.
 pub fn from_slice_like(bytes: &[u8], like: &Value) -> Result<Value, serde_json::Error> {
-    from_slice_like_written(bytes, like, None)
+    from_slice_like_written(bytes, like, None, false)
 }
 
 /// [`from_slice_like`] where `like` is a stored version whose bytes and maps' texts are known
@@ -47,12 +47,21 @@ pub fn from_slice_like(bytes: &[u8], like: &Value) -> Result<Value, serde_json::
 /// A client that writes what it read the way the server wrote it (sorted keys, the same
 /// escapes: a k8s-openapi object, a serialized map) so skips walking its unchanged parts; any
 /// other input is compared as [`from_slice_like`] compares it.
+///
+/// `absent_is_null`: a map of the input that leaves out members `like`'s map holds as `null`
+/// (and matches it otherwise) is read as `like`'s map, nulls included. Only for a body that is
+/// decoded into a Go struct next (a built-in kind's): Go reads a field left out and a field
+/// given as `null` as the same zero value, and writes that zero back as `null` (a pod
+/// condition's `lastProbeTime`), so a typed client that leaves nulls out (k8s-openapi) still
+/// sends back what it read. The value then differs from what `serde_json` reads by those
+/// nulls alone.
 pub fn from_slice_like_written(
     bytes: &[u8],
     like: &Value,
     written: Option<Written<'_>>,
+    absent_is_null: bool,
 ) -> Result<Value, serde_json::Error> {
-    match parse_with(bytes, Some((like, written))) {
+    match parse_with(bytes, Some((like, written)), absent_is_null) {
         Some(value) => Ok(value),
         None => serde_json::from_slice(bytes),
     }
@@ -60,11 +69,15 @@ pub fn from_slice_like_written(
 
 /// The direct parser: `None` wherever it does not read the input exactly as `serde_json` would.
 fn parse(bytes: &[u8]) -> Option<Value> {
-    parse_with(bytes, None)
+    parse_with(bytes, None, false)
 }
 
 /// [`parse`], sharing `like`'s equal parts (see [`from_slice_like`]).
-fn parse_with(bytes: &[u8], like: Option<(&Value, Option<Written<'_>>)>) -> Option<Value> {
+fn parse_with(
+    bytes: &[u8],
+    like: Option<(&Value, Option<Written<'_>>)>,
+    absent_is_null: bool,
+) -> Option<Value> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut reader = Reader {
         text,
@@ -75,6 +88,7 @@ fn parse_with(bytes: &[u8], like: Option<(&Value, Option<Written<'_>>)>) -> Opti
         scratch: String::new(),
         match_budget: bytes.len().saturating_mul(MATCH_BUDGET),
         written: like.and_then(|(_, written)| written),
+        absent_is_null,
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
@@ -154,6 +168,9 @@ struct Reader<'a> {
     /// The bytes `like` was written as and its maps' texts in them, when known
     /// ([`from_slice_like_written`]).
     written: Option<Written<'a>>,
+    /// A member of a known map that is `null` matches an input that leaves it out (see
+    /// [`from_slice_like_written`]).
+    absent_is_null: bool,
 }
 
 impl Reader<'_> {
@@ -581,7 +598,8 @@ impl Reader<'_> {
     /// each is compared with the one entry it must be, without a lookup; `None` when a key is
     /// one of `like`'s out of that order. Otherwise each key is looked up, and looked for
     /// among those before it (a repeated key does not match; an object with more than
-    /// [`MAX_UNORDERED_KEYS`] keys is not compared).
+    /// [`MAX_UNORDERED_KEYS`] keys is not compared). With [`Reader::absent_is_null`], a member
+    /// of `like` whose value is `null` matches when the input leaves it out.
     fn members_match(
         &mut self,
         depth: usize,
@@ -593,22 +611,27 @@ impl Reader<'_> {
         }
         self.at += 1;
         self.skip_whitespace();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Some(like.is_empty());
-        }
         let mut entries = like.iter();
         let mut seen = (!in_order).then_some([""; MAX_UNORDERED_KEYS]);
         let mut count = 0;
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Some(self.rest_absent(entries, seen.as_ref().map(|s| &s[..0])));
+        }
         loop {
+            let absent_is_null = self.absent_is_null;
             let Some(key) = self.string_text() else {
                 return Some(false);
             };
             let known = match &mut seen {
-                None => match entries.next() {
-                    Some((known_key, known)) if known_key == key => known,
-                    _ if like.contains_key(key) => return None,
-                    _ => return Some(false),
+                None => loop {
+                    match entries.next() {
+                        Some((known_key, known)) if known_key == key => break known,
+                        // Left out by the input: matches only as a `null` it may leave out.
+                        Some((_, Value::Null)) if absent_is_null => {}
+                        _ if like.contains_key(key) => return None,
+                        _ => return Some(false),
+                    }
                 },
                 Some(seen) => {
                     let Some((known_key, known)) = like.get_key_value(key) else {
@@ -634,11 +657,28 @@ impl Reader<'_> {
                 }
                 Some(b'}') => {
                     self.at += 1;
-                    return Some(count == like.len());
+                    if count == like.len() {
+                        return Some(true);
+                    }
+                    return Some(self.rest_absent(entries, seen.as_ref().map(|s| &s[..count])));
                 }
                 _ => return Some(false),
             }
         }
+    }
+
+    /// Whether the members of `like` an object left out may be left out: each is a `null` and
+    /// [`Reader::absent_is_null`]. In order, `rest` holds those not read; otherwise it holds
+    /// all of `like`'s members and `seen` the keys read.
+    fn rest_absent<'k>(
+        &self,
+        mut rest: impl Iterator<Item = (&'k String, &'k Value)>,
+        seen: Option<&[&str]>,
+    ) -> bool {
+        rest.all(|(key, value)| {
+            seen.is_some_and(|seen| seen.contains(&key.as_str()))
+                || (self.absent_is_null && value.is_null())
+        })
     }
 
     /// The text of a string at its opening quote, moving past it, as [`Reader::string_into`]
@@ -767,7 +807,7 @@ mod tests {
         };
         for read in [
             from_slice_like(input, like),
-            from_slice_like_written(input, like, Some(written)),
+            from_slice_like_written(input, like, Some(written), false),
         ] {
             match (read, serde_json::from_slice::<Value>(input)) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(input)),
@@ -894,7 +934,7 @@ mod tests {
         let input = doc("2", &z_text);
         let read = from_slice_like(input.as_bytes(), &like).unwrap();
         assert!(!shared(&read, &like, "/z"), "the budget was spent");
-        let read = from_slice_like_written(input.as_bytes(), &like, Some(known)).unwrap();
+        let read = from_slice_like_written(input.as_bytes(), &like, Some(known), false).unwrap();
         assert!(shared(&read, &like, "/z"));
         assert_eq!(read, serde_json::from_str::<Value>(&input).unwrap());
         // Written another way (keys out of order), the map is not its text: read afresh.
@@ -902,12 +942,63 @@ mod tests {
         let reordered = reordered.replacen(",\"list\":[1,2,{\"x\":\"y\"}]}", "}", 1);
         assert_eq!(from_slice(reordered.as_bytes()).unwrap(), z);
         let input = doc("2", &reordered);
-        let read = from_slice_like_written(input.as_bytes(), &like, Some(known)).unwrap();
+        let read = from_slice_like_written(input.as_bytes(), &like, Some(known), false).unwrap();
         assert!(!shared(&read, &like, "/z"));
         assert_eq!(read, serde_json::from_str::<Value>(&input).unwrap());
         // The same text somewhere the version holds another value is not taken for it.
         let moved = format!("{{\"deep\":{z_text},\"z\":{z_text}}}");
         agrees_like(moved.as_bytes(), &like);
+    }
+
+    /// What a typed client sends back of a Go-encoded object leaves its nulls out (a pod
+    /// condition's `lastProbeTime`): with `absent_is_null` such a map is the stored one, nulls
+    /// included; without it, or where a member left out is not null, it is read as sent.
+    #[rstest]
+    #[case::in_order(
+        r#"{"status": "True", "type": "Ready"}"#,
+        json!({"lastProbeTime": null, "status": "True", "type": "Ready"}),
+        true
+    )]
+    #[case::last_left_out(r#"{"a": 1}"#, json!({"a": 1, "z": null}), true)]
+    #[case::all_left_out(r#"{}"#, json!({"a": null, "b": null}), true)]
+    #[case::out_of_order(
+        r#"{"type": "Ready", "status": "True"}"#,
+        json!({"lastProbeTime": null, "status": "True", "type": "Ready"}),
+        true
+    )]
+    #[case::out_of_order_all_left_out(
+        r#"{"type": "Ready", "status": "True"}"#,
+        json!({"a": null, "status": "True", "type": "Ready", "z": null}),
+        true
+    )]
+    #[case::null_given(r#"{"a": null, "b": 1}"#, json!({"a": null, "b": 1}), true)]
+    #[case::non_null_left_out(r#"{"b": 1}"#, json!({"a": 0, "b": 1}), false)]
+    #[case::extra_member(r#"{"b": 1, "c": 2}"#, json!({"a": null, "b": 1}), false)]
+    #[case::value_differs(r#"{"b": 2}"#, json!({"a": null, "b": 1}), false)]
+    #[case::repeated_key(r#"{"b": 1, "b": 1}"#, json!({"a": null, "b": 1}), false)]
+    fn a_null_left_out_matches_only_when_absent_is_null(
+        #[case] input: &str,
+        #[case] like: Value,
+        #[case] matches: bool,
+    ) {
+        // Nested in an array in a map, as conditions are in a pod's status.
+        let like = json!({"status": {"conditions": [like], "phase": "Running"}});
+        let input = format!(r#"{{"status": {{"conditions": [{input}], "phase": "Running"}}}}"#);
+        let (bytes, texts) = written(&like);
+        let known = Written {
+            bytes: &bytes,
+            texts: &texts,
+        };
+        let sent: Value = serde_json::from_str(&input).unwrap();
+        let read = from_slice_like_written(input.as_bytes(), &like, Some(known), true).unwrap();
+        if matches {
+            assert_eq!(read, like);
+            assert!(shared(&read, &like, "/status"));
+        } else {
+            assert_eq!(read, sent);
+        }
+        // Without it, the input is read as `serde_json` reads it, nulls left out or not.
+        agrees_like(input.as_bytes(), &like);
     }
 
     #[rstest]

@@ -197,3 +197,89 @@ async fn updates_of_a_pod_written_through_the_api_keep_its_spec(
         assert_eq!(warnings(&headers), Vec::<String>::new());
     }
 }
+
+/// `value` without the `null` members of its maps, as a typed client (k8s-openapi) writes back
+/// what it read.
+fn without_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(without_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_nulls),
+        _ => {}
+    }
+}
+
+/// A client that leaves out the nulls the server wrote (`lastProbeTime: null` in each pod
+/// condition, Go's encoding of a zero time) writes back what it read: leaving them out changes
+/// nothing, and a change beside them is stored as with them; a condition time it leaves out
+/// that was *not* null is cleared.
+#[tokio::test]
+async fn a_put_that_leaves_out_the_nulls_it_read_is_the_same_put() {
+    let server = server_with(None).await;
+    let status_uri = format!("{POD}/status");
+    let (status, mut current) = call(&server, Method::GET, POD, &Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{current}");
+    current["status"]["conditions"] = json!([
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:06Z"},
+        {"type": "PodScheduled", "status": "True", "lastProbeTime": "2026-01-01T00:00:01Z",
+         "lastTransitionTime": "2026-01-01T00:00:01Z"}
+    ]);
+    let (status, written) = call(&server, Method::PUT, &status_uri, &current).await;
+    assert_eq!(status, StatusCode::OK, "{written}");
+    assert_eq!(
+        written["status"]["conditions"][0]["lastProbeTime"],
+        Value::Null
+    );
+    assert!(written["status"]["conditions"][0]
+        .as_object()
+        .is_some_and(|c| c.contains_key("lastProbeTime")));
+
+    // Sent back without its nulls, unchanged: nothing is written.
+    let mut typed = written.clone();
+    without_nulls(&mut typed);
+    for uri in [POD, status_uri.as_str()] {
+        let (status, answer) = call(&server, Method::PUT, uri, &typed).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer, written, "{uri}");
+    }
+
+    // A label changed beside them: written, the nulls kept; sent back either way, unchanged.
+    let mut typed = written.clone();
+    typed["metadata"]["labels"] = json!({"round": "1"});
+    without_nulls(&mut typed);
+    let (status, answer) = call(&server, Method::PUT, POD, &typed).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["metadata"]["labels"], json!({"round": "1"}));
+    assert_eq!(answer["status"], written["status"]);
+    assert_ne!(
+        answer["metadata"]["resourceVersion"],
+        written["metadata"]["resourceVersion"]
+    );
+    let mut typed = answer.clone();
+    without_nulls(&mut typed);
+    for body in [&answer, &typed] {
+        let (status, again) = call(&server, Method::PUT, POD, body).await;
+        assert_eq!(status, StatusCode::OK, "{again}");
+        assert_eq!(&again, &answer);
+    }
+
+    // A time that was set and is left out is cleared (Go's zero, written as null).
+    let mut cleared = answer.clone();
+    without_nulls(&mut cleared);
+    cleared["status"]["conditions"][1]
+        .as_object_mut()
+        .expect("a condition")
+        .remove("lastProbeTime");
+    let (status, answer) = call(&server, Method::PUT, &status_uri, &cleared).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["status"]["conditions"][1]["lastProbeTime"],
+        Value::Null
+    );
+    assert_eq!(
+        answer["status"]["conditions"][1]["lastTransitionTime"],
+        "2026-01-01T00:00:01Z"
+    );
+}
