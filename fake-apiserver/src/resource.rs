@@ -50,7 +50,8 @@ pub struct ResourceInfo {
     pub tracks_generation: bool,
     /// For custom resources: the CRD version's `subresources.scale`, if declared.
     pub scale: Option<ScalePaths>,
-    /// For custom resources: the server-side apply schema built from `schema`, once.
+    /// The server-side apply schema, looked up once (a custom resource's is built from
+    /// `schema`; a built-in kind's is shared by every resource of that kind).
     pub apply_schema: crate::apply::schema::SchemaCell,
     /// The warning every answer about this resource carries when it is deprecated: a CRD
     /// version's `deprecationWarning` (or the default one), or a deprecated built-in's

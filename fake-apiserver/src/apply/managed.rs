@@ -248,7 +248,7 @@ pub fn decode_known(list: Value, known: Option<Known<'_>>) -> Result<Vec<Entry>,
     };
     let mut checked = vec![None; known.map_or(0, |k| k.decoded.len())];
     let mut entries: Vec<Entry> = Vec::new();
-    for (i, mut item) in items.into_iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or_default();
         let operation = match s("operation") {
             "Apply" => Operation::Apply,
@@ -267,10 +267,9 @@ pub fn decode_known(list: Value, known: Option<Known<'_>>) -> Result<Vec<Entry>,
         );
         let api_version = s("apiVersion").to_string();
         let time = item.get("time").and_then(Value::as_str).map(str::to_string);
-        let fields = item
-            .as_object_mut()
-            .and_then(|m| m.remove("fieldsV1"))
-            .unwrap_or(Value::Null);
+        // A clone shares the map's entries (an item read against the stored list is the
+        // stored item: taking the member out would copy it first).
+        let fields = item.get("fieldsV1").cloned().unwrap_or(Value::Null);
         let entry = match known.and_then(|k| k.find(&fields, i, &mut checked)) {
             Some((fingerprint, set)) => Entry {
                 id,

@@ -363,12 +363,17 @@ fn crd_key_defaults(schema: &Value, out: &mut HashMap<String, Value>) {
 /// The schema of a kind: built once per built-in kind and per CRD version (cached on the
 /// [`ResourceInfo`]).
 pub fn schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
-    if info.custom {
-        return info
-            .apply_schema
-            .get_or_init(|| Arc::new(custom_schema(info.schema.as_ref())))
-            .clone();
-    }
+    info.apply_schema
+        .get_or_init(|| match info.custom {
+            true => Arc::new(custom_schema(info.schema.as_ref())),
+            false => builtin_schema_for(info),
+        })
+        .clone()
+}
+
+/// The schema of a built-in kind, built once per kind and shared by every [`ResourceInfo`] of
+/// it (each keeps it in its cell: [`schema_for`]).
+fn builtin_schema_for(info: &ResourceInfo) -> Arc<TypeSchema> {
     static BUILTIN: OnceLock<std::sync::Mutex<HashMap<String, Arc<TypeSchema>>>> = OnceLock::new();
     let Some(name) =
         crate::openapi::builtin_definition_name(&info.group, &info.version, &info.kind)
