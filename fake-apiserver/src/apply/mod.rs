@@ -47,14 +47,22 @@ pub struct Writer<'a> {
 
 impl Writer<'_> {
     /// Fields the endpoint's strategy resets, which nobody owns.
-    fn ignored(&self) -> Set {
-        let mut set = Set::new();
-        match self.subresource {
-            Some("status") => set.insert(&[field("spec")]),
-            _ if self.info.has_status => set.insert(&[field("status")]),
-            _ => {}
-        }
-        set
+    fn ignored(&self) -> &'static Set {
+        static SPEC: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+        static STATUS: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+        static NOTHING: std::sync::OnceLock<Set> = std::sync::OnceLock::new();
+        let (cell, top) = match self.subresource {
+            Some("status") => (&SPEC, Some("spec")),
+            _ if self.info.has_status => (&STATUS, Some("status")),
+            _ => (&NOTHING, None),
+        };
+        cell.get_or_init(|| {
+            let mut set = Set::new();
+            if let Some(top) = top {
+                set.insert(&[field(top)]);
+            }
+            set
+        })
     }
 
     fn identity(&self, operation: Operation) -> Identity {
@@ -346,7 +354,7 @@ pub fn track_update_known(
     let schema = schema::schema_for(writer.info);
     // As `take_over` on both objects without their managedFields, without copying them.
     let mut cmp = typed::compare_without_managed_fields(&schema, schema.root, live, new, unchanged);
-    cmp.exclude(&writer.ignored());
+    cmp.exclude(writer.ignored());
     // Everyone else loses what changed or went (forced: no conflicts are looked for, so this
     // cannot fail). The writer's own entry loses only what went: what it changed, it owns again
     // below, so taking it away first would only copy and re-encode its set.
@@ -435,7 +443,7 @@ pub fn apply(
         .map_err(|e| ApiError::plain_500(format!("failed to merge config: {e}")))?;
     let id = writer.identity(Operation::Apply);
     let ignored = writer.ignored();
-    let set = typed::to_field_set(&schema, schema.root, config).recursive_difference(&ignored);
+    let set = typed::to_field_set(&schema, schema.root, config).recursive_difference(ignored);
     let last = entries.iter().find(|e| e.id == id).map(|e| e.set().clone());
     let applied = Entry::new(
         id.clone(),
@@ -460,7 +468,7 @@ pub fn apply(
         &pruned,
         &mut entries,
         Some(&id),
-        &ignored,
+        ignored,
         force,
     )
     .map_err(|conflicts| conflict_error(&conflicts))?;
