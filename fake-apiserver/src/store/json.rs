@@ -614,12 +614,13 @@ impl Reader<'_> {
         let mut entries = like.iter();
         let mut seen = (!in_order).then_some([""; MAX_UNORDERED_KEYS]);
         let mut count = 0;
+        // Copied out: the key read below borrows the reader.
+        let absent_is_null = self.absent_is_null;
         if self.peek() == Some(b'}') {
             self.at += 1;
             return Some(self.rest_absent(entries, seen.as_ref().map(|s| &s[..0])));
         }
         loop {
-            let absent_is_null = self.absent_is_null;
             let Some(key) = self.string_text() else {
                 return Some(false);
             };

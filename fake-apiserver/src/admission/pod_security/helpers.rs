@@ -28,6 +28,15 @@ pub(crate) fn join_quote<S: AsRef<str>>(items: &[S]) -> String {
     format!("\"{}\"", joined.join("\", \""))
 }
 
+/// `container "a"` or `containers "a", "b"`: how every check names the containers it found.
+pub(crate) fn containers_phrase<S: AsRef<str>>(names: &[S]) -> String {
+    format!(
+        "{} {}",
+        pluralize("container", "containers", names.len()),
+        join_quote(names)
+    )
+}
+
 /// `singular` for one, `plural` otherwise (`pluralize`).
 pub(crate) fn pluralize<'a>(singular: &'a str, plural: &'a str, count: usize) -> &'a str {
     if count == 1 {

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, visit_containers,
+    container_name, containers_phrase, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -41,9 +41,8 @@ fn allow_privilege_escalation_1_8(_metadata: &Value, spec: &Value) -> CheckResul
     CheckResult::forbidden(
         "allowPrivilegeEscalation != false",
         format!(
-            "{} {} must set securityContext.allowPrivilegeEscalation=false",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers)
+            "{} must set securityContext.allowPrivilegeEscalation=false",
+            containers_phrase(&bad_containers)
         ),
     )
 }

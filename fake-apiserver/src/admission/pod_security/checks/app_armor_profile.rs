@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::rules::validation::go_quote;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -67,11 +67,7 @@ fn app_armor_profile_1_0(metadata: &Value, spec: &Value) -> CheckResult {
         }
     });
     if !bad_containers.is_empty() {
-        bad_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers)
-        ));
+        bad_setters.push(containers_phrase(&bad_containers));
     }
 
     // Go ranges over the annotation map, then sorts the `key="value"` strings (not the keys);

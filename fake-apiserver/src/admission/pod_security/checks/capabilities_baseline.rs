@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -61,9 +61,8 @@ fn capabilities_baseline_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
     CheckResult::forbidden(
         "non-default capabilities",
         format!(
-            "{} {} must not include {} in securityContext.capabilities.add",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers),
+            "{} must not include {} in securityContext.capabilities.add",
+            containers_phrase(&bad_containers),
             join_quote(&sorted_set(non_default))
         ),
     )

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -76,16 +76,14 @@ fn capabilities_restricted_1_22(_metadata: &Value, spec: &Value) -> CheckResult 
     let mut forbidden_details = Vec::new();
     if !containers_missing_drop_all.is_empty() {
         forbidden_details.push(format!(
-            r#"{} {} must set securityContext.capabilities.drop=["ALL"]"#,
-            pluralize("container", "containers", containers_missing_drop_all.len()),
-            join_quote(&containers_missing_drop_all),
+            r#"{} must set securityContext.capabilities.drop=["ALL"]"#,
+            containers_phrase(&containers_missing_drop_all),
         ));
     }
     if !containers_adding_forbidden.is_empty() {
         forbidden_details.push(format!(
-            "{} {} must not include {} in securityContext.capabilities.add",
-            pluralize("container", "containers", containers_adding_forbidden.len()),
-            join_quote(&containers_adding_forbidden),
+            "{} must not include {} in securityContext.capabilities.add",
+            containers_phrase(&containers_adding_forbidden),
             join_quote(&sorted_set(forbidden_capabilities)),
         ));
     }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -46,9 +46,8 @@ fn host_ports_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
     CheckResult::forbidden(
         "hostPort",
         format!(
-            "{} {} {} {} {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers),
+            "{} {} {} {}",
+            containers_phrase(&bad_containers),
             pluralize("uses", "use", bad_containers.len()),
             pluralize("hostPort", "hostPorts", ports.len()),
             ports.join(", ")

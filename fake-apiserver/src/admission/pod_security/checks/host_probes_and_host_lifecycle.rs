@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -57,9 +57,8 @@ fn host_probes_and_host_lifecycle_v1_dot_34(_metadata: &Value, spec: &Value) -> 
     CheckResult::forbidden(
         "probe or lifecycle host",
         format!(
-            "{} {} {} {} {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers),
+            "{} {} {} {}",
+            containers_phrase(&bad_containers),
             pluralize("uses", "use", bad_containers.len()),
             pluralize(
                 "probe or lifecycle host",

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, is_true, join_quote, pluralize, visit_containers,
+    container_name, containers_phrase, is_true, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -33,9 +33,8 @@ fn privileged_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
     CheckResult::forbidden(
         "privileged",
         format!(
-            "{} {} must not set securityContext.privileged=true",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers)
+            "{} must not set securityContext.privileged=true",
+            containers_phrase(&bad_containers)
         ),
     )
 }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, relax_policy_for_user_namespace_pod, sorted_set,
+    container_name, containers_phrase, join_quote, relax_policy_for_user_namespace_pod, sorted_set,
     visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
@@ -70,9 +70,8 @@ fn proc_mount_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
     CheckResult::forbidden(
         "procMount",
         format!(
-            "{} {} must not set securityContext.procMount to {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers),
+            "{} must not set securityContext.procMount to {}",
+            containers_phrase(&bad_containers),
             join_quote(&sorted_set(forbidden_types)),
         ),
     )

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, relax_policy_for_user_namespace_pod, visit_containers,
+    container_name, containers_phrase, relax_policy_for_user_namespace_pod, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -70,11 +70,7 @@ fn run_as_non_root_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
     });
 
     if !explicitly_bad_containers.is_empty() {
-        bad_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", explicitly_bad_containers.len()),
-            join_quote(&explicitly_bad_containers),
-        ));
+        bad_setters.push(containers_phrase(&explicitly_bad_containers));
     }
     if !bad_setters.is_empty() {
         return CheckResult::forbidden(
@@ -89,9 +85,8 @@ fn run_as_non_root_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
         return CheckResult::forbidden(
             "runAsNonRoot != true",
             format!(
-                "pod or {} {} must set securityContext.runAsNonRoot=true",
-                pluralize("container", "containers", implicitly_bad_containers.len()),
-                join_quote(&implicitly_bad_containers),
+                "pod or {} must set securityContext.runAsNonRoot=true",
+                containers_phrase(&implicitly_bad_containers),
             ),
         );
     }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -100,11 +100,7 @@ fn se_linux_options(_metadata: &Value, spec: &Value, allowed_types: &[&str]) -> 
         }
     });
     if !bad_containers.is_empty() {
-        bad_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers)
-        ));
+        bad_setters.push(containers_phrase(&bad_containers));
     }
 
     if bad_setters.is_empty() {

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, pluralize, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -115,11 +115,7 @@ fn seccomp_profile_baseline_1_19(_metadata: &Value, spec: &Value) -> CheckResult
         }
     });
     if !explicitly_bad_containers.is_empty() {
-        bad_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", explicitly_bad_containers.len()),
-            join_quote(&explicitly_bad_containers)
-        ));
+        bad_setters.push(containers_phrase(&explicitly_bad_containers));
     }
 
     if bad_setters.is_empty() {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::seccomp_profile_baseline::{self, forbidden_seccomp_type};
 use crate::admission::pod_security::helpers::{
-    container_name, join_quote, pluralize, sorted_set, visit_containers,
+    container_name, containers_phrase, join_quote, sorted_set, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -63,11 +63,7 @@ fn seccomp_profile_restricted_1_19(_metadata: &Value, spec: &Value) -> CheckResu
         }
     });
     if !explicitly_bad_containers.is_empty() {
-        bad_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", explicitly_bad_containers.len()),
-            join_quote(&explicitly_bad_containers)
-        ));
+        bad_setters.push(containers_phrase(&explicitly_bad_containers));
     }
 
     // Forbidden values set take precedence over missing ones.
@@ -85,9 +81,8 @@ fn seccomp_profile_restricted_1_19(_metadata: &Value, spec: &Value) -> CheckResu
         return CheckResult::forbidden(
             "seccompProfile",
             format!(
-                "pod or {} {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\"",
-                pluralize("container", "containers", implicitly_bad_containers.len()),
-                join_quote(&implicitly_bad_containers)
+                "pod or {} must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\"",
+                containers_phrase(&implicitly_bad_containers)
             ),
         );
     }

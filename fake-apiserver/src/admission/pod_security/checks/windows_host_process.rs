@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::admission::pod_security::helpers::{
-    container_name, is_true, join_quote, pluralize, visit_containers,
+    container_name, containers_phrase, is_true, visit_containers,
 };
 use crate::admission::pod_security::policy::Level;
 use crate::admission::pod_security::registry::{Check, CheckResult, VersionedCheck};
@@ -38,11 +38,7 @@ fn windows_host_process_1_0(_metadata: &Value, spec: &Value) -> CheckResult {
         forbidden_setters.push("pod".to_string());
     }
     if !bad_containers.is_empty() {
-        forbidden_setters.push(format!(
-            "{} {}",
-            pluralize("container", "containers", bad_containers.len()),
-            join_quote(&bad_containers)
-        ));
+        forbidden_setters.push(containers_phrase(&bad_containers));
     }
 
     if forbidden_setters.is_empty() {
