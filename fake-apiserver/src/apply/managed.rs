@@ -108,6 +108,9 @@ pub struct Entry {
     /// The entry's `fieldsV1` as stored, with its fingerprint, while `set` is still what it
     /// says (only for entries whose set came from a [`Decoded`], i.e. made by [`encode`]).
     raw: Option<(Value, u64)>,
+    /// The whole item the entry was read from, alongside `raw`: written back as it is when
+    /// it still says everything the entry does (see [`Entry::encoded_item`]).
+    item: Option<Value>,
 }
 
 impl PartialEq for Entry {
@@ -128,6 +131,7 @@ impl Entry {
             time,
             set: Arc::new(set),
             raw: None,
+            item: None,
         }
     }
 
@@ -139,6 +143,7 @@ impl Entry {
     /// The fields it owns, to change (its stored `fieldsV1` no longer says what they are).
     pub fn set_mut(&mut self) -> &mut Set {
         self.raw = None;
+        self.item = None;
         Arc::make_mut(&mut self.set)
     }
 
@@ -154,6 +159,41 @@ impl Entry {
         if !self.set.contains_all(paths) {
             self.set_mut().add(paths);
         }
+    }
+
+    /// The item this entry was read from, taken out, when it is exactly what encoding the entry
+    /// would write: the same members (Go's `omitempty` ones left out when empty), each with the
+    /// entry's value, and the set still the one its `fieldsV1` says. An entry a write left
+    /// alone (most of an object's entries, and the writer's own when it changed nothing it
+    /// did not already own) is then written back by a sharing clone, not rebuilt.
+    fn encoded_item(&mut self) -> Option<Value> {
+        let (fields, _) = self.raw.as_ref()?;
+        let item = self.item.take()?;
+        let map = item.as_object()?;
+        let text = |key: &str| map.get(key).and_then(Value::as_str);
+        let optional = |key: &str, value: &str| match text(key) {
+            Some(found) => found == value && !value.is_empty(),
+            None => value.is_empty() && !map.contains_key(key),
+        };
+        let members = 3 // operation, fieldsType, fieldsV1
+            + usize::from(!self.id.manager.is_empty())
+            + usize::from(!self.api_version.is_empty())
+            + usize::from(self.time.is_some())
+            + usize::from(!self.id.subresource.is_empty());
+        let same = map.len() == members
+            && text("operation") == Some(self.id.operation.as_str())
+            && text("fieldsType") == Some("FieldsV1")
+            && map
+                .get("fieldsV1")
+                .is_some_and(|stored| crate::store::value_eq::equal(stored, fields))
+            && optional("manager", &self.id.manager)
+            && optional("apiVersion", &self.api_version)
+            && optional("subresource", &self.id.subresource)
+            && match &self.time {
+                Some(time) => text("time") == Some(time.as_str()),
+                None => !map.contains_key("time"),
+            };
+        same.then_some(item)
     }
 }
 
@@ -277,6 +317,8 @@ pub fn decode_known(list: Value, known: Option<Known<'_>>) -> Result<Vec<Entry>,
                 time,
                 set,
                 raw: Some((fields, fingerprint)),
+                // A sharing clone, as `fields` is.
+                item: Some(item.clone()),
             },
             None => {
                 let set = match &fields {
@@ -302,10 +344,15 @@ pub fn encode(entries: &[Entry]) -> Value {
 /// [`encode`], consuming the entries: those whose set did not change write their stored
 /// `fieldsV1` back. Also returns the sets, in the written order, to keep with the object.
 pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
-    let mut sorted: Vec<(i64, Entry)> = entries
-        .into_iter()
-        .map(|e| (time_seconds(&e.time), e))
-        .collect();
+    let mut sorted: Vec<(i64, Entry)> = if entries.len() > 1 {
+        entries
+            .into_iter()
+            .map(|e| (time_seconds(&e.time), e))
+            .collect()
+    } else {
+        // Nothing to order: the time is not read.
+        entries.into_iter().map(|e| (0, e)).collect()
+    };
     sorted.sort_by(|(ta, a), (tb, b)| {
         a.id.operation
             .cmp(&b.id.operation)
@@ -317,7 +364,8 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
     let mut decoded = Decoded::default();
     let list = sorted
         .into_iter()
-        .map(|(_, e)| {
+        .map(|(_, mut e)| {
+            let item = e.encoded_item();
             let (fields, fingerprint) = match e.raw {
                 Some(raw) => raw,
                 None => {
@@ -327,6 +375,9 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
                 }
             };
             decoded.sets.push((fingerprint, e.set));
+            if let Some(item) = item {
+                return item;
+            }
             // As Go encodes a `ManagedFieldsEntry` (for custom resources too: the real server
             // sets their entries through the typed struct): every field is `omitempty`.
             let mut m = Map::new();
@@ -429,6 +480,69 @@ mod tests {
             &json!([{"manager": "m", "operation": "Other", "fieldsType": "FieldsV1"}])
         ))
         .is_err());
+    }
+
+    /// A stored list, its entries read back against it, changed by `change`, and written:
+    /// the written list, and whether its item shares the stored item's entries.
+    fn rewritten(stored_item: Value, change: impl Fn(&mut Entry)) -> (Value, bool) {
+        let fields = stored_item["fieldsV1"].clone();
+        let set = Set::from_fields_v1(&fields).unwrap();
+        let (_, decoded) = encode_owned(vec![Entry::new(
+            Identity::new("m", Operation::Update, "v1", None),
+            "v1".into(),
+            None,
+            set,
+        )]);
+        let list = json!([stored_item]);
+        let known = Known {
+            list: &list,
+            decoded: &decoded,
+            exact: false,
+        };
+        let mut entries = decode_known(list.clone(), Some(known)).unwrap();
+        change(&mut entries[0]);
+        let (out, _) = encode_owned(entries);
+        let shared = out[0]
+            .as_object()
+            .unwrap()
+            .shares_entries(list[0].as_object().unwrap());
+        (out, shared)
+    }
+
+    fn item(extra: Value) -> Value {
+        let mut item = json!({"manager": "m", "operation": "Update", "apiVersion": "v1",
+            "time": "2024-01-01T00:00:01Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {".": {}, "f:a": {}}}});
+        for (k, v) in extra.as_object().unwrap() {
+            item[k] = v.clone();
+        }
+        item.as_object_mut().unwrap().retain(|_, v| !v.is_null());
+        item
+    }
+
+    /// An entry a write leaves exactly as stored is written back as the stored item (a sharing
+    /// clone); any change, or a stored item that is not what encoding writes, is rebuilt.
+    #[rstest::rstest]
+    #[case::left_alone(|_: &mut Entry| {}, json!({}), true, json!({}))]
+    #[case::new_time(|e: &mut Entry| e.time = Some("2024-01-01T00:00:09Z".into()), json!({}), false,
+        json!({"time": "2024-01-01T00:00:09Z"}))]
+    #[case::time_dropped(|e: &mut Entry| e.time = None, json!({}), false, json!({"time": null}))]
+    #[case::new_api_version(|e: &mut Entry| e.api_version = "v2".into(), json!({}), false,
+        json!({"apiVersion": "v2"}))]
+    #[case::set_grown(|e: &mut Entry| e.add(&Set::from_fields_v1(&json!({"f:data": {"f:b": {}}})).unwrap()),
+        json!({}), false, json!({"fieldsV1": {"f:data": {".": {}, "f:a": {}, "f:b": {}}}}))]
+    #[case::stored_empty_subresource(|_: &mut Entry| {}, json!({"subresource": ""}), false, json!({}))]
+    #[case::stored_without_time(|e: &mut Entry| e.time = None, json!({"time": null}), true, json!({"time": null}))]
+    #[case::stored_unknown_member(|_: &mut Entry| {}, json!({"other": 1}), false, json!({}))]
+    fn an_unchanged_entry_is_written_back_as_stored(
+        #[case] change: fn(&mut Entry),
+        #[case] stored_extra: Value,
+        #[case] shared: bool,
+        #[case] expected_extra: Value,
+    ) {
+        let (out, was_shared) = rewritten(item(stored_extra), change);
+        assert_eq!(out, json!([item(expected_extra)]));
+        assert_eq!(was_shared, shared);
     }
 
     #[test]

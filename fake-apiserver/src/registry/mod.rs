@@ -58,9 +58,11 @@ impl Registry {
 
     /// The resource served at `group/version/plural`.
     pub fn lookup(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        // Every request looks its resource up: the plural, which tells most resources apart
+        // (by its length alone, mostly), is compared first; many share a group and version.
         self.read()
             .iter()
-            .find(|r| r.group == group && r.version == version && r.plural == plural)
+            .find(|r| r.plural == plural && r.group == group && r.version == version)
             .cloned()
     }
 
@@ -68,7 +70,7 @@ impl Registry {
     pub fn lookup_resource(&self, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.read()
             .iter()
-            .find(|r| r.group == group && r.plural == plural)
+            .find(|r| r.plural == plural && r.group == group)
             .cloned()
     }
 
@@ -77,7 +79,7 @@ impl Registry {
         let (group, version) = split_api_version(api_version);
         self.read()
             .iter()
-            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .find(|r| r.kind == kind && r.group == group && r.version == version)
             .cloned()
     }
 
