@@ -1807,6 +1807,9 @@ pub(crate) fn create_object(
         crate::rules::validate_create(info, &candidate)?;
         ctx.memos
             .set_written_pod_spec_valid(info.is_builtin("", "Pod"));
+        if crate::rules::meta::checks_labels_and_annotations(info) {
+            ctx.memos.set_validated_maps(&candidate);
+        }
         ctx.warnings
             .borrow_mut()
             .extend(crate::rules::warnings::on_create(info, &candidate));

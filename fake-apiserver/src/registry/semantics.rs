@@ -67,6 +67,13 @@ pub struct VersionMemo {
     /// create, a webhook's container) is not, and the next write decodes it in full, as a
     /// real server decodes every write.
     pub pod_spec_decoded: bool,
+    /// Its `metadata.labels` passed `ValidateLabels`: the write that stored this version
+    /// checked them (or took them unchanged from a version known so) and stored them as they
+    /// were checked. The check is a function of the map alone, so a later write that leaves the
+    /// map as it is would only find the same nothing again.
+    pub labels_valid: bool,
+    /// Its `metadata.annotations` passed `ValidateAnnotations` (as `labels_valid`).
+    pub annotations_valid: bool,
 }
 
 impl VersionMemo {
@@ -95,7 +102,13 @@ pub struct VersionMemos {
     /// Whether the object about to be written is Go-encoded already (see
     /// [`crate::store::Decision::encoded`]).
     written_encoded: std::cell::Cell<bool>,
+    /// The labels and annotations this write's metadata validation passed (sharing clones),
+    /// until the written object is compared with them (see [`VersionMemo::labels_valid`]).
+    validated_maps: std::cell::RefCell<Option<[Option<Value>; 2]>>,
 }
+
+/// The metadata maps whose validation a version's memo remembers, in [`VersionMemos`]' order.
+const VALIDATED_MAPS: [&str; 2] = ["labels", "annotations"];
 
 impl VersionMemos {
     /// Takes what the store kept with the current version.
@@ -123,6 +136,31 @@ impl VersionMemos {
         *self.decoded_pod_spec.borrow_mut() = pod_spec.cloned();
     }
 
+    /// Records that `object`'s labels and annotations, as they are now, passed validation.
+    pub fn set_validated_maps(&self, object: &Value) {
+        let map = |key: &str| meta(object).get(key).cloned();
+        *self.validated_maps.borrow_mut() = Some(VALIDATED_MAPS.map(map));
+    }
+
+    /// Which of `next`'s labels and annotations are the stored version's (`current`), known to
+    /// have passed validation when it was written.
+    pub fn known_valid_maps(&self, current: &Value, next: &Value) -> crate::rules::KnownValid {
+        let stored = self.stored.borrow();
+        let Some(memo) = stored.as_ref() else {
+            return crate::rules::KnownValid::default();
+        };
+        let same = |key: &str| match (meta(current).get(key), meta(next).get(key)) {
+            (None, None) => true,
+            (Some(a), Some(b)) => equal(a, b),
+            _ => false,
+        };
+        crate::rules::KnownValid {
+            spec: false,
+            labels: memo.labels_valid && same(VALIDATED_MAPS[0]),
+            annotations: memo.annotations_valid && same(VALIDATED_MAPS[1]),
+        }
+    }
+
     /// Whether the stored version's pod spec is known valid.
     pub fn stored_pod_spec_valid(&self) -> bool {
         self.stored
@@ -147,14 +185,32 @@ impl VersionMemos {
                 (decoded, written.and_then(|w| w.get("spec"))),
                 (Some(decoded), Some(spec)) if equal(&decoded, spec)
             );
+        // The maps validation passed, if they are the ones stored.
+        let validated = self.validated_maps.take();
+        let stored_as_validated = |i: usize| {
+            let (Some(validated), Some(written)) = (&validated, written) else {
+                return false;
+            };
+            match (&validated[i], meta(written).get(VALIDATED_MAPS[i])) {
+                (None, None) => true,
+                (Some(a), Some(b)) => equal(a, b),
+                _ => false,
+            }
+        };
         let memo = VersionMemo {
             managed: self.written.borrow_mut().take(),
             managed_exact: encoded,
             pod_spec_valid: self.written_pod_spec_valid.replace(false),
             decoded: self.body_decoded.replace(false),
             pod_spec_decoded,
+            labels_valid: stored_as_validated(0),
+            annotations_valid: stored_as_validated(1),
         };
-        (memo.managed.is_some() || memo.pod_spec_valid || memo.decoded)
+        (memo.managed.is_some()
+            || memo.pod_spec_valid
+            || memo.decoded
+            || memo.labels_valid
+            || memo.annotations_valid)
             .then(|| Arc::new(memo) as crate::store::Derived)
     }
 
@@ -721,7 +777,14 @@ pub fn prepare_update(
     let unchanged = crate::apply::unchanged_members(Some(current), &next);
     let spec_differs = generation::spec_differs_given(info, current, &next, &unchanged);
     let pod_spec_valid = pod && !spec_differs && ctx.memos.stored_pod_spec_valid();
-    crate::rules::validate_update(info, current, &next, rules_target, pod_spec_valid)?;
+    let known = crate::rules::KnownValid {
+        spec: pod_spec_valid,
+        ..ctx.memos.known_valid_maps(current, &next)
+    };
+    crate::rules::validate_update(info, current, &next, rules_target, known)?;
+    if crate::rules::meta::checks_labels_and_annotations(info) {
+        ctx.memos.set_validated_maps(&next);
+    }
     // What a later write may take as known of this version's spec: it passed the checks of a
     // spec write just now, or it is the stored spec that was known valid.
     ctx.memos.set_written_pod_spec_valid(
@@ -1233,6 +1296,84 @@ mod tests {
         // Nothing carries over to the next write on the same context.
         let next = memos.take_decision(Mutation::Put(json!({"spec": {}})));
         assert!(next.derived.is_none());
+    }
+
+    /// Labels and annotations a stored version's memo says passed validation are not checked
+    /// again while an update leaves them as they are; changed ones are. (The stored labels here
+    /// are invalid and the memo says otherwise: whether the update is refused tells whether
+    /// they were checked.)
+    #[rstest::rstest]
+    #[case::kept_and_known(true, false, false, None)]
+    #[case::kept_not_known(false, false, false, Some("metadata.labels"))]
+    #[case::changed_and_known(true, true, false, Some("metadata.labels"))]
+    #[case::annotations_changed_labels_known(true, false, true, Some("metadata.annotations"))]
+    fn metadata_maps_known_valid_are_not_checked_again(
+        #[case] memo_says_valid: bool,
+        #[case] change_labels: bool,
+        #[case] break_annotations: bool,
+        #[case] refused_for: Option<&str>,
+    ) {
+        let cm = builtin("configmaps");
+        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u",
+            "resourceVersion": "3", "labels": {"bad key!": "v"}, "annotations": {"a": "1"}},
+            "data": {"a": "1"}});
+        let mut new = current.clone();
+        new["data"]["a"] = json!("2");
+        if change_labels {
+            new["metadata"]["labels"]["other"] = json!("x");
+        }
+        if break_annotations {
+            new["metadata"]["annotations"] = json!({"bad key!": "1"});
+        }
+        let ctx = ctx(&cm);
+        let memo = VersionMemo {
+            labels_valid: memo_says_valid,
+            annotations_valid: memo_says_valid,
+            ..Default::default()
+        };
+        ctx.memos
+            .set_stored(Some(&(Arc::new(memo) as crate::store::Derived)));
+        let result = prepare_update(&ctx, &current, new, UpdateTarget::Main);
+        match refused_for {
+            None => {
+                put(result.unwrap());
+            }
+            Some(field) => {
+                let err = result.unwrap_err();
+                assert_eq!(err.code, 422, "{err:?}");
+                assert!(format!("{err:?}").contains(field), "{err:?}");
+            }
+        }
+    }
+
+    /// The memo of a written version says its labels and annotations passed validation only
+    /// when they are stored as they were checked.
+    #[rstest::rstest]
+    #[case::stored_as_checked(false, (true, true))]
+    #[case::labels_changed_after(true, (false, true))]
+    fn the_version_memo_knows_which_metadata_maps_passed(
+        #[case] change_labels_after: bool,
+        #[case] expected: (bool, bool),
+    ) {
+        let cm = builtin("configmaps");
+        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u",
+            "resourceVersion": "3", "labels": {"k": "v"}, "annotations": {"a": "1"}},
+            "data": {"a": "1"}});
+        let mut new = current.clone();
+        new["data"]["a"] = json!("2");
+        let ctx = ctx(&cm);
+        let mut next = put(prepare_update(&ctx, &current, new, UpdateTarget::Main).unwrap());
+        if change_labels_after {
+            next["metadata"]["labels"]["k"] = json!("other");
+        }
+        let decision = ctx.memos.take_decision(Mutation::Put(next));
+        let memo = VersionMemo::of(decision.derived.as_ref()).unwrap();
+        assert_eq!((memo.labels_valid, memo.annotations_valid), expected);
+        // Nothing carries over to the next write on the same context.
+        let again = ctx
+            .memos
+            .take_decision(Mutation::Put(json!({"metadata": {}})));
+        assert!(VersionMemo::of(again.derived.as_ref()).is_none_or(|m| !m.labels_valid));
     }
 
     #[test]

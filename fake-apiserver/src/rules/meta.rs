@@ -151,6 +151,12 @@ pub fn create_causes(info: &ResourceInfo, obj: &Value) -> Vec<Cause> {
     }
 }
 
+/// Whether the create and update checks of `info`'s kind check `metadata.labels` and
+/// `metadata.annotations` here (for a CRD, its own validation does).
+pub fn checks_labels_and_annotations(info: &ResourceInfo) -> bool {
+    rules_for(info) != MetaRules::Crd
+}
+
 /// The generic check `rest.BeforeCreate` runs after the strategy passed
 /// (`ValidateObjectMetaAccessor` with `path.ValidatePathSegmentName`).
 pub fn generic_create_causes(info: &ResourceInfo, obj: &Value) -> Vec<Cause> {
@@ -162,14 +168,21 @@ pub fn generic_create_causes(info: &ResourceInfo, obj: &Value) -> Vec<Cause> {
 
 /// The metadata causes of an update: `validateCommonFields` of `rest.BeforeUpdate`, then what the
 /// kind's `ValidateUpdate` (or `ValidateStatusUpdate`) checks of the metadata.
-pub fn update_causes(info: &ResourceInfo, old: &Value, new: &Value, target: Target) -> Vec<Cause> {
+/// `known`: which of `new`'s labels and annotations are known to pass their checks.
+pub fn update_causes(
+    info: &ResourceInfo,
+    old: &Value,
+    new: &Value,
+    target: Target,
+    known: super::KnownValid,
+) -> Vec<Cause> {
     let rules = rules_for(info);
     if rules == MetaRules::Crd {
         // The CRD's own update validation reports its metadata.
         return Vec::new();
     }
     // Labels and annotations are reported by each validation below; checked once.
-    let maps = MetadataMapCauses::of(new);
+    let maps = MetadataMapCauses::of_unless_known(new, known.labels, known.annotations);
     let mut causes = object_meta_causes_with(info.namespaced, NameRule::PathSegment, new, &maps);
     causes.extend(object_meta_update_causes_with(new, old, &maps));
     match rules {
@@ -272,7 +285,13 @@ mod tests {
         new["metadata"]["resourceVersion"] = json!("1");
         new["metadata"]["labels"] = json!({"bad key!": "v"});
         new["metadata"]["annotations"] = json!({"also bad!": "v"});
-        let causes = update_causes(&info("", "Pod"), &old, &new, Target::Main);
+        let causes = update_causes(
+            &info("", "Pod"),
+            &old,
+            &new,
+            Target::Main,
+            Default::default(),
+        );
         let fields: Vec<&str> = causes.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(
             fields,
@@ -345,7 +364,7 @@ mod tests {
         let old = json!({"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "1"}});
         let mut new = old.clone();
         new["metadata"]["labels"] = json!({"a b": "c"});
-        let causes = update_causes(&info, &old, &new, target);
+        let causes = update_causes(&info, &old, &new, target, Default::default());
         assert_eq!(causes.len(), times, "{causes:?}");
         assert!(causes.iter().all(|c| c.field == "metadata.labels"));
     }
@@ -356,7 +375,13 @@ mod tests {
             "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": ["a.io/x"]}});
         let mut new = old.clone();
         new["metadata"]["finalizers"] = json!(["a.io/x", "b.io/y"]);
-        let causes = update_causes(&info("", "ConfigMap"), &old, &new, Target::Main);
+        let causes = update_causes(
+            &info("", "ConfigMap"),
+            &old,
+            &new,
+            Target::Main,
+            Default::default(),
+        );
         let forbidden: Vec<_> = causes
             .iter()
             .filter(|c| c.reason == "FieldValueForbidden")

@@ -81,28 +81,33 @@ pub fn create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
     causes
 }
 
+/// What of an update's new object is known to have passed its checks already: parts equal to
+/// the stored version's, which passed them when it was written (see
+/// [`crate::registry::semantics::VersionMemo`]). Each check is a function of that part alone,
+/// so running it again could only find the same nothing; it is skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KnownValid {
+    /// `new`'s spec is `old`'s, which passed the kind's spec validation under the same name
+    /// (today only pods keep that knowledge).
+    pub spec: bool,
+    /// `new`'s `metadata.labels` are `old`'s, which passed `ValidateLabels`.
+    pub labels: bool,
+    /// `new`'s `metadata.annotations` are `old`'s, which passed `ValidateAnnotations`.
+    pub annotations: bool,
+}
+
 /// The causes of updating `old` into `new`: the generic metadata checks of `BeforeUpdate`
-/// (`validateCommonFields`), then the kind strategy's `ValidateUpdate`.
-///
-/// `unchanged_valid_spec`: `new`'s spec is `old`'s, which is known to have passed the kind's
-/// spec validation under the same name (today only pods keep that knowledge, see
-/// [`crate::registry::semantics::VersionMemo`]); the kind's checks of the spec, which could
-/// only find nothing again, are skipped.
+/// (`validateCommonFields`), then the kind strategy's `ValidateUpdate`; the checks of what
+/// `known` says passed already are skipped.
 pub fn update_causes(
     info: &ResourceInfo,
     old: &Value,
     new: &Value,
     target: Target,
-    unchanged_valid_spec: bool,
+    known: KnownValid,
 ) -> Vec<Cause> {
-    let mut causes = meta::update_causes(info, old, new, target);
-    causes.extend(kind_update_causes(
-        info,
-        old,
-        new,
-        target,
-        unchanged_valid_spec,
-    ));
+    let mut causes = meta::update_causes(info, old, new, target, known);
+    causes.extend(kind_update_causes(info, old, new, target, known.spec));
     causes
 }
 
@@ -117,13 +122,9 @@ pub fn validate_update(
     old: &Value,
     new: &Value,
     target: Target,
-    unchanged_valid_spec: bool,
+    known: KnownValid,
 ) -> Result<(), ApiError> {
-    invalid(
-        info,
-        new,
-        update_causes(info, old, new, target, unchanged_valid_spec),
-    )
+    invalid(info, new, update_causes(info, old, new, target, known))
 }
 
 /// What a kind's registry allocates on create before validating (today: a Service's cluster IP

@@ -1027,11 +1027,25 @@ pub struct MetadataMapCauses {
 impl MetadataMapCauses {
     /// The causes of `obj`'s labels and annotations.
     pub fn of(obj: &Value) -> Self {
+        Self::of_unless_known(obj, false, false)
+    }
+
+    /// [`MetadataMapCauses::of`], but a map known to pass its check (`labels_known`,
+    /// `annotations_known`: it is one that passed it before) is not looked at.
+    pub fn of_unless_known(obj: &Value, labels_known: bool, annotations_known: bool) -> Self {
         let meta = obj.get("metadata");
         let field = |key: &str| meta.and_then(|m| m.get(key));
         Self {
-            labels: validate_labels(field("labels"), &"metadata.labels"),
-            annotations: validate_annotations(field("annotations"), "metadata.annotations"),
+            labels: if labels_known {
+                Vec::new()
+            } else {
+                validate_labels(field("labels"), &"metadata.labels")
+            },
+            annotations: if annotations_known {
+                Vec::new()
+            } else {
+                validate_annotations(field("annotations"), "metadata.annotations")
+            },
         }
     }
 
