@@ -25,6 +25,12 @@ use serde_json::Value;
 
 use crate::resource::{builtin_resources, compare_kube_versions, ResourceInfo};
 
+/// Whether two API groups are the same, the core group (empty) without a `memcmp` call (see
+/// [`serde_json::short_bytes::eq_bytes`]).
+fn same_group(a: &str, b: &str) -> bool {
+    serde_json::short_bytes::eq_bytes(a.as_bytes(), b.as_bytes())
+}
+
 /// Served resource types. Cheap to clone; clones share the same set.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -62,7 +68,7 @@ impl Registry {
         // (by its length alone, mostly), is compared first; many share a group and version.
         self.read()
             .iter()
-            .find(|r| r.plural == plural && r.group == group && r.version == version)
+            .find(|r| r.plural == plural && same_group(&r.group, group) && r.version == version)
             .cloned()
     }
 
@@ -70,7 +76,7 @@ impl Registry {
     pub fn lookup_resource(&self, group: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.read()
             .iter()
-            .find(|r| r.plural == plural && r.group == group)
+            .find(|r| r.plural == plural && same_group(&r.group, group))
             .cloned()
     }
 
@@ -79,7 +85,7 @@ impl Registry {
         let (group, version) = split_api_version(api_version);
         self.read()
             .iter()
-            .find(|r| r.kind == kind && r.group == group && r.version == version)
+            .find(|r| r.kind == kind && same_group(&r.group, group) && r.version == version)
             .cloned()
     }
 

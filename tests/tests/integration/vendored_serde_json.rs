@@ -405,3 +405,26 @@ fn equality_and_lookups_agree_with_the_text_on_strings_of_every_length() {
         }
     }
 }
+
+/// The short comparisons the workspace calls directly (`serde_json::short_bytes`) answer as
+/// `==` and `cmp` do on strings of every length, the empty one (a dangling pointer) included.
+#[test]
+fn short_comparisons_agree_with_eq_and_cmp() {
+    use serde_json::short_bytes::{cmp_bytes, eq_bytes};
+    let mut strings = strings_and_near_misses();
+    strings.push(String::new());
+    for a in strings.iter().step_by(7) {
+        for b in &strings {
+            assert_eq!(
+                eq_bytes(a.as_bytes(), b.as_bytes()),
+                a == b,
+                "{a:?} vs {b:?}"
+            );
+            assert_eq!(
+                cmp_bytes(a.as_bytes(), b.as_bytes()),
+                a.cmp(b),
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+}

@@ -422,7 +422,8 @@ mod macros;
 pub mod de;
 pub mod error;
 pub mod map;
-mod short_bytes;
+#[doc(hidden)]
+pub mod short_bytes;
 #[cfg(not(feature = "preserve_order"))]
 mod shared_vec;
 #[cfg(not(feature = "preserve_order"))]

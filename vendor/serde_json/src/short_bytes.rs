@@ -13,7 +13,7 @@ use core::cmp::Ordering;
 /// bytes); longer strings are compared by `==`. The map's lookups, its equality and `Value`'s
 /// compare strings with it.
 #[inline]
-pub(crate) fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
+pub fn eq_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
@@ -56,7 +56,7 @@ fn prefix_word(s: &[u8]) -> u64 {
 /// `a.cmp(b)`, without a `memcmp` call when the first eight bytes decide or both are at most
 /// eight bytes long.
 #[inline]
-pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
     match prefix_word(a).cmp(&prefix_word(b)) {
         Ordering::Equal if a.len() <= 8 && b.len() <= 8 => a.len().cmp(&b.len()),
         Ordering::Equal => a.cmp(b),
