@@ -193,7 +193,9 @@ fn resource_root(resource: &str) -> Option<(&'static str, &'static str, &'static
     let (group, plural) = resource.split_once('/')?;
     shapes::KINDS
         .iter()
-        .find(|(g, _, p, _)| *g == group && *p == plural)
+        .find(|(g, _, p, _)| {
+            *p == plural && serde_json::short_bytes::eq_bytes(g.as_bytes(), group.as_bytes())
+        })
         .map(|(g, k, _, index)| (*g, *k, &shapes::STRUCTS[usize::from(*index)]))
 }
 
