@@ -412,10 +412,7 @@ pub fn shape_for(info: &ResourceInfo) -> Option<Arc<Shape>> {
     };
     if let Some(known) = shapes.get(info.kind.as_str()).and_then(|versions| {
         versions.iter().find(|(group, version, _)| {
-            // The core group is empty: compared without a `memcmp` call (see
-            // `serde_json::short_bytes::eq_bytes`).
-            serde_json::short_bytes::eq_bytes(group.as_bytes(), info.group.as_bytes())
-                && *version == info.version
+            crate::resource::same_group(group, &info.group) && *version == info.version
         })
     }) {
         return known.2.clone();

@@ -23,13 +23,7 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::Value;
 
-use crate::resource::{builtin_resources, compare_kube_versions, ResourceInfo};
-
-/// Whether two API groups are the same, the core group (empty) without a `memcmp` call (see
-/// [`serde_json::short_bytes::eq_bytes`]).
-fn same_group(a: &str, b: &str) -> bool {
-    serde_json::short_bytes::eq_bytes(a.as_bytes(), b.as_bytes())
-}
+use crate::resource::{builtin_resources, compare_kube_versions, same_group, ResourceInfo};
 
 /// Served resource types. Cheap to clone; clones share the same set.
 #[derive(Debug, Clone)]

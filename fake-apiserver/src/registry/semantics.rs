@@ -107,6 +107,15 @@ pub struct VersionMemos {
     validated_maps: std::cell::RefCell<Option<[Option<Value>; 2]>>,
 }
 
+/// Whether two objects' member is the same: both absent, or both there and equal.
+fn same_member(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => equal(a, b),
+        _ => false,
+    }
+}
+
 /// The metadata maps whose validation a version's memo remembers, in [`VersionMemos`]' order.
 const VALIDATED_MAPS: [&str; 2] = ["labels", "annotations"];
 
@@ -149,11 +158,7 @@ impl VersionMemos {
         let Some(memo) = stored.as_ref() else {
             return crate::rules::KnownValid::default();
         };
-        let same = |key: &str| match (meta(current).get(key), meta(next).get(key)) {
-            (None, None) => true,
-            (Some(a), Some(b)) => equal(a, b),
-            _ => false,
-        };
+        let same = |key: &str| same_member(meta(current).get(key), meta(next).get(key));
         crate::rules::KnownValid {
             spec: false,
             labels: memo.labels_valid && same(VALIDATED_MAPS[0]),
@@ -191,11 +196,7 @@ impl VersionMemos {
             let (Some(validated), Some(written)) = (&validated, written) else {
                 return false;
             };
-            match (&validated[i], meta(written).get(VALIDATED_MAPS[i])) {
-                (None, None) => true,
-                (Some(a), Some(b)) => equal(a, b),
-                _ => false,
-            }
+            same_member(validated[i].as_ref(), meta(written).get(VALIDATED_MAPS[i]))
         };
         let memo = VersionMemo {
             managed: self.written.borrow_mut().take(),
@@ -1298,6 +1299,16 @@ mod tests {
         assert!(next.derived.is_none());
     }
 
+    /// A stored ConfigMap with `labels` and an annotation, and an update of its data.
+    fn labelled_config_map_update(labels: Value) -> (Value, Value) {
+        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u",
+            "resourceVersion": "3", "labels": labels, "annotations": {"a": "1"}},
+            "data": {"a": "1"}});
+        let mut new = current.clone();
+        new["data"]["a"] = json!("2");
+        (current, new)
+    }
+
     /// Labels and annotations a stored version's memo says passed validation are not checked
     /// again while an update leaves them as they are; changed ones are. (The stored labels here
     /// are invalid and the memo says otherwise: whether the update is refused tells whether
@@ -1314,11 +1325,7 @@ mod tests {
         #[case] refused_for: Option<&str>,
     ) {
         let cm = builtin("configmaps");
-        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u",
-            "resourceVersion": "3", "labels": {"bad key!": "v"}, "annotations": {"a": "1"}},
-            "data": {"a": "1"}});
-        let mut new = current.clone();
-        new["data"]["a"] = json!("2");
+        let (current, mut new) = labelled_config_map_update(json!({"bad key!": "v"}));
         if change_labels {
             new["metadata"]["labels"]["other"] = json!("x");
         }
@@ -1356,11 +1363,7 @@ mod tests {
         #[case] expected: (bool, bool),
     ) {
         let cm = builtin("configmaps");
-        let current = json!({"metadata": {"name": "w", "namespace": "ns", "uid": "u",
-            "resourceVersion": "3", "labels": {"k": "v"}, "annotations": {"a": "1"}},
-            "data": {"a": "1"}});
-        let mut new = current.clone();
-        new["data"]["a"] = json!("2");
+        let (current, new) = labelled_config_map_update(json!({"k": "v"}));
         let ctx = ctx(&cm);
         let mut next = put(prepare_update(&ctx, &current, new, UpdateTarget::Main).unwrap());
         if change_labels_after {

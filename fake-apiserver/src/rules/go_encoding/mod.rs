@@ -113,10 +113,8 @@ pub(crate) enum PatchTag {
 pub(crate) fn kind_struct(group: &str, kind: &str) -> Option<u16> {
     shapes::KINDS
         .iter()
-        // The kind first, then the group (empty for most): without a `memcmp` call for it.
-        .find(|(g, k, _, _)| {
-            *k == kind && serde_json::short_bytes::eq_bytes(g.as_bytes(), group.as_bytes())
-        })
+        // The kind first, then the group (empty for most).
+        .find(|(g, k, _, _)| *k == kind && crate::resource::same_group(g, group))
         .map(|(_, _, _, index)| *index)
 }
 
@@ -193,9 +191,7 @@ fn resource_root(resource: &str) -> Option<(&'static str, &'static str, &'static
     let (group, plural) = resource.split_once('/')?;
     shapes::KINDS
         .iter()
-        .find(|(g, _, p, _)| {
-            *p == plural && serde_json::short_bytes::eq_bytes(g.as_bytes(), group.as_bytes())
-        })
+        .find(|(g, _, p, _)| *p == plural && crate::resource::same_group(g, group))
         .map(|(g, k, _, index)| (*g, *k, &shapes::STRUCTS[usize::from(*index)]))
 }
 
