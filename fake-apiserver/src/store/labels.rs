@@ -16,8 +16,7 @@ use serde_json::Value;
 /// new keys from growing the index without end.
 pub(super) const MAX_INDEXED_KEYS: usize = 16;
 
-/// An object's place in a resource: `(namespace, name)`.
-type ObjectKey = (String, String);
+use super::key::ObjectKey;
 
 /// One resource's label index.
 #[derive(Debug, Default)]
@@ -72,13 +71,20 @@ impl LabelIndex {
 
     /// Moves `object` from the indexed labels of `old` to those of `new` (either absent: not
     /// stored before / no longer stored).
-    pub(super) fn reindex(&mut self, object: &ObjectKey, old: Option<&Value>, new: Option<&Value>) {
+    pub(super) fn reindex(
+        &mut self,
+        object: &(String, String),
+        old: Option<&Value>,
+        new: Option<&Value>,
+    ) {
         let (old, new) = (self.indexed(old), self.indexed(new));
         if old == new {
             return;
         }
         let pair = |(k, v): &(&str, &str)| (k.to_string(), v.to_string());
-        super::move_in_index(&mut self.entries, &old, &new, pair, || object.clone());
+        super::move_in_index(&mut self.entries, &old, &new, pair, || {
+            ObjectKey(object.clone())
+        });
     }
 }
 
@@ -162,7 +168,7 @@ mod tests {
         assert!(index.entries.is_empty(), "no key indexed yet");
         assert_eq!(index.get(("app", "web")), None);
         let bytes = serde_json::to_vec(&object).unwrap();
-        index.add_key("app", [(&a, bytes.as_slice())]);
+        index.add_key("app", [(&ObjectKey(a.clone()), bytes.as_slice())]);
         assert_eq!(
             index.get(("app", "web")).flatten().map(|s| s.len()),
             Some(1)

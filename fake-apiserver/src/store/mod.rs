@@ -25,12 +25,14 @@ use crate::error::ApiError;
 
 pub mod json;
 pub mod json_writer;
+pub mod key;
 mod labels;
 mod parsed;
 pub mod pod_logs;
 pub(crate) mod value_eq;
 
 use json_writer::MapTexts;
+use key::{lookup, KeyParts, ObjectKey};
 use labels::LabelIndex;
 pub use parsed::Derived;
 use parsed::ParsedCache;
@@ -164,7 +166,7 @@ pub type WatchStart = (Vec<Arc<StoreEvent>>, broadcast::Receiver<Arc<StoreEvent>
 /// A stored object: its serialized JSON.
 pub type StoredObject = Bytes;
 
-type Objects = BTreeMap<(String, String), StoredObject>;
+type Objects = BTreeMap<ObjectKey, StoredObject>;
 
 struct Inner {
     revision: u64,
@@ -307,7 +309,7 @@ impl Inner {
         resource: &str,
         key: &(String, String),
     ) -> Result<Option<Current<'_>>, ApiError> {
-        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
+        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(lookup(key))) else {
             return Ok(None);
         };
         if let Some(cached) = self.parsed.get(resource, key, bytes) {
@@ -506,7 +508,7 @@ impl Store {
         inner
             .objects
             .get(resource)?
-            .get(&(namespace.to_string(), name.to_string()))
+            .get(lookup(&(namespace, name)))
             .cloned()
     }
 
@@ -516,7 +518,7 @@ impl Store {
         inner
             .objects
             .get(resource)
-            .is_some_and(|objects| objects.contains_key(&(namespace.to_string(), name.to_string())))
+            .is_some_and(|objects| objects.contains_key(lookup(&(namespace, name))))
     }
 
     /// One object, parsed (shared with the store's parse cache when it holds this version).
@@ -550,7 +552,7 @@ impl Store {
         let key = (namespace.to_string(), name.to_string());
         let read = {
             let inner = self.lock();
-            let bytes = inner.objects.get(resource)?.get(&key)?;
+            let bytes = inner.objects.get(resource)?.get(lookup(&key))?;
             inner.cached_copy(resource, &key, bytes)
         };
         parsed_or_parse(read)
@@ -723,7 +725,7 @@ impl Store {
         let previous = inner
             .objects
             .get(resource)
-            .and_then(|objects| objects.get(&key))
+            .and_then(|objects| objects.get(lookup(&key)))
             .cloned();
         let indexed = inner.labelled.contains_key(resource)
             || names_owners(&bytes)
@@ -757,7 +759,7 @@ impl Store {
             .objects
             .entry(resource.to_string())
             .or_default()
-            .insert(key, bytes.clone());
+            .insert(ObjectKey(key), bytes.clone());
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -831,7 +833,7 @@ impl Store {
         let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len));
         inner.revision = revision;
         if let Some(m) = inner.objects.get_mut(resource) {
-            m.remove(&key);
+            m.remove(lookup(&key));
         }
         inner.parsed.remove(resource, &key);
         let (namespace, name) = key;
@@ -940,13 +942,15 @@ impl Store {
                 items: Vec::new(),
             };
         };
-        let item = |k: &(String, String)| Some((k.clone(), objects.get(k)?.clone()));
+        let item = |k: &ObjectKey| Some((k.pair().clone(), objects.get(k)?.clone()));
         let items = match namespace {
-            Some(ns) => keys
-                .range((ns.to_string(), String::new())..)
-                .take_while(|(n, _)| n == ns)
-                .filter_map(item)
-                .collect(),
+            Some(ns) => {
+                let first = (ns, "");
+                keys.range::<dyn KeyParts, _>(key::from(&first))
+                    .take_while(|k| key::in_namespace(*k, ns))
+                    .filter_map(item)
+                    .collect()
+            }
             None => in_key_order(keys.iter().filter_map(item).collect()),
         };
         Snapshot { revision, items }
@@ -962,7 +966,7 @@ impl Store {
         };
         keys.iter()
             .filter_map(|(resource, key)| {
-                let bytes = inner.objects.get(resource)?.get(key)?;
+                let bytes = inner.objects.get(resource)?.get(lookup(key))?;
                 Some((resource.clone(), key.clone(), bytes.clone()))
             })
             .collect()
@@ -999,10 +1003,10 @@ impl Store {
             let key = (event.namespace.clone(), event.name.clone());
             match &event.previous {
                 Some(prev) => {
-                    state.insert(key, prev.clone());
+                    state.insert(ObjectKey(key), prev.clone());
                 }
                 None => {
-                    state.remove(&key);
+                    state.remove(lookup(&key));
                 }
             }
         }
@@ -1078,7 +1082,7 @@ impl Store {
                 .objects
                 .entry(resource)
                 .or_default()
-                .insert(key, bytes);
+                .insert(ObjectKey(key), bytes);
         }
         inner.revision = revision.max(inner.revision);
         inner.history.clear();
@@ -1153,15 +1157,18 @@ fn collect(objects: Option<&Objects>, namespace: Option<&str>) -> Vec<((String, 
         return Vec::new();
     };
     match namespace {
-        Some(ns) => objects
-            .range((ns.to_string(), String::new())..)
-            .take_while(|((n, _), _)| n == ns)
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        Some(ns) => {
+            let first = (ns, "");
+            objects
+                .range::<dyn KeyParts, _>(key::from(&first))
+                .take_while(|(k, _)| key::in_namespace(*k, ns))
+                .map(|(k, v)| (k.pair().clone(), v.clone()))
+                .collect()
+        }
         None => in_key_order(
             objects
                 .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.pair().clone(), v.clone()))
                 .collect(),
         ),
     }
@@ -1179,8 +1186,8 @@ pub fn key_order(a: &(String, String), b: &(String, String)) -> std::cmp::Orderi
             .chain(separator.iter().copied())
             .chain(name.bytes())
     }
-    if a.0 == b.0 {
-        return a.1.cmp(&b.1);
+    if key::in_namespace(a, &b.0) {
+        return key::cmp_str(&a.1, &b.1);
     }
     storage_key(a).cmp(storage_key(b))
 }

@@ -42,6 +42,7 @@ pub const PROBATION: usize = 16;
 pub type Derived = Arc<dyn Any + Send + Sync>;
 
 use super::json_writer::MapTexts;
+use super::key::{lookup, ObjectKey};
 
 /// What [`ParsedCache::get`] finds for a stored version.
 #[derive(Debug)]
@@ -85,7 +86,7 @@ impl std::fmt::Debug for Entry {
 type Record = (u64, String, (String, String));
 
 /// resource → (namespace, name) → what is kept for it.
-type ByKey<T> = BTreeMap<String, BTreeMap<(String, String), T>>;
+type ByKey<T> = BTreeMap<String, BTreeMap<ObjectKey, T>>;
 
 /// The insertions into one segment, oldest first, and how many of its entries are there. A
 /// record whose entry has another stamp was overtaken by a later insertion of the same key (or
@@ -130,7 +131,7 @@ fn evict_oldest_of<T>(
 ) -> Option<(Record, T)> {
     let record = segment.pop_oldest(|record| holds(by_key, record, &stamp_of))?;
     let (_, resource, key) = &record;
-    let kept = by_key.get_mut(resource)?.remove(key)?;
+    let kept = by_key.get_mut(resource)?.remove(lookup(key))?;
     Some((record, kept))
 }
 
@@ -139,7 +140,7 @@ fn holds<T>(by_key: &ByKey<T>, record: &Record, stamp_of: impl Fn(&T) -> u64) ->
     let (stamp, resource, key) = record;
     by_key
         .get(resource)
-        .and_then(|objects| objects.get(key))
+        .and_then(|objects| objects.get(lookup(key)))
         .is_some_and(|kept| stamp_of(kept) == *stamp)
 }
 
@@ -168,7 +169,7 @@ impl ParsedCache {
     }
 
     fn get_entry(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<&Entry> {
-        let entry = self.entries.get(resource)?.get(key)?;
+        let entry = self.entries.get(resource)?.get(lookup(key))?;
         same_allocation(&entry.bytes, bytes).then_some(entry)
     }
 
@@ -189,12 +190,12 @@ impl ParsedCache {
         self.stamps += 1;
         let stamp = self.stamps;
         let objects = self.entries.entry(resource.to_string()).or_default();
-        let previous = objects.get(&key).map(|e| e.main);
+        let previous = objects.get(lookup(&key)).map(|e| e.main);
         let main =
             previous.is_some() || forget_key(&mut self.left, &mut self.left_order, resource, &key);
         let record = (stamp, resource.to_string(), key.clone());
         let replaced = objects.insert(
-            key,
+            ObjectKey(key),
             Entry {
                 stamp,
                 main,
@@ -247,7 +248,7 @@ impl ParsedCache {
             .left
             .entry(resource.clone())
             .or_default()
-            .insert(key.clone(), stamp);
+            .insert(ObjectKey(key.clone()), stamp);
         if previous.is_some() {
             self.left_order.len -= 1;
         }
@@ -264,7 +265,11 @@ impl ParsedCache {
 
     /// Forgets `key` (the object is gone).
     pub fn remove(&mut self, resource: &str, key: &(String, String)) {
-        if let Some(entry) = self.entries.get_mut(resource).and_then(|o| o.remove(key)) {
+        if let Some(entry) = self
+            .entries
+            .get_mut(resource)
+            .and_then(|o| o.remove(lookup(key)))
+        {
             self.segment(entry.main).len -= 1;
         }
         forget_key(&mut self.left, &mut self.left_order, resource, key);
@@ -291,7 +296,7 @@ fn forget_key(
 ) -> bool {
     let forgotten = left
         .get_mut(resource)
-        .and_then(|keys| keys.remove(key))
+        .and_then(|keys| keys.remove(lookup(key)))
         .is_some();
     if forgotten {
         order.len -= 1;
@@ -427,7 +432,7 @@ mod tests {
         assert!(cache
             .left
             .values()
-            .all(|keys| !keys.contains_key(&key("a"))));
+            .all(|keys| !keys.contains_key(lookup(&key("a")))));
     }
 
     #[test]
@@ -507,7 +512,7 @@ mod tests {
             cache
                 .left
                 .get("/cm")
-                .is_some_and(|keys| keys.contains_key(&key(&i.to_string())))
+                .is_some_and(|keys| keys.contains_key(lookup(&key(&i.to_string()))))
         };
         assert!(remembered_key(newest_left));
         assert!(!remembered_key(newest_left - CAPACITY));
