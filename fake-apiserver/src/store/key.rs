@@ -1,11 +1,14 @@
-//! The store's object keys, `(namespace, name)`, compared and ordered without `memcmp`.
+//! The store's object keys, `(namespace, name)`, compared and ordered without calling
+//! `memcmp` on an empty string.
 //!
 //! Every cluster-scoped object (Namespaces, Nodes, NodeClaims, CRDs) has an empty namespace,
 //! and a B-tree lookup compares it at every level. An empty Rust string has a dangling pointer
 //! (address 1), and `==`/`cmp` on strings call `memcmp` even for a length of 0: glibc's
 //! AVX-512 `memcmp` answers that with a masked load that costs a ~100 ns microcode assist at
 //! page 0 (see `make bench`'s last line). [`ObjectKey`] orders keys exactly as the tuple
-//! `(namespace, name)` does, with the vendored serde_json's short comparisons.
+//! `(namespace, name)` does: the namespaces are compared for equality by the vendored
+//! serde_json's `eq_bytes` (lengths, then words), and only two non-empty strings are ordered by
+//! `memcmp`.
 //!
 //! Lookups need no owned key: any [`KeyParts`] (an owned `(String, String)`, or a borrowed
 //! `(&str, &str)`) is looked up as `&dyn KeyParts` ([`lookup`]).
@@ -113,12 +116,6 @@ impl ObjectKey {
     /// The key as the `(namespace, name)` pair the store's callers see.
     pub fn pair(&self) -> &(String, String) {
         &self.0
-    }
-}
-
-impl From<(String, String)> for ObjectKey {
-    fn from(pair: (String, String)) -> Self {
-        ObjectKey(pair)
     }
 }
 
