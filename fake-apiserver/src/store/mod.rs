@@ -293,7 +293,7 @@ impl Inner {
     fn cached_copy(
         &self,
         resource: &str,
-        key: &(String, String),
+        key: &dyn KeyParts,
         bytes: &StoredObject,
     ) -> Result<Value, StoredObject> {
         match self.parsed.get(resource, key, bytes) {
@@ -304,12 +304,8 @@ impl Inner {
 
     /// The stored bytes and parsed form of one object (from the cache if it holds this version,
     /// with what was derived from it).
-    fn current(
-        &self,
-        resource: &str,
-        key: &(String, String),
-    ) -> Result<Option<Current<'_>>, ApiError> {
-        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(lookup(key))) else {
+    fn current(&self, resource: &str, key: &dyn KeyParts) -> Result<Option<Current<'_>>, ApiError> {
+        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
             return Ok(None);
         };
         if let Some(cached) = self.parsed.get(resource, key, bytes) {
@@ -536,7 +532,7 @@ impl Store {
         namespace: &str,
         name: &str,
     ) -> Option<StoredVersion> {
-        let key = (namespace.to_string(), name.to_string());
+        let key = (namespace, name);
         let inner = self.lock();
         let (bytes, value, derived, texts) = inner.current(resource, &key).ok().flatten()?;
         Some(StoredVersion {
@@ -549,7 +545,7 @@ impl Store {
     /// One object, parsed: a copy of the parse cache's when it holds this version (a copy
     /// costs less than a parse), parsed outside the lock otherwise.
     pub fn get_value(&self, resource: &str, namespace: &str, name: &str) -> Option<Value> {
-        let key = (namespace.to_string(), name.to_string());
+        let key = (namespace, name);
         let read = {
             let inner = self.lock();
             let bytes = inner.objects.get(resource)?.get(lookup(&key))?;
@@ -1425,7 +1421,7 @@ mod tests {
         put(&store, "a", "1");
         let (_, parsed, _, texts) = store
             .lock()
-            .current("/configmaps", &("ns".into(), "a".into()))
+            .current("/configmaps", &("ns", "a"))
             .unwrap()
             .map(|(bytes, parsed, derived, texts)| {
                 (bytes, parsed, derived, texts.map(|t| t.to_vec()))
@@ -1439,7 +1435,7 @@ mod tests {
         put(&store, "a", "2");
         let parsed = store
             .lock()
-            .current("/configmaps", &("ns".into(), "a".into()))
+            .current("/configmaps", &("ns", "a"))
             .unwrap()
             .unwrap()
             .1;
@@ -1485,7 +1481,7 @@ mod tests {
     fn cached_texts(store: &Store) -> (Arc<Value>, Vec<json_writer::MapText>) {
         let inner = store.lock();
         let (_, value, _, texts) = inner
-            .current("/configmaps", &("ns".into(), "a".into()))
+            .current("/configmaps", &("ns", "a"))
             .unwrap()
             .unwrap();
         (value, texts.map(|t| t.to_vec()).unwrap_or_default())

@@ -42,7 +42,7 @@ pub const PROBATION: usize = 16;
 pub type Derived = Arc<dyn Any + Send + Sync>;
 
 use super::json_writer::MapTexts;
-use super::key::{lookup, ObjectKey};
+use super::key::{lookup, KeyParts, ObjectKey};
 
 /// What [`ParsedCache::get`] finds for a stored version.
 #[derive(Debug)]
@@ -160,7 +160,7 @@ pub struct ParsedCache {
 impl ParsedCache {
     /// The parsed form of `bytes`, the stored version of `key`, if it is cached, with what was
     /// derived from it and where its maps' texts sit in `bytes`, if known.
-    pub fn get(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<Cached<'_>> {
+    pub fn get(&self, resource: &str, key: &dyn KeyParts, bytes: &Bytes) -> Option<Cached<'_>> {
         self.get_entry(resource, key, bytes).map(|entry| Cached {
             value: entry.value.clone(),
             derived: entry.derived.clone(),
@@ -168,8 +168,8 @@ impl ParsedCache {
         })
     }
 
-    fn get_entry(&self, resource: &str, key: &(String, String), bytes: &Bytes) -> Option<&Entry> {
-        let entry = self.entries.get(resource)?.get(lookup(key))?;
+    fn get_entry(&self, resource: &str, key: &dyn KeyParts, bytes: &Bytes) -> Option<&Entry> {
+        let entry = self.entries.get(resource)?.get(key)?;
         same_allocation(&entry.bytes, bytes).then_some(entry)
     }
 
