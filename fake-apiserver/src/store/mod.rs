@@ -1480,10 +1480,7 @@ mod tests {
     /// The texts the cache keeps with the stored version of `a`, and its parse.
     fn cached_texts(store: &Store) -> (Arc<Value>, Vec<json_writer::MapText>) {
         let inner = store.lock();
-        let (_, value, _, texts) = inner
-            .current("/configmaps", &("ns", "a"))
-            .unwrap()
-            .unwrap();
+        let (_, value, _, texts) = inner.current("/configmaps", &("ns", "a")).unwrap().unwrap();
         (value, texts.map(|t| t.to_vec()).unwrap_or_default())
     }
 
