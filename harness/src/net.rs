@@ -182,6 +182,10 @@ fn object_key(object: &serde_json::Value) -> String {
     )
 }
 
+/// How many answers [`Net::outcome`] can still tell (the latest; ids only grow, so the oldest
+/// go first).
+pub const OUTCOMES_KEPT: usize = 1024;
+
 /// What became of a released request (read as the step's outcome line). Recorded on every
 /// request, so it holds codes, not text: the line is only written when the schedule asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +261,8 @@ pub struct Net {
     state: Arc<Mutex<State>>,
     interceptor: Option<Arc<dyn Interceptor>>,
     elapsed: Arc<dyn Fn() -> std::time::Duration + Send + Sync>,
+    /// Signalled with every move of [`State::activity`] (see [`Net::activity_changed`]).
+    moved: Arc<tokio::sync::Notify>,
 }
 
 impl Net {
@@ -271,6 +277,7 @@ impl Net {
             state: Arc::default(),
             interceptor: None,
             elapsed: Arc::new(elapsed),
+            moved: Arc::default(),
         }
     }
 
@@ -293,7 +300,7 @@ impl Net {
         let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
             let net = net.clone();
             let host = host.clone();
-            async move { net.handle(&host, epoch, request).await }
+            Box::pin(async move { net.handle(&host, epoch, request).await })
         });
         kube::Client::new(service, "default")
     }
@@ -354,6 +361,25 @@ impl Net {
         self.lock().activity
     }
 
+    /// Resolves once [`Net::activity`] has moved since the previous call returned (at once if
+    /// it moved in between), so a loop that releases what is held can sleep until there is
+    /// something to release instead of polling:
+    ///
+    /// ```ignore
+    /// loop {
+    ///     for held in net.held() {
+    ///         net.release(held.id, Verdict::Pass);
+    ///     }
+    ///     net.activity_changed().await;
+    /// }
+    /// ```
+    ///
+    /// The simulation does not need it (it settles the runtime and then looks); it is for
+    /// drivers running on an ordinary runtime.
+    pub async fn activity_changed(&self) {
+        self.moved.notified().await;
+    }
+
     /// Total requests sent so far (held or not).
     pub fn requests_seen(&self) -> u64 {
         self.lock().requests_seen
@@ -368,7 +394,9 @@ impl Net {
         }
     }
 
-    /// What became of request `id` once released (status code, or the injected fault).
+    /// What became of request `id` once released (status code, or the injected fault). Read
+    /// once: the answer is forgotten as it is returned. Only the latest [`OUTCOMES_KEPT`]
+    /// answers are kept, so a driver that never asks does not make the network grow.
     pub fn outcome(&self, id: u64) -> Option<String> {
         self.lock().answered.remove(&id).map(|a| a.to_string())
     }
@@ -449,11 +477,7 @@ impl Net {
         request: http::Request<kube::client::Body>,
     ) -> Result<http::Response<Body>, std::io::Error> {
         let (parts, body) = request.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map(|c| c.to_bytes())
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let body = read_body(body).await?;
         let target: Arc<str> = Arc::from(
             parts
                 .uri
@@ -471,6 +495,7 @@ impl Net {
             state.next_id += 1;
             state.requests_seen += 1;
             state.activity += 1;
+            self.moved.notify_one();
             let arrival = state.activity;
             let id = state.next_id;
             state.held.insert(
@@ -543,7 +568,7 @@ impl Net {
             return Ok(self.hold_watch(host, epoch, &target, response));
         }
         if status == 200 && !watch && track_views {
-            return Ok(self.note_list(host, &target, response).await);
+            return Ok(Box::pin(self.note_list(host, &target, response)).await);
         }
         Ok(response)
     }
@@ -553,6 +578,9 @@ impl Net {
     fn answered(&self, id: u64, outcome: Answered) -> bool {
         let mut state = self.lock();
         state.answered.insert(id, outcome);
+        if state.answered.len() > OUTCOMES_KEPT {
+            state.answered.pop_first();
+        }
         state.track_views
     }
 
@@ -640,6 +668,7 @@ impl Net {
         let now = (self.elapsed)();
         let mut state = self.lock();
         state.activity += 1;
+        self.moved.notify_one();
         let state_arrival = state.activity;
         let Some(link) = state.watches.get_mut(&id) else {
             return false;
@@ -660,6 +689,35 @@ impl Net {
     pub fn server(&self) -> &FakeApiServer {
         &self.server
     }
+}
+
+/// A request body as one buffer. kube-client sends a body as a single frame, which is taken as
+/// it is (no copy, no list of buffers); a body of several frames is gathered; trailers are
+/// ignored.
+async fn read_body<B>(body: B) -> Result<Bytes, std::io::Error>
+where
+    B: axum::body::HttpBody<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let mut body = std::pin::pin!(body);
+    let mut whole = Bytes::new();
+    let mut gathered: Option<bytes::BytesMut> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| std::io::Error::other(e.to_string()))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        match &mut gathered {
+            Some(buf) => buf.extend_from_slice(&data),
+            None if whole.is_empty() => whole = data,
+            None => {
+                let mut buf = bytes::BytesMut::from(&whole[..]);
+                buf.extend_from_slice(&data);
+                gathered = Some(buf);
+            }
+        }
+    }
+    Ok(gathered.map_or(whole, bytes::BytesMut::freeze))
 }
 
 fn dead() -> std::io::Error {
@@ -801,5 +859,129 @@ mod tests {
         );
         assert!(is_watch("/api/v1/pods?watch=true&x=1"));
         assert!(!is_watch("/api/v1/pods?watchy=true"));
+    }
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    use std::time::Duration;
+
+    /// Releases every held request, sleeping on [`Net::activity_changed`] in between; records
+    /// the ids it released.
+    async fn pass_everything(net: &Net, released: &Mutex<Vec<u64>>) {
+        loop {
+            for held in net.held() {
+                net.release(held.id, Verdict::Pass);
+                released.lock().expect("ids").push(held.id);
+            }
+            net.activity_changed().await;
+        }
+    }
+
+    fn config_map(name: &str, n: usize) -> ConfigMap {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name}, "data": {"n": n.to_string()}
+        }))
+        .expect("config map")
+    }
+
+    // The clock is paused: if the loop were never woken, the runtime would jump to the timeout
+    // and the test would fail at once instead of hanging.
+    #[tokio::test(start_paused = true)]
+    async fn a_loop_sleeping_on_activity_passes_every_request() {
+        let server = FakeApiServer::builder().seed(1).build();
+        let net = Net::new(&server, || Duration::ZERO);
+        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let released = Mutex::new(Vec::new());
+        let work = async {
+            let mut cm = api
+                .create(&PostParams::default(), &config_map("c", 0))
+                .await?;
+            for n in 1..=3 {
+                let mut next = config_map("c", n);
+                next.metadata.resource_version = cm.metadata.resource_version.clone();
+                cm = api.replace("c", &PostParams::default(), &next).await?;
+            }
+            Ok::<_, kube::Error>(cm)
+        };
+        let cm = tokio::select! {
+            cm = tokio::time::timeout(Duration::from_secs(60), work) => cm,
+            _ = pass_everything(&net, &released) => unreachable!("the loop never ends"),
+        };
+        let cm = cm.expect("not stuck at the gate").expect("writes");
+        assert_eq!(cm.data.expect("data")["n"], "3");
+        assert_eq!(*released.lock().expect("ids"), [1, 2, 3, 4]);
+        assert_eq!(net.requests_seen(), 4);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn activity_changed_remembers_an_arrival_it_did_not_wait_for() {
+        let server = FakeApiServer::builder().seed(1).build();
+        let net = Net::new(&server, || Duration::ZERO);
+        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let request = tokio::spawn(async move { api.get_opt("absent").await });
+        while net.held().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        // The request arrived before anyone waited: the next call returns at once.
+        use futures::FutureExt;
+        assert_eq!(net.activity_changed().now_or_never(), Some(()));
+        // Nothing has moved since: it waits.
+        assert_eq!(net.activity_changed().now_or_never(), None);
+        let id = net.held()[0].id;
+        net.release(id, Verdict::Pass);
+        let answer = request.await.expect("task").expect("get");
+        assert!(answer.is_none());
+        assert_eq!(net.outcome(id).as_deref(), Some("404"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_the_latest_outcomes_are_kept() {
+        let server = FakeApiServer::builder().seed(1).build();
+        let net = Net::new(&server, || Duration::ZERO);
+        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let released = Mutex::new(Vec::new());
+        let work = async {
+            for _ in 0..OUTCOMES_KEPT + 3 {
+                api.get_opt("absent").await?;
+            }
+            Ok::<_, kube::Error>(())
+        };
+        tokio::select! {
+            done = tokio::time::timeout(Duration::from_secs(60), work) => {
+                done.expect("not stuck at the gate").expect("reads")
+            }
+            _ = pass_everything(&net, &released) => unreachable!("the loop never ends"),
+        }
+        let released = released.into_inner().expect("ids");
+        assert_eq!(released.len(), OUTCOMES_KEPT + 3);
+        let state = net.lock();
+        assert_eq!(state.answered.len(), OUTCOMES_KEPT, "bounded");
+        drop(state);
+        assert_eq!(net.outcome(released[0]), None, "the oldest went first");
+        assert_eq!(net.outcome(released[3]).as_deref(), Some("404"));
+        assert_eq!(
+            net.outcome(released[OUTCOMES_KEPT + 2]).as_deref(),
+            Some("404")
+        );
+        assert_eq!(net.outcome(released[OUTCOMES_KEPT + 2]), None, "read once");
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_and_one_frame_is_not_copied() {
+        let one = Bytes::from_static(b"{\"kind\":\"ConfigMap\"}");
+        let read = read_body(http_body_util::Full::new(one.clone()))
+            .await
+            .expect("body");
+        assert_eq!(read, one);
+        assert_eq!(read.as_ptr(), one.as_ptr(), "taken as it is");
+        let frames = ["{\"a\":", "1", "}"].map(|part| {
+            Ok::<_, std::convert::Infallible>(http_body::Frame::data(Bytes::from_static(
+                part.as_bytes(),
+            )))
+        });
+        let several = http_body_util::StreamBody::new(futures::stream::iter(frames));
+        assert_eq!(read_body(several).await.expect("body"), "{\"a\":1}");
+        let empty = read_body(http_body_util::Empty::<Bytes>::new()).await;
+        assert_eq!(empty.expect("body"), "");
     }
 }

@@ -507,7 +507,9 @@ const GATE_PAIRS: usize = 15;
 
 /// What the request gate adds to a write (issue 13: nothing beyond ±10%), measured with the same
 /// sequence of ConfigMap updates from a client straight to the server and through
-/// [`harness::net::Net`], each request released as soon as it is held.
+/// [`harness::net::Net`], each request released as soon as it is held, by a loop that sleeps
+/// until one arrives ([`harness::net::Net::activity_changed`]). Both run on the simulation's
+/// runtime ([`harness::rt::SimRuntime`]: no I/O driver, paused clock), as a harness run does.
 #[derive(Debug, Clone, Copy)]
 struct GateCost {
     /// Best µs per write, straight to the server.
@@ -520,9 +522,7 @@ struct GateCost {
 }
 
 fn gate_cost() -> Result<GateCost, BoxError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = harness::rt::SimRuntime::new()?;
     runtime.block_on(gate_cost_pairs())
 }
 
@@ -544,7 +544,7 @@ async fn gate_cost_pairs() -> Result<GateCost, BoxError> {
                     for held in net.held() {
                         net.release(held.id, Verdict::Pass);
                     }
-                    tokio::task::yield_now().await;
+                    net.activity_changed().await;
                 }
             };
             tokio::select! {
