@@ -300,7 +300,7 @@ impl Net {
         let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
             let net = net.clone();
             let host = host.clone();
-            Box::pin(async move { net.handle(&host, epoch, request).await })
+            async move { net.handle(&host, epoch, request).await }
         });
         kube::Client::new(service, "default")
     }
