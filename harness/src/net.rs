@@ -494,9 +494,7 @@ impl Net {
             }
             state.next_id += 1;
             state.requests_seen += 1;
-            state.activity += 1;
-            self.moved.notify_one();
-            let arrival = state.activity;
+            let arrival = self.moved_on(&mut state);
             let id = state.next_id;
             state.held.insert(
                 id,
@@ -568,6 +566,8 @@ impl Net {
             return Ok(self.hold_watch(host, epoch, &target, response));
         }
         if status == 200 && !watch && track_views {
+            // Boxed: noting a list is rare, and inline its state would make every request's
+            // future (moved several times on its way into kube's `BoxService`) larger.
             return Ok(Box::pin(self.note_list(host, &target, response)).await);
         }
         Ok(response)
@@ -667,9 +667,7 @@ impl Net {
     fn queue(&self, id: u64, frame: Frame) -> bool {
         let now = (self.elapsed)();
         let mut state = self.lock();
-        state.activity += 1;
-        self.moved.notify_one();
-        let state_arrival = state.activity;
+        let state_arrival = self.moved_on(&mut state);
         let Some(link) = state.watches.get_mut(&id) else {
             return false;
         };
@@ -683,6 +681,14 @@ impl Net {
             }
         }
         true
+    }
+
+    /// Moves [`State::activity`] on and wakes [`Net::activity_changed`]; returns the new count
+    /// (the arrival number of what moved it).
+    fn moved_on(&self, state: &mut State) -> u64 {
+        state.activity += 1;
+        self.moved.notify_one();
+        state.activity
     }
 
     /// The fake API server behind the network.
@@ -877,6 +883,14 @@ mod tests {
         }
     }
 
+    /// A network in front of a fresh server, and a ConfigMap API through it for host `app`.
+    fn gated_config_maps() -> (Net, Api<ConfigMap>) {
+        let server = FakeApiServer::builder().seed(1).build();
+        let net = Net::new(&server, || Duration::ZERO);
+        let api = Api::namespaced(net.client("app"), "default");
+        (net, api)
+    }
+
     fn config_map(name: &str, n: usize) -> ConfigMap {
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": name}, "data": {"n": n.to_string()}
@@ -888,9 +902,7 @@ mod tests {
     // and the test would fail at once instead of hanging.
     #[tokio::test(start_paused = true)]
     async fn a_loop_sleeping_on_activity_passes_every_request() {
-        let server = FakeApiServer::builder().seed(1).build();
-        let net = Net::new(&server, || Duration::ZERO);
-        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let (net, api) = gated_config_maps();
         let released = Mutex::new(Vec::new());
         let work = async {
             let mut cm = api
@@ -915,9 +927,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn activity_changed_remembers_an_arrival_it_did_not_wait_for() {
-        let server = FakeApiServer::builder().seed(1).build();
-        let net = Net::new(&server, || Duration::ZERO);
-        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let (net, api) = gated_config_maps();
         let request = tokio::spawn(async move { api.get_opt("absent").await });
         while net.held().is_empty() {
             tokio::task::yield_now().await;
@@ -936,9 +946,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn only_the_latest_outcomes_are_kept() {
-        let server = FakeApiServer::builder().seed(1).build();
-        let net = Net::new(&server, || Duration::ZERO);
-        let api = Api::<ConfigMap>::namespaced(net.client("app"), "default");
+        let (net, api) = gated_config_maps();
         let released = Mutex::new(Vec::new());
         let work = async {
             for _ in 0..OUTCOMES_KEPT + 3 {
