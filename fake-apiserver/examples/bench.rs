@@ -5,7 +5,7 @@
 //!
 //! 1. `inproc`  — the in-process `kube::Client` on one core: GET, CREATE, UPDATE, watch delivery;
 //!    the server alone (prepared requests) and the client alone (a stub server), and the ratios
-//!    of issue 13 (each figure to a reference measured in the same run);
+//!    of issue 13 (each figure to a reference, both measured again in alternating slices);
 //! 2. `tcp`     — GET over TCP loopback, one core and two workers;
 //! 3. `list`    — LIST latency with 10k ConfigMaps, with and without a label selector;
 //! 4. `fanout`  — 100 watchers, write-to-100th-watcher latency and burst throughput;
@@ -27,6 +27,8 @@ mod inproc;
 mod list;
 #[path = "bench/memory.rs"]
 mod memory;
+#[path = "bench/paired.rs"]
+mod paired;
 #[path = "bench/report.rs"]
 mod report;
 #[path = "bench/startup.rs"]

@@ -103,26 +103,6 @@ impl Figure {
     }
 }
 
-/// A ratio of two figures measured in the same run, held against `target`: the line shows both
-/// figures and the ratio, so that a machine's speed cancels out.
-pub fn ratio(
-    name: &str,
-    numerator: &Figure,
-    denominator: &Figure,
-    value: f64,
-    target: Target,
-) -> Figure {
-    Figure::new(name, value, "ratio", target).note(format!(
-        "{} {} {} / {} {} {}",
-        numerator.name,
-        number(numerator.value),
-        numerator.unit,
-        denominator.name,
-        number(denominator.value),
-        denominator.unit
-    ))
-}
-
 /// Prints the column header.
 pub fn print_header() {
     println!(
