@@ -563,8 +563,8 @@ async fn counted_pod(router: &axum::Router, uri: &str, pod: Pod) -> Result<bytes
 /// managedFields as they came, as a client writes back what it read. (Bodies made once, ahead,
 /// would carry managedFields that go stale: each update stamps the writer's entry with the
 /// time, so within a second the body's entry differs from the stored one and every write takes
-/// the path of a client that rewrites managedFields, measured at half the rate.) Costs the
-/// copy of the pod's bytes, well under 1% of the write.
+/// the path of a client that rewrites managedFields, measured at half the rate.) Costs a copy
+/// of the pod's bytes: ~0.09 µs measured, under 1% of the write.
 fn flip_counter(answer: &[u8]) -> Result<bytes::Bytes> {
     const COUNTER: &[u8] = br#""bench/counter":""#;
     let at = memchr::memmem::find(answer, COUNTER).ok_or("no bench/counter annotation")?;

@@ -526,6 +526,11 @@ impl Store {
     /// One object's stored version: its parse, what a writer derived from it and, when the
     /// store recorded them, its bytes and where its maps' texts sit in them (so that a reader
     /// can tell a map's text without writing it: [`json_writer::Written::text_of_map`]).
+    ///
+    /// A version the parse cache does not hold is parsed and kept there (as an object that
+    /// comes in is): what is read again and again without being written, a namespace on every
+    /// create in it, a CRD on every create of its resources, the object an update reads before
+    /// it writes, is parsed once, not on every read.
     pub fn get_version(
         &self,
         resource: &str,
@@ -533,12 +538,25 @@ impl Store {
         name: &str,
     ) -> Option<StoredVersion> {
         let key = (namespace, name);
-        let inner = self.lock();
-        let (bytes, value, derived, texts) = inner.current(resource, &key).ok().flatten()?;
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let bytes = inner.objects.get(resource)?.get(&key as &dyn KeyParts)?;
+        if let Some(cached) = inner.parsed.get(resource, &key, bytes) {
+            return Some(StoredVersion {
+                value: cached.value,
+                derived: cached.derived,
+                texts: cached.texts.map(|texts| (bytes.clone(), texts.clone())),
+            });
+        }
+        let bytes = bytes.clone();
+        let value = Arc::new(json::from_slice(&bytes).ok()?);
+        let key = (namespace.to_string(), name.to_string());
+        let kept = value.clone();
+        inner.parsed.insert(resource, key, bytes, kept, None, None);
         Some(StoredVersion {
             value,
-            derived,
-            texts: texts.map(|texts| (bytes, texts.clone())),
+            derived: None,
+            texts: None,
         })
     }
 
@@ -1453,6 +1471,29 @@ mod tests {
             .unwrap();
         assert_eq!(store.lock().parsed.len(), 0);
         assert!(store.get_parsed("/configmaps", "ns", "a").is_none());
+    }
+
+    #[test]
+    fn a_read_keeps_the_parse_of_an_object_nobody_writes() {
+        let store = Store::new(100);
+        put(&store, "read", "1");
+        // Written once, then crowded out of the cache by objects written after it.
+        for i in 0..=parsed::PROBATION {
+            put(&store, &format!("other-{i}"), "1");
+        }
+        let first = store.get_parsed("/configmaps", "ns", "read").unwrap();
+        let again = store.get_parsed("/configmaps", "ns", "read").unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "the second read is not parsed again"
+        );
+        assert_eq!(again["data"]["a"], "1");
+        // What the store keeps is the parse of the stored version only: a write replaces it.
+        put(&store, "read", "2");
+        assert_eq!(
+            store.get_parsed("/configmaps", "ns", "read").unwrap()["data"]["a"],
+            "2"
+        );
     }
 
     /// An encoder that writes `data.a` in upper case (idempotent, as the real one is).
