@@ -88,65 +88,47 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
 ///   server rate;
 /// - end to end, UPDATE reaches 0.6 of the client-only ceiling and GET 0.85 of the client's
 ///   decode ceiling.
-const RATIOS: [(&str, &str, &str, Target); 7] = [
-    (
-        "ratio.server_update_time_vs_roundtrip",
-        "inproc.pod_value_roundtrip",
-        "inproc.server_only.update",
-        Target::AtMost(0.5),
-    ),
-    (
-        "ratio.server_merge_time_vs_roundtrip",
-        "inproc.pod_value_roundtrip",
-        "inproc.server_only.merge",
-        Target::AtMost(0.5),
-    ),
-    (
-        "ratio.server_strategic_time_vs_roundtrip",
-        "inproc.pod_value_roundtrip",
-        "inproc.server_only.strategic",
-        Target::AtMost(0.5),
-    ),
-    (
-        "ratio.server_create_time_vs_roundtrip",
-        "inproc.pod_value_roundtrip",
-        "inproc.server_only.create",
-        Target::AtMost(0.5),
-    ),
-    (
-        "ratio.update_vs_client_only.update",
-        "inproc.update",
-        "inproc.client_only.update",
-        Target::AtLeast(0.6),
-    ),
-    (
-        "ratio.get_vs_pod_decode_only",
-        "inproc.get",
-        "inproc.pod_decode_only",
-        Target::AtLeast(0.85),
-    ),
-    (
-        "ratio.get_vs_client_only.get",
-        "inproc.get",
-        "inproc.client_only.get",
-        Target::AtLeast(0.85),
-    ),
-];
+fn ratio_targets() -> Vec<(String, String, String, Target)> {
+    let writes = SERVER_OPS.iter().filter(|op| **op != "get").map(|op| {
+        (
+            format!("ratio.server_{op}_time_vs_roundtrip"),
+            "inproc.pod_value_roundtrip".to_string(),
+            format!("inproc.server_only.{op}"),
+            Target::AtMost(0.5),
+        )
+    });
+    let end_to_end = [
+        ("update", "client_only.update", 0.6),
+        ("get", "pod_decode_only", 0.85),
+        ("get", "client_only.get", 0.85),
+    ]
+    .map(|(figure, reference, target)| {
+        (
+            format!("ratio.{figure}_vs_{reference}"),
+            format!("inproc.{figure}"),
+            format!("inproc.{reference}"),
+            Target::AtLeast(target),
+        )
+    });
+    writes.chain(end_to_end).collect()
+}
 
-/// Measures each of [`RATIOS`] whose two operations ran (see `--op`) again, as pairs of slices
-/// of both run back to back: the machine's drift between the figures above (seconds apart)
-/// does not reach the ratio.
+/// Measures each of [`ratio_targets`] whose two operations ran (see `--op`) again, as pairs of
+/// slices of both run back to back: the machine's drift between the figures above (seconds
+/// apart) does not reach the ratio.
 async fn ratios(mut probes: Vec<Probe>, all: &mut Vec<Figure>) -> Result<()> {
-    for (name, numerator, denominator, target) in RATIOS {
+    for (name, numerator, denominator, target) in ratio_targets() {
         let position =
             |probes: &[Probe], wanted: &str| probes.iter().position(|p| p.name == wanted);
-        let (Some(n), Some(d)) = (position(&probes, numerator), position(&probes, denominator))
-        else {
+        let (Some(n), Some(d)) = (
+            position(&probes, &numerator),
+            position(&probes, &denominator),
+        ) else {
             continue;
         };
         let [numerator, denominator] = probes.get_disjoint_mut([n, d])?;
         let measured = paired::measure(numerator, denominator).await?;
-        emit(measured.figure(name, numerator, denominator, target), all);
+        emit(measured.figure(&name, numerator, denominator, target), all);
     }
     Ok(())
 }
@@ -709,5 +691,27 @@ mod tests {
         assert_eq!(&body[..], &expected[..]);
         assert_eq!(&flip_counter(&body).unwrap()[..], &answer[..]);
         assert!(flip_counter(br#"{"metadata":{}}"#).is_err());
+    }
+
+    #[test]
+    fn the_ratios_are_issue_13s_seven() {
+        let names: Vec<String> = ratio_targets().into_iter().map(|r| r.0).collect();
+        assert_eq!(
+            names,
+            [
+                "ratio.server_update_time_vs_roundtrip",
+                "ratio.server_merge_time_vs_roundtrip",
+                "ratio.server_strategic_time_vs_roundtrip",
+                "ratio.server_create_time_vs_roundtrip",
+                "ratio.update_vs_client_only.update",
+                "ratio.get_vs_pod_decode_only",
+                "ratio.get_vs_client_only.get",
+            ]
+        );
+        let (_, numerator, denominator, _) = &ratio_targets()[4];
+        assert_eq!(
+            (numerator.as_str(), denominator.as_str()),
+            ("inproc.update", "inproc.client_only.update")
+        );
     }
 }
