@@ -1,7 +1,7 @@
 # The few verbs people type. See README.md.
 MIRROR ?= /work/.mirror
 
-.PHONY: run test lint bench bench-scale fmt crds schemas bootstrap-image go-shapes conformance race fuzz
+.PHONY: run test lint bench bench-instructions bench-scale fmt crds schemas bootstrap-image go-shapes conformance race fuzz
 
 run: ## Run both controllers against the embedded (in-process) fake API server
 	cargo run -p controllers --bin controllers -- demo
@@ -22,6 +22,10 @@ bench: ## Print the fake API server's speed and memory figures
 	cargo build --release -p fake-apiserver --bin fake-apiserver --example bench
 	cargo run --release -p fake-apiserver --example bench
 	cargo run --release -p harness --bin harness -- bench
+
+bench-instructions: ## The server's instructions per request of each server-only bench operation, by callgrind (deterministic, unlike the speed figures; needs valgrind)
+	cargo build --release -p fake-apiserver --example bench
+	python3 fake-apiserver/tools/instructions.py --bench target/release/examples/bench
 
 bench-scale: ## Both controllers at scale against the fake API server (SCALE_SIZES=1000,3000 for a quick run)
 	cargo run --release -p controllers --example scale

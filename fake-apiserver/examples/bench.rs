@@ -17,6 +17,8 @@
 
 #[path = "bench/alloc_count.rs"]
 mod alloc_count;
+#[path = "bench/callgrind.rs"]
+mod callgrind;
 #[path = "bench/fanout.rs"]
 mod fanout;
 #[path = "bench/fixtures.rs"]

@@ -14,6 +14,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
 
+use crate::callgrind::Collect;
 use crate::fixtures::{self, run_for, Result};
 use crate::paired::{self, Probe};
 use crate::report::{emit, Figure, Target};
@@ -39,7 +40,15 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
         .filter(|op| wanted("server") || wanted(&format!("server_{op}")))
         .collect();
     fixtures::current_thread()?.block_on(async {
-        let server = FakeApiServer::builder().seed(1).build();
+        let server = FakeApiServer::builder()
+            .seed(1)
+            .history(
+                std::env::var("BENCH_HISTORY")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(100_000),
+            )
+            .build();
         let client = server.client();
         fixtures::create_namespace(&client, "bench").await?;
         let pod = fixtures::install_pod(&client, "bench", POD).await?;
@@ -164,7 +173,8 @@ async fn client_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<Vec<Probe>> 
     let get = get.await?;
     let current = Rc::new(RefCell::new(pod.clone()));
     let (name, update) = ("inproc.client_only.update", update_op(pods, POD, current));
-    let update = measure(name, unit, Target::None, LOOP / 2, update, all).await?;
+    let mut update = measure(name, unit, Target::None, LOOP / 2, update, all).await?;
+    emit_allocations(name, update.allocations(ALLOC_SAMPLES).await?, all);
     Ok(vec![get, update])
 }
 
@@ -214,9 +224,11 @@ async fn decode_ceiling(pod: &Pod, all: &mut Vec<Figure>) -> Result<Vec<Probe>> 
     let parse = move |_| std::future::ready(parse_pod(&bytes));
     measure("inproc.pod_parse", unit, Target::None, slice, parse, all).await?;
     let since = crate::alloc_count::Since::now();
+    let region = Collect::start("inproc.pod_value_roundtrip");
     for _ in 0..ALLOC_SAMPLES {
         value_roundtrip(&value)?;
     }
+    drop(region);
     let allocations = since.per(ALLOC_SAMPLES);
     let roundtrip = move |_| std::future::ready(value_roundtrip(&value));
     let name = "inproc.pod_value_roundtrip";
@@ -350,7 +362,8 @@ async fn update(
     let name = pod.metadata.name.clone().unwrap_or_default();
     let current = Rc::new(RefCell::new(pod));
     let op = update_op(pods, &name, current.clone());
-    let probe = measure(figure, "req/s", target, LOOP, op, all).await?;
+    let mut probe = measure(figure, "req/s", target, LOOP, op, all).await?;
+    emit_allocations(figure, probe.allocations(ALLOC_SAMPLES).await?, all);
     // The stored pod must not grow with the number of updates.
     let final_size = serde_json::to_vec(&*current.borrow())?.len();
     emit(
@@ -469,7 +482,7 @@ async fn server_only(
             Figure::info(name.clone(), run.rate(), "req/s").cores(run.cores()),
             all,
         );
-        let counted = allocations_per(ALLOC_SAMPLES, |i| op(run.count + i)).await?;
+        let counted = allocations_per(&name, ALLOC_SAMPLES, |i| op(run.count + i)).await?;
         emit_allocations(&name, counted, all);
         let calls = run.count + ALLOC_SAMPLES;
         probes.push(Probe::new(name, "req/s", calls, op));
@@ -561,15 +574,17 @@ const ALLOC_SAMPLES: u64 = 200;
 
 /// Allocations and bytes per call of `op` over `n` calls on this thread (the runtime is a
 /// current-thread one, so the server's work is counted too).
-async fn allocations_per<F, Fut>(n: u64, mut op: F) -> Result<(f64, f64)>
+async fn allocations_per<F, Fut>(figure: &str, n: u64, mut op: F) -> Result<(f64, f64)>
 where
     F: FnMut(u64) -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
 {
     let since = crate::alloc_count::Since::now();
+    let region = Collect::start(figure);
     for i in 0..n {
         op(i).await?;
     }
+    drop(region);
     Ok(since.per(n))
 }
 

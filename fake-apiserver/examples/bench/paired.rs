@@ -60,6 +60,19 @@ impl Probe {
         self.calls += run.count;
         Ok(run)
     }
+
+    /// Makes `n` calls and counts what they allocate: (allocations, bytes) per call. The calls
+    /// are the probe's [`crate::callgrind::Collect`] region.
+    pub async fn allocations(&mut self, n: u64) -> Result<(f64, f64)> {
+        let since = crate::alloc_count::Since::now();
+        let region = crate::callgrind::Collect::start(&self.name);
+        for i in 0..n {
+            (self.op)(self.calls + i).await?;
+        }
+        drop(region);
+        self.calls += n;
+        Ok(since.per(n))
+    }
 }
 
 /// The pairs of slices of one ratio: `numerator`'s rate over `denominator`'s, each pair run
