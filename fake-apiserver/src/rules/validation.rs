@@ -790,7 +790,13 @@ pub fn validate_annotations(annotations: Option<&Value>, field: &str) -> Vec<Cau
     };
     let mut total = 0usize;
     for (k, v) in map {
-        for msg in is_qualified_name(&k.to_lowercase()) {
+        // Lowercased as `strings.ToLower` does; most keys are lowercase ASCII already.
+        let lower = if k.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(k.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(k.as_str())
+        };
+        for msg in is_qualified_name(&lower) {
             causes.push(Cause::invalid_str(field, k, &msg));
         }
         total += k.len() + v.as_str().map(str::len).unwrap_or(0);

@@ -109,6 +109,10 @@ pub(crate) struct Prepared {
     authorizer: crate::auth::Authorizer,
 }
 
+/// The store's key of the bindings (`key("validatingadmissionpolicybindings")`), written out:
+/// it is looked up on every write.
+const BINDINGS_KEY: &str = "admissionregistration.k8s.io/validatingadmissionpolicybindings";
+
 fn key(plural: &str) -> String {
     crate::store::resource_key(GROUP, plural)
 }
@@ -134,11 +138,7 @@ fn name_of(v: &Value) -> &str {
 pub(crate) fn prepare(shared: &Shared, attrs: &Attributes<'_>) -> Option<Prepared> {
     let namespace = attrs.namespace;
     let is_namespace_kind = attrs.info.group.is_empty() && attrs.info.kind == "Namespace";
-    if shared
-        .store
-        .count(&key("validatingadmissionpolicybindings"))
-        == 0
-    {
+    if shared.store.count(BINDINGS_KEY) == 0 {
         return None;
     }
     let bindings = parse_all(shared, "validatingadmissionpolicybindings");
@@ -279,5 +279,15 @@ pub(crate) fn admit(
     match prepare(shared, attrs) {
         Some(prepared) => prepared.check(attrs, object, old, warnings),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bindings_key_is_the_stores_key_of_the_kind() {
+        assert_eq!(BINDINGS_KEY, key("validatingadmissionpolicybindings"));
     }
 }
