@@ -163,6 +163,7 @@ impl VersionMemos {
             spec: false,
             labels: memo.labels_valid && same(VALIDATED_MAPS[0]),
             annotations: memo.annotations_valid && same(VALIDATED_MAPS[1]),
+            old_annotations: memo.annotations_valid,
         }
     }
 

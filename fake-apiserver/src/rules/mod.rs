@@ -94,6 +94,9 @@ pub struct KnownValid {
     pub labels: bool,
     /// `new`'s `metadata.annotations` are `old`'s, which passed `ValidateAnnotations`.
     pub annotations: bool,
+    /// `old`'s `metadata.annotations` passed `ValidateAnnotations`: the keys `new` keeps from
+    /// them are valid names (their values and the total size are still checked).
+    pub old_annotations: bool,
 }
 
 /// The causes of updating `old` into `new`: the generic metadata checks of `BeforeUpdate`

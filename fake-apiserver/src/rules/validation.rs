@@ -776,6 +776,17 @@ pub fn validate_labels(labels: Option<&Value>, field: &dyn std::fmt::Display) ->
 
 /// `ValidateAnnotations`: keys are qualified names (case-insensitive), total size limited.
 pub fn validate_annotations(annotations: Option<&Value>, field: &str) -> Vec<Cause> {
+    validate_annotations_with(annotations, field, None)
+}
+
+/// [`validate_annotations`] where the keys of `valid_keys` (a map that passed it) are known to
+/// be valid names: a key found there is not checked as a name again. Each value is still
+/// checked and the total size counted, so the causes are those [`validate_annotations`] gives.
+pub fn validate_annotations_with(
+    annotations: Option<&Value>,
+    field: &str,
+    valid_keys: Option<&Map<String, Value>>,
+) -> Vec<Cause> {
     let mut causes = Vec::new();
     let Some(annotations) = annotations else {
         return causes;
@@ -790,14 +801,16 @@ pub fn validate_annotations(annotations: Option<&Value>, field: &str) -> Vec<Cau
     };
     let mut total = 0usize;
     for (k, v) in map {
-        // Lowercased as `strings.ToLower` does; most keys are lowercase ASCII already.
-        let lower = if k.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
-            std::borrow::Cow::Owned(k.to_lowercase())
-        } else {
-            std::borrow::Cow::Borrowed(k.as_str())
-        };
-        for msg in is_qualified_name(&lower) {
-            causes.push(Cause::invalid_str(field, k, &msg));
+        if !valid_keys.is_some_and(|valid| valid.contains_key(k.as_str())) {
+            // Lowercased as `strings.ToLower` does; most keys are lowercase ASCII already.
+            let lower = if k.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+                std::borrow::Cow::Owned(k.to_lowercase())
+            } else {
+                std::borrow::Cow::Borrowed(k.as_str())
+            };
+            for msg in is_qualified_name(&lower) {
+                causes.push(Cause::invalid_str(field, k, &msg));
+            }
         }
         total += k.len() + v.as_str().map(str::len).unwrap_or(0);
         if !v.is_string() {
@@ -1052,6 +1065,25 @@ impl MetadataMapCauses {
             } else {
                 validate_annotations(field("annotations"), "metadata.annotations")
             },
+        }
+    }
+
+    /// [`MetadataMapCauses::of_unless_known`] of an update whose annotations changed, where
+    /// `old_annotations` passed their check: the keys kept from them are not checked as names
+    /// again (see [`validate_annotations_with`]).
+    pub fn of_update(
+        obj: &Value,
+        labels_known: bool,
+        old_annotations: Option<&Map<String, Value>>,
+    ) -> Self {
+        let annotations = obj.get("metadata").and_then(|m| m.get("annotations"));
+        Self {
+            annotations: validate_annotations_with(
+                annotations,
+                "metadata.annotations",
+                old_annotations,
+            ),
+            ..Self::of_unless_known(obj, labels_known, true)
         }
     }
 
@@ -1425,6 +1457,33 @@ mod tests {
         assert!(causes[0]
             .message
             .starts_with("Invalid value: \"a b\": a valid label must be an empty string"));
+    }
+
+    /// Annotations checked knowing the keys of a map that passed the check give exactly the
+    /// causes of a full check: only the name check of a kept key is skipped.
+    #[rstest]
+    #[case::a_new_key_that_is_not_a_name(json!({"a": "1"}), json!({"a": "2", "bad key": "x"}))]
+    #[case::a_kept_key_whose_value_is_no_string(json!({"a": "1", "B/c": "2"}), json!({"a": 3, "B/c": "2"}))]
+    #[case::kept_keys_over_the_size_limit(json!({"a": "1"}), json!({"a": "x".repeat(TOTAL_ANNOTATION_SIZE_LIMIT_BYTES)}))]
+    #[case::nothing_wrong(json!({"a": "1", "Upper/Case": "v"}), json!({"a": "2", "Upper/Case": "v", "new/key": ""}))]
+    #[case::all_keys_new(json!({}), json!({"x y": "1", "-bad": "2"}))]
+    fn annotations_checked_knowing_valid_keys_give_the_full_causes(
+        #[case] old: Value,
+        #[case] new: Value,
+    ) {
+        assert!(
+            validate_annotations(Some(&old), "f").is_empty(),
+            "old must be valid"
+        );
+        let full = validate_annotations(Some(&new), "metadata.annotations");
+        let known = validate_annotations_with(Some(&new), "metadata.annotations", old.as_object());
+        let messages = |causes: &[Cause]| -> Vec<String> {
+            causes
+                .iter()
+                .map(|c| format!("{} {} {}", c.reason, c.field, c.message))
+                .collect()
+        };
+        assert_eq!(messages(&known), messages(&full));
     }
 
     #[test]

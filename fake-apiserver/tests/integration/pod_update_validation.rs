@@ -132,3 +132,44 @@ async fn a_spec_change_after_known_valid_writes_is_checked() {
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["spec"]["containers"][0]["image"], "nginx");
 }
+
+/// The stored pod with these annotations, sent back whole.
+async fn annotated(server: &FakeApiServer, annotations: Value) -> Value {
+    let (status, mut current) = call(server, Method::GET, POD, &Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{current}");
+    current["metadata"]["annotations"] = annotations;
+    current
+}
+
+/// An update's annotation keys are checked as names unless they are kept from a stored
+/// version that passed the check: a key it adds is checked, and so is every key of a pod
+/// stored without the checks (an invalid one there refuses the update, as a real server
+/// checks all of them on every update).
+#[tokio::test]
+async fn an_update_checks_the_annotation_keys_not_known_valid() {
+    let server = FakeApiServer::new();
+    let mut created = pod("web");
+    created["metadata"]["annotations"] = json!({"a": "1"});
+    let (status, answer) = call(&server, Method::POST, PODS, &created).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let kept = annotated(&server, json!({"a": "2", "b/c": "3"})).await;
+    let (status, answer) = call(&server, Method::PUT, POD, &kept).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let added = annotated(&server, json!({"a": "2", "b/c": "3", "bad key": "x"})).await;
+    let (status, answer) = call(&server, Method::PUT, POD, &added).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    // Reported by each of the four metadata checks of a pod update, as a real server does.
+    assert_eq!(fields(&answer), ["metadata.annotations"; 4]);
+    assert!(answer["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("\"bad key\""));
+
+    let loaded = http_support::reloaded_with(&server, "/pods", |pod| {
+        pod["metadata"]["annotations"]["bad key"] = json!("x");
+    });
+    let changed = annotated(&loaded, json!({"a": "4", "b/c": "3", "bad key": "x"})).await;
+    let (status, answer) = call(&loaded, Method::PUT, POD, &changed).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(fields(&answer), ["metadata.annotations"; 4]);
+}
