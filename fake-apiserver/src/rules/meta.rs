@@ -182,15 +182,12 @@ pub fn update_causes(
         return Vec::new();
     }
     // Labels and annotations are reported by each validation below; checked once.
-    let maps = if known.annotations || !known.old_annotations {
-        MetadataMapCauses::of_unless_known(new, known.labels, known.annotations)
-    } else {
-        let old_annotations = old
-            .get("metadata")
-            .and_then(|meta| meta.get("annotations"))
-            .and_then(Value::as_object);
-        MetadataMapCauses::of_update(new, known.labels, old_annotations)
-    };
+    let valid_annotation_keys = known
+        .old_annotations
+        .then(|| old.get("metadata")?.get("annotations")?.as_object())
+        .flatten();
+    let maps =
+        MetadataMapCauses::of_known(new, known.labels, known.annotations, valid_annotation_keys);
     let mut causes = object_meta_causes_with(info.namespaced, NameRule::PathSegment, new, &maps);
     causes.extend(object_meta_update_causes_with(new, old, &maps));
     match rules {

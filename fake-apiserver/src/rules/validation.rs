@@ -1046,12 +1046,19 @@ pub struct MetadataMapCauses {
 impl MetadataMapCauses {
     /// The causes of `obj`'s labels and annotations.
     pub fn of(obj: &Value) -> Self {
-        Self::of_unless_known(obj, false, false)
+        Self::of_known(obj, false, false, None)
     }
 
     /// [`MetadataMapCauses::of`], but a map known to pass its check (`labels_known`,
-    /// `annotations_known`: it is one that passed it before) is not looked at.
-    pub fn of_unless_known(obj: &Value, labels_known: bool, annotations_known: bool) -> Self {
+    /// `annotations_known`: it is one that passed it before) is not looked at, and the keys of
+    /// `valid_annotation_keys` (a map that passed the annotations' check: the stored
+    /// version's) are not checked as names again (see [`validate_annotations_with`]).
+    pub fn of_known(
+        obj: &Value,
+        labels_known: bool,
+        annotations_known: bool,
+        valid_annotation_keys: Option<&Map<String, Value>>,
+    ) -> Self {
         let meta = obj.get("metadata");
         let field = |key: &str| meta.and_then(|m| m.get(key));
         Self {
@@ -1063,27 +1070,12 @@ impl MetadataMapCauses {
             annotations: if annotations_known {
                 Vec::new()
             } else {
-                validate_annotations(field("annotations"), "metadata.annotations")
+                validate_annotations_with(
+                    field("annotations"),
+                    "metadata.annotations",
+                    valid_annotation_keys,
+                )
             },
-        }
-    }
-
-    /// [`MetadataMapCauses::of_unless_known`] of an update whose annotations changed, where
-    /// `old_annotations` passed their check: the keys kept from them are not checked as names
-    /// again (see [`validate_annotations_with`]).
-    pub fn of_update(
-        obj: &Value,
-        labels_known: bool,
-        old_annotations: Option<&Map<String, Value>>,
-    ) -> Self {
-        let annotations = obj.get("metadata").and_then(|m| m.get("annotations"));
-        Self {
-            annotations: validate_annotations_with(
-                annotations,
-                "metadata.annotations",
-                old_annotations,
-            ),
-            ..Self::of_unless_known(obj, labels_known, true)
         }
     }
 
