@@ -242,6 +242,9 @@ pub struct Set {
 /// sorted vectors rather than by a binary search (and an insert or removal) per element.
 const MERGE_ABOVE: usize = 8;
 
+/// The most entries a `serde_json::Map` keeps in a vector (reserving more makes it a tree).
+const SMALL_MAP: usize = 32;
+
 /// Where `pe` is in `items`, sorted by `key` (`Err`: where it would go). Checks the last item
 /// first: sets are mostly built in order.
 fn locate<T>(
@@ -633,21 +636,43 @@ impl Set {
     }
 
     fn emit(&self, include_self: bool) -> Map<String, Value> {
-        // Collected, then made a map at once (sorted once) rather than inserted key by key.
-        let mut out = Vec::with_capacity(1 + self.members.len() + self.children.len());
+        // One merge over the sorted members and children, each key inserted as it comes: the
+        // elements' order is the keys' text order for fields (`.` sorts before them), so a map
+        // built this way mostly appends; where it is not (`k:`, `v:`, `i:` elements) the map's
+        // insert puts the key in its place.
+        // At most a small map's worth reserved: one with more distinct keys becomes large
+        // when it gets them.
+        let upper = usize::from(include_self) + self.members.len() + self.children.len();
+        let mut out = Map::with_capacity(upper.min(SMALL_MAP));
         if include_self && !self.is_empty() {
-            out.push((".".to_string(), Value::Object(Map::new())));
+            out.insert(".".to_string(), Value::Object(Map::new()));
         }
+        let mut children = self.children.iter().peekable();
         for pe in &self.members {
-            if self.child(pe).is_none() {
-                out.push((pe.encode(), Value::Object(Map::new())));
+            // The children before this member, then the member: with its child, if it has one.
+            loop {
+                let order = children.peek().map(|(below, _)| below.cmp(pe));
+                match order {
+                    Some(Ordering::Less) | Some(Ordering::Equal) => {
+                        if let Some((below, child)) = children.next() {
+                            let is_member = order == Some(Ordering::Equal);
+                            out.insert(below.encode(), Value::Object(child.emit(is_member)));
+                        }
+                        if order == Some(Ordering::Equal) {
+                            break;
+                        }
+                    }
+                    _ => {
+                        out.insert(pe.encode(), Value::Object(Map::new()));
+                        break;
+                    }
+                }
             }
         }
-        for (pe, child) in &self.children {
-            let is_member = self.has_member(pe);
-            out.push((pe.encode(), Value::Object(child.emit(is_member))));
+        for (below, child) in children {
+            out.insert(below.encode(), Value::Object(child.emit(false)));
         }
-        out.into_iter().collect()
+        out
     }
 
     /// Reads a `FieldsV1` object.
@@ -741,6 +766,68 @@ mod tests {
         assert!(set.has(&[f("spec"), f("containers"), app, f("image")]));
         assert!(set.has(&[f("finalizers"), PathElement::Value(json!("a.io/x"))]));
         assert_eq!(set.to_fields_v1(), doc);
+    }
+
+    /// The `FieldsV1` document of a set of paths, built path by path: a key per element, `{}`
+    /// at a path's end, `.` in a node that is a path's end and has paths below it.
+    fn fields_v1_of_paths(paths: &[Path]) -> Value {
+        fn node<'a>(
+            doc: &'a mut Map<String, Value>,
+            path: &[PathElement],
+        ) -> &'a mut Map<String, Value> {
+            let Some((first, rest)) = path.split_first() else {
+                return doc;
+            };
+            let child = doc
+                .entry(first.encode())
+                .or_insert_with(|| Value::Object(Map::new()));
+            node(child.as_object_mut().unwrap(), rest)
+        }
+        let mut doc = Map::new();
+        for path in paths {
+            node(&mut doc, path);
+        }
+        for path in paths {
+            let end = node(&mut doc, path);
+            if !end.is_empty() && !end.contains_key(".") {
+                end.insert(".".into(), json!({}));
+            }
+        }
+        Value::Object(doc)
+    }
+
+    #[test]
+    fn fields_v1_is_the_document_of_the_sets_paths() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        // Elements whose keys sort in another order than the elements do (`i:10` before
+        // `i:9`, `v:10` before `v:9`, `i:` before `k:`), as well as fields.
+        let element = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
+            0 => f(["a", "b", "containers", "metadata", "spec"][next(5)]),
+            1 => PathElement::Key(vec![
+                ("name".into(), json!(["x", "y", "z"][next(3)])),
+                ("port".into(), json!([9, 10, 80][next(3)])),
+            ]),
+            2 => {
+                PathElement::Value([json!(9), json!(10), json!("9"), json!(null)][next(4)].clone())
+            }
+            _ => PathElement::Index([0, 1, 9, 10, 11][next(5)]),
+        };
+        for _ in 0..300 {
+            let mut set = Set::new();
+            for _ in 0..next(60) {
+                let path: Path = (0..1 + next(4)).map(|_| element(&mut next)).collect();
+                set.insert(&path);
+            }
+            let doc = set.to_fields_v1();
+            assert_eq!(doc, fields_v1_of_paths(&set.paths()), "{set:?}");
+            assert_eq!(Set::from_fields_v1(&doc).unwrap(), set);
+        }
     }
 
     #[test]

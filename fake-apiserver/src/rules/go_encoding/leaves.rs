@@ -9,14 +9,15 @@
 //!
 //! A value these types would not have decoded is left as it is (the decode refuses it first).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 /// A `Quantity` value as a real server writes it back.
 pub(super) fn quantity(value: &mut Value) {
     let written = match value {
-        Value::String(s) => crate::rules::quantity::go_json_text(s)
-            .filter(|text| text.as_ref() != s.as_str())
-            .map(std::borrow::Cow::into_owned),
+        Value::String(s) => rewritten_quantity(s),
         Value::Number(n) => {
             crate::rules::quantity::go_json_text(&n.to_string()).map(std::borrow::Cow::into_owned)
         }
@@ -25,6 +26,41 @@ pub(super) fn quantity(value: &mut Value) {
     if let Some(text) = written {
         *value = Value::String(text);
     }
+}
+
+/// The most quantity texts [`rewritten_quantity`] remembers (per thread); when full it starts
+/// over. Resource lists repeat a few texts (`100m`, `128Mi`) across every object.
+const QUANTITIES_REMEMBERED: usize = 512;
+
+thread_local! {
+    /// Quantity texts met before, each with what [`rewritten_quantity`] answered.
+    static REWRITTEN: RefCell<HashMap<Box<str>, Option<Box<str>>>> = RefCell::default();
+}
+
+/// What a quantity string `text` is written back as, when that differs from `text` (`None`:
+/// kept as it is, or not a quantity). [`crate::rules::quantity::go_json_text`], remembered per
+/// text: it parses the text and, for a canonical form it must print (`128Mi`, a multiple of
+/// eight), formats it, for an answer that is mostly the text itself.
+fn rewritten_quantity(text: &str) -> Option<String> {
+    let compute = || {
+        crate::rules::quantity::go_json_text(text)
+            .filter(|written| written.as_ref() != text)
+            .map(|written| written.into_owned())
+    };
+    REWRITTEN.with(|remembered| {
+        let Ok(mut remembered) = remembered.try_borrow_mut() else {
+            return compute();
+        };
+        if let Some(answer) = remembered.get(text) {
+            return answer.as_deref().map(str::to_string);
+        }
+        let answer = compute();
+        if remembered.len() >= QUANTITIES_REMEMBERED {
+            remembered.clear();
+        }
+        remembered.insert(text.into(), answer.as_deref().map(Box::from));
+        answer
+    })
 }
 
 /// A `Time` (`micro`: a `MicroTime`) value as a real server writes it back.
@@ -97,5 +133,35 @@ mod tests {
         let mut value = sent;
         quantity(&mut value);
         assert_eq!(value, written);
+    }
+
+    /// What the encoder computes for a quantity string, without its memory.
+    fn computed(text: &str) -> Option<String> {
+        crate::rules::quantity::go_json_text(text)
+            .filter(|written| written.as_ref() != text)
+            .map(|written| written.into_owned())
+    }
+
+    #[test]
+    fn remembered_quantities_are_written_as_computed_ones() {
+        let texts = [
+            "1000m", "128Mi", "100m", " 2Gi", "+1", "0100Ki", "1E3", "0.5Gi", "1024Mi", "nonsense",
+            "", "0",
+        ];
+        // Met for the first time, then answered from memory.
+        for _ in 0..2 {
+            for text in texts {
+                assert_eq!(rewritten_quantity(text), computed(text), "{text:?}");
+            }
+        }
+        // More texts than are remembered: the memory starts over and answers stay right.
+        for i in 0..QUANTITIES_REMEMBERED + 10 {
+            let text = format!("{i}000m");
+            assert_eq!(rewritten_quantity(&text), computed(&text), "{text:?}");
+        }
+        REWRITTEN.with(|r| assert!(r.borrow().len() <= QUANTITIES_REMEMBERED));
+        for text in texts {
+            assert_eq!(rewritten_quantity(text), computed(text), "{text:?}");
+        }
     }
 }
