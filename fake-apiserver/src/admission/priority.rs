@@ -171,13 +171,14 @@ fn admit_pod(shared: &Shared, pod: &mut Value) -> Result<(), ApiError> {
 /// Runs on every pod create, so only the stored classes whose bytes mention a true
 /// `globalDefault` (the store writes compact JSON) are decoded.
 fn default_class(shared: &Shared) -> Option<Value> {
-    const MARK: &[u8] = b"\"globalDefault\":true";
+    static MARK: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"globalDefault\":true"));
     shared
         .store
         .snapshot(PRIORITY_CLASSES, None)
         .items
         .iter()
-        .filter(|(_, bytes)| memchr::memmem::find(bytes, MARK).is_some())
+        .filter(|(_, bytes)| MARK.find(bytes).is_some())
         .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
         .filter(|c| c["globalDefault"].as_bool() == Some(true))
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0))

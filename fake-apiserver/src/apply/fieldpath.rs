@@ -274,6 +274,94 @@ fn merge_members(mine: Vec<PathElement>, theirs: &[PathElement]) -> Vec<PathElem
     out
 }
 
+/// A `FieldsV1` map being written by [`Set::emit`], with what its fingerprint needs.
+struct Level {
+    map: Map<String, Value>,
+    /// The sum of the entries' [`entry_hash`]es.
+    entries: u64,
+    /// A key was inserted twice (no two elements of a set encode alike, but if they did the
+    /// sum would count a replaced entry): the fingerprint is then taken from the map.
+    replaced: bool,
+}
+
+impl Level {
+    /// Adds `key` with `{}` below it.
+    fn leaf(&mut self, key: String) {
+        self.child(key, (Map::new(), EMPTY_MAP_FINGERPRINT));
+    }
+
+    /// Adds `key` with the map `below` and its fingerprint.
+    fn child(&mut self, key: String, (below, fingerprint): (Map<String, Value>, u64)) {
+        self.entries = self
+            .entries
+            .wrapping_add(entry_hash(key.as_bytes(), fingerprint));
+        self.replaced |= self.map.insert(key, Value::Object(below)).is_some();
+    }
+
+    fn finish(self) -> (Map<String, Value>, u64) {
+        let fingerprint = if self.replaced {
+            map_fingerprint(&self.map)
+        } else {
+            map_hash(self.map.len(), self.entries)
+        };
+        (self.map, fingerprint)
+    }
+}
+
+const FINGERPRINT_K: u64 = 0x517c_c1b7_2722_0a95;
+
+const fn mix(hash: u64, word: u64) -> u64 {
+    (hash.rotate_left(5) ^ word).wrapping_mul(FINGERPRINT_K)
+}
+
+/// The bytes mixed eight at a time, their length in the last word.
+fn bytes_hash(bytes: &[u8]) -> u64 {
+    let mut hash = 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = mix(hash, u64::from_le_bytes(word));
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    mix(
+        hash,
+        u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56),
+    )
+}
+
+/// One map entry's share of its map's fingerprint.
+fn entry_hash(key: &[u8], value: u64) -> u64 {
+    mix(bytes_hash(key), value)
+}
+
+/// A map's fingerprint from its size and the sum of its entries' hashes (a sum: the entries
+/// may be hashed in any order, so a map is fingerprinted while it is built).
+const fn map_hash(len: usize, entries: u64) -> u64 {
+    mix(mix(0x7b00, len as u64), entries)
+}
+
+/// The fingerprint of `{}`.
+const EMPTY_MAP_FINGERPRINT: u64 = map_hash(0, 0);
+
+fn map_fingerprint(map: &Map<String, Value>) -> u64 {
+    let entries = map.iter().fold(0u64, |sum, (key, value)| {
+        sum.wrapping_add(entry_hash(key.as_bytes(), fingerprint(value)))
+    });
+    map_hash(map.len(), entries)
+}
+
+/// A fingerprint of a `FieldsV1` document (a multiplicative hash of its keys and structure):
+/// recorded with the set it encodes, checked before that set stands in for a stored document.
+/// [`Set::to_fields_v1_with_fingerprint`] gives the same for the document it writes.
+pub fn fingerprint(fields: &Value) -> u64 {
+    match fields {
+        Value::Object(map) => map_fingerprint(map),
+        other => bytes_hash(other.to_string().as_bytes()),
+    }
+}
+
 impl Set {
     /// The empty set.
     pub fn new() -> Self {
@@ -632,20 +720,31 @@ impl Set {
 
     /// The `FieldsV1` object of this set.
     pub fn to_fields_v1(&self) -> Value {
-        Value::Object(self.emit(false))
+        Value::Object(self.emit(false).0)
     }
 
-    fn emit(&self, include_self: bool) -> Map<String, Value> {
+    /// The `FieldsV1` object of this set and its [`fingerprint`], computed as it is written.
+    pub fn to_fields_v1_with_fingerprint(&self) -> (Value, u64) {
+        let (map, fingerprint) = self.emit(false);
+        (Value::Object(map), fingerprint)
+    }
+
+    /// This level's `FieldsV1` map (`include_self`: with the `.` marker of a member that has
+    /// paths below it) and the map's [`fingerprint`].
+    fn emit(&self, include_self: bool) -> (Map<String, Value>, u64) {
         // One merge over the sorted members and children, each key inserted as it comes: the
         // elements' order is the keys' text order for fields (`.` sorts before them), so a map
         // built this way mostly appends; where it is not (`k:`, `v:`, `i:` elements) the map's
-        // insert puts the key in its place.
-        // At most a small map's worth reserved: one with more distinct keys becomes large
-        // when it gets them.
+        // insert puts the key in its place. At most a small map's worth is reserved: one with
+        // more distinct keys becomes large when it gets them.
         let upper = usize::from(include_self) + self.members.len() + self.children.len();
-        let mut out = Map::with_capacity(upper.min(SMALL_MAP));
+        let mut out = Level {
+            map: Map::with_capacity(upper.min(SMALL_MAP)),
+            entries: 0,
+            replaced: false,
+        };
         if include_self && !self.is_empty() {
-            out.insert(".".to_string(), Value::Object(Map::new()));
+            out.leaf(".".to_string());
         }
         let mut children = self.children.iter().peekable();
         for pe in &self.members {
@@ -655,24 +754,23 @@ impl Set {
                 match order {
                     Some(Ordering::Less) | Some(Ordering::Equal) => {
                         if let Some((below, child)) = children.next() {
-                            let is_member = order == Some(Ordering::Equal);
-                            out.insert(below.encode(), Value::Object(child.emit(is_member)));
+                            out.child(below.encode(), child.emit(order == Some(Ordering::Equal)));
                         }
                         if order == Some(Ordering::Equal) {
                             break;
                         }
                     }
                     _ => {
-                        out.insert(pe.encode(), Value::Object(Map::new()));
+                        out.leaf(pe.encode());
                         break;
                     }
                 }
             }
         }
         for (below, child) in children {
-            out.insert(below.encode(), Value::Object(child.emit(false)));
+            out.child(below.encode(), child.emit(false));
         }
-        out
+        out.finish()
     }
 
     /// Reads a `FieldsV1` object.
@@ -723,6 +821,7 @@ impl Set {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
     use serde_json::json;
 
     fn f(name: &str) -> PathElement {
@@ -824,9 +923,28 @@ mod tests {
                 let path: Path = (0..1 + next(4)).map(|_| element(&mut next)).collect();
                 set.insert(&path);
             }
-            let doc = set.to_fields_v1();
+            let (doc, written_fingerprint) = set.to_fields_v1_with_fingerprint();
             assert_eq!(doc, fields_v1_of_paths(&set.paths()), "{set:?}");
             assert_eq!(Set::from_fields_v1(&doc).unwrap(), set);
+            assert_eq!(written_fingerprint, fingerprint(&doc), "{doc}");
+        }
+    }
+
+    #[rstest]
+    #[case::a_key_renamed(json!({"f:a": {}}), json!({"f:b": {}}))]
+    #[case::a_marker_added(json!({"f:a": {"f:x": {}}}), json!({"f:a": {".": {}, "f:x": {}}}))]
+    #[case::a_level_moved(json!({"f:a": {"f:b": {}}}), json!({"f:a": {}, "f:b": {}}))]
+    #[case::a_key_moved_down(json!({"f:a": {"f:x": {}}, "f:b": {}}), json!({"f:a": {}, "f:b": {"f:x": {}}}))]
+    #[case::an_entry_dropped(json!({"f:a": {}, "f:b": {}}), json!({"f:a": {}}))]
+    #[case::emptied(json!({"f:a": {}}), json!({}))]
+    fn different_documents_have_different_fingerprints(#[case] a: Value, #[case] b: Value) {
+        assert_ne!(fingerprint(&a), fingerprint(&b));
+        for doc in [a, b] {
+            let set = Set::from_fields_v1(&doc).unwrap();
+            let (written, written_fingerprint) = set.to_fields_v1_with_fingerprint();
+            if written == doc {
+                assert_eq!(written_fingerprint, fingerprint(&doc));
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::fieldpath::Set;
+use super::fieldpath::{self, Set};
 use crate::store::value_eq::equal;
 
 /// `Apply` or `Update`.
@@ -268,11 +268,12 @@ impl Known<'_> {
             }
             let (fingerprint, set) = &self.decoded.sets[j];
             debug_assert!(
-                !self.exact || fingerprint_of(stored) == *fingerprint,
+                !self.exact || fieldpath::fingerprint(stored) == *fingerprint,
                 "managedFields said to be exact differ from their sets: {stored}"
             );
             let valid = self.exact
-                || *checked[j].get_or_insert_with(|| fingerprint_of(stored) == *fingerprint);
+                || *checked[j]
+                    .get_or_insert_with(|| fieldpath::fingerprint(stored) == *fingerprint);
             if valid {
                 return Some((*fingerprint, set.clone()));
             }
@@ -381,11 +382,7 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
             let item = e.encoded_item();
             let (fields, fingerprint) = match e.raw {
                 Some(raw) => raw,
-                None => {
-                    let fields = e.set.to_fields_v1();
-                    let fingerprint = fingerprint_of(&fields);
-                    (fields, fingerprint)
-                }
+                None => e.set.to_fields_v1_with_fingerprint(),
             };
             decoded.sets.push((fingerprint, e.set));
             if let Some(item) = item {
@@ -413,46 +410,6 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
         })
         .collect();
     (Value::Array(list), decoded)
-}
-
-/// A fingerprint of a `fieldsV1` document (a multiplicative hash of its keys and structure,
-/// eight bytes at a time): recorded with the set it encodes, checked before that set stands in
-/// for a stored document.
-fn fingerprint_of(fields: &Value) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    fn mix(hash: &mut u64, word: u64) {
-        *hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
-    }
-    fn mix_bytes(hash: &mut u64, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            mix(hash, u64::from_le_bytes(word));
-        }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        mix(
-            hash,
-            u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56),
-        );
-    }
-    fn walk(v: &Value, hash: &mut u64) {
-        match v {
-            Value::Object(m) => {
-                mix(hash, 0x7b00 | m.len() as u64);
-                for (k, v) in m {
-                    mix_bytes(hash, k.as_bytes());
-                    walk(v, hash);
-                }
-                mix(hash, 0x7d);
-            }
-            other => mix_bytes(hash, other.to_string().as_bytes()),
-        }
-    }
-    let mut hash = 0;
-    walk(fields, &mut hash);
-    hash
 }
 
 fn time_seconds(t: &Option<String>) -> i64 {

@@ -195,8 +195,10 @@ type OwnedKey = (String, (String, String));
 /// Whether encoded bytes may name owners (hold an `ownerReferences` key), so that the owner
 /// index needs their parse.
 fn names_owners(bytes: &[u8]) -> bool {
-    const KEY: &[u8] = b"\"ownerReferences\"";
-    memchr::memmem::find(bytes, KEY).is_some()
+    // Built once: `memmem::find` builds its searcher on every call.
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"ownerReferences\""));
+    KEY.find(bytes).is_some()
 }
 
 /// The uids named by an object's `metadata.ownerReferences`.
