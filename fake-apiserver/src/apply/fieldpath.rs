@@ -387,6 +387,16 @@ impl Set {
         Set { members, children }
     }
 
+    /// A level made of `members` and `children` already sorted, without repeats, and without
+    /// empty children (the fields of a map, met in key order): kept as they are. Debug builds
+    /// check it.
+    pub fn from_sorted_parts(members: Vec<PathElement>, children: Vec<(PathElement, Set)>) -> Set {
+        debug_assert!(members.windows(2).all(|w| w[0] < w[1]), "{members:?}");
+        debug_assert!(children.windows(2).all(|w| w[0].0 < w[1].0));
+        debug_assert!(children.iter().all(|(_, child)| !child.is_empty()));
+        Set { members, children }
+    }
+
     /// Whether the set holds no path.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty() && self.children.is_empty()

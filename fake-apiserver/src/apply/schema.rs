@@ -130,9 +130,62 @@ impl TypeSchema {
         }
     }
 
+    /// A cursor giving [`TypeSchema::member`] of names asked in sorted order (a map's keys, or
+    /// some of them): one walk along the type's sorted fields beside them rather than a search
+    /// per name.
+    pub fn members_in_order(&self, id: TypeId) -> MembersInOrder<'_> {
+        let (fields, other) = match self.atom(id) {
+            Atom::Map { fields, elem, .. } => {
+                (Some(fields.iter().peekable()), elem.unwrap_or(DEDUCED))
+            }
+            Atom::UntypedAtomic => (None, UNTYPED_ATOMIC),
+            _ => (None, DEDUCED),
+        };
+        MembersInOrder {
+            fields,
+            other,
+            #[cfg(debug_assertions)]
+            last: None,
+        }
+    }
+
     /// Whether `name` is a named (struct) field of the map type `id`.
     pub fn is_struct_field(&self, id: TypeId, name: &str) -> bool {
         matches!(self.atom(id), Atom::Map { fields, .. } if fields.contains_key(name))
+    }
+}
+
+/// [`TypeSchema::members_in_order`]'s cursor.
+pub struct MembersInOrder<'s> {
+    /// The type's named fields not yet passed (`None`: it has none).
+    fields: Option<std::iter::Peekable<std::collections::btree_map::Iter<'s, Arc<str>, TypeId>>>,
+    /// The type of a name that is not a field.
+    other: TypeId,
+    /// The name asked last (debug builds check the order).
+    #[cfg(debug_assertions)]
+    last: Option<String>,
+}
+
+impl MembersInOrder<'_> {
+    /// [`TypeSchema::member`] of `name`, which sorts after every name asked before.
+    pub fn member(&mut self, name: &str) -> (PathElement, TypeId) {
+        #[cfg(debug_assertions)]
+        {
+            debug_assert!(
+                self.last.as_deref().is_none_or(|last| last < name),
+                "{name:?} asked after {:?}",
+                self.last
+            );
+            self.last = Some(name.to_string());
+        }
+        let Some(fields) = self.fields.as_mut() else {
+            return (PathElement::Field(name.into()), self.other);
+        };
+        while fields.next_if(|(field, _)| &***field < name).is_some() {}
+        match fields.next_if(|(field, _)| &***field == name) {
+            Some((shared, ty)) => (PathElement::Field(Arc::clone(shared)), *ty),
+            None => (PathElement::Field(name.into()), self.other),
+        }
     }
 }
 
@@ -510,6 +563,41 @@ mod tests {
             };
         }
         id
+    }
+
+    #[rstest::rstest]
+    #[case::the_root(&[])]
+    #[case::a_struct(&["spec"])]
+    #[case::a_list_element(&["spec", "containers", "[]"])]
+    #[case::a_map_of_strings(&["metadata", "labels"])]
+    #[case::a_leaf(&["metadata", "name"])]
+    fn members_of_sorted_names_are_those_found_one_by_one(#[case] path: &[&str]) {
+        let pods = schema_for(&builtin("pods"));
+        let id = walk(&pods, path);
+        // Fields of the type and names it does not have, before, between and after them.
+        let mut names: Vec<String> = match pods.atom(id) {
+            Atom::Map { fields, .. } => fields.keys().map(|f| f.to_string()).collect(),
+            _ => Vec::new(),
+        };
+        names.extend(["", "A", "aaa", "m", "name0", "zzz", "~"].map(String::from));
+        names.sort();
+        names.dedup();
+        let mut cursor = pods.members_in_order(id);
+        let walked: Vec<_> = names.iter().map(|n| cursor.member(n)).collect();
+        let searched: Vec<_> = names.iter().map(|n| pods.member(id, n)).collect();
+        assert_eq!(walked, searched);
+        // Every other name (some of a map's keys: the cursor passes the fields between them).
+        let mut cursor = pods.members_in_order(id);
+        for name in names.iter().step_by(2) {
+            assert_eq!(cursor.member(name), pods.member(id, name));
+        }
+        // Each name alone.
+        for name in &names {
+            assert_eq!(
+                pods.members_in_order(id).member(name),
+                pods.member(id, name)
+            );
+        }
     }
 
     #[test]

@@ -589,15 +589,19 @@ fn below(schema: &TypeSchema, ty: TypeId, l: Option<&Value>, r: Option<&Value>) 
             let map = v.and_then(Value::as_object);
             let mut members = Vec::with_capacity(map.map_or(0, Map::len));
             let mut children = Vec::new();
+            // Every member is visited, in key order: the type's fields are walked beside them
+            // (a comparison visits the few unequal members, each found by a search).
+            let mut members_of = schema.members_in_order(ty);
             for (k, value) in map.into_iter().flatten() {
-                let (pe, child_ty) = schema.member(ty, k);
+                let (pe, child_ty) = members_of.member(k);
                 let child = one_side(child_ty, value);
                 if !child.is_empty() {
                     children.push((pe.clone(), child));
                 }
                 members.push(pe);
             }
-            return Set::from_parts(members, children);
+            // A map's keys come sorted, and a field's element sorts as its name does.
+            return Set::from_sorted_parts(members, children);
         }
     }
     out

@@ -283,6 +283,32 @@ const VOLUME_SOURCES: [(&str, &str); 30] = [
     ("image", "image"),
 ];
 
+/// The sources `vol` sets (present, not `null`) with their values, in [`VOLUME_SOURCES`]' order
+/// (the Go struct's): found among the volume's own keys (its name and, mostly, one source)
+/// rather than by looking each of the thirty up in it.
+fn present_sources(
+    vol: &Value,
+) -> impl Iterator<Item = (&'static (&'static str, &'static str), &Value)> {
+    const _: () = assert!(VOLUME_SOURCES.len() <= 32);
+    let mut set = 0u32;
+    for (key, value) in vol.as_object().into_iter().flatten() {
+        if value.is_null() {
+            continue;
+        }
+        if let Some(i) = VOLUME_SOURCES
+            .iter()
+            .position(|(source, _)| *source == key.as_str())
+        {
+            set |= 1 << i;
+        }
+    }
+    VOLUME_SOURCES
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| set & (1 << i) != 0)
+        .filter_map(move |(_, source)| Some((source, vol.get(source.0)?)))
+}
+
 /// `ValidateVolumes`: names (DNS labels, unique) and exactly one valid source each. Returns the
 /// volumes that passed, by name, with their source kind; causes go to `causes`.
 fn volumes<'a>(
@@ -307,10 +333,7 @@ fn volumes<'a>(
         }
         if el.is_empty() {
             names.insert(name);
-            let kind = VOLUME_SOURCES
-                .iter()
-                .find(|(k, _)| present(vol, k))
-                .map_or("", |(k, _)| *k);
+            let kind = present_sources(vol).next().map_or("", |((key, _), _)| *key);
             good.insert(name, kind);
         } else {
             causes.extend(el);
@@ -323,10 +346,7 @@ fn volumes<'a>(
 fn volume_source(vol: &Value, at: &dyn Display, name: &str, opts: PodOpts<'_>) -> Vec<Cause> {
     let mut causes = Vec::new();
     let mut count = 0;
-    for (key, shown) in VOLUME_SOURCES {
-        let Some(source) = vol.get(key).filter(|v| !v.is_null()) else {
-            continue;
-        };
+    for (&(key, shown), source) in present_sources(vol) {
         if count > 0 {
             causes.push(Cause::forbidden(
                 format!("{at}.{shown}"),
@@ -2513,6 +2533,10 @@ mod tests {
         vec!["spec.volumes[0]: Required value: must specify a volume type"])]
     #[case::volume_two_sources(spec(vec![container(json!({}))], json!({"volumes": [{"name": "v", "emptyDir": {}, "configMap": {"name": "c"}}]})),
         vec!["spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type"])]
+    #[case::volume_sources_in_go_order(spec(vec![container(json!({}))], json!({"volumes": [{"name": "v", "projected": {"sources": []}, "secret": {"secretName": "s"}, "csi": {"driver": "d"}}]})),
+        vec!["spec.volumes[0].projected: Forbidden: may not specify more than 1 volume type",
+             "spec.volumes[0].csi: Forbidden: may not specify more than 1 volume type"])]
+    #[case::volume_null_source(spec(vec![container(json!({}))], json!({"volumes": [{"name": "v", "hostPath": null, "emptyDir": {}}]})), vec![])]
     #[case::volume_duplicate(spec(vec![container(json!({}))], json!({"volumes": [{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}]})),
         vec!["spec.volumes[1].name: Duplicate value: \"v\""])]
     #[case::volume_name(spec(vec![container(json!({}))], json!({"volumes": [{"name": "V_1", "emptyDir": {}}]})),
