@@ -63,6 +63,27 @@ fn rewritten_quantity(text: &str) -> Option<String> {
     })
 }
 
+/// Whether [`quantity`] would change `value`.
+pub(super) fn quantity_changes(value: &Value) -> bool {
+    match value {
+        Value::String(s) => rewritten_quantity(s).is_some(),
+        // A number that is a quantity is written back as a string.
+        Value::Number(n) => crate::rules::quantity::go_json_text(&n.to_string()).is_some(),
+        _ => false,
+    }
+}
+
+/// Whether [`time`] would change `value`: a string not in the written form that parses (what
+/// it is written as then is in that form, so another string).
+pub(super) fn time_changes(value: &Value, micro: bool) -> bool {
+    match value {
+        Value::String(s) => {
+            !is_written_form(s.as_bytes(), micro) && s.parse::<jiff::Timestamp>().is_ok()
+        }
+        _ => false,
+    }
+}
+
 /// A `Time` (`micro`: a `MicroTime`) value as a real server writes it back.
 pub(super) fn time(value: &mut Value, micro: bool) {
     let Value::String(s) = value else {

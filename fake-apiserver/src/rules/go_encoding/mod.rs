@@ -25,6 +25,7 @@
 pub(crate) mod base64;
 mod shapes;
 
+mod changes;
 mod conversion;
 mod leaves;
 pub(crate) mod semantic;
@@ -281,6 +282,11 @@ fn encode_struct_except(
     object: &mut Map<String, Value>,
     encoded: impl Fn(&str) -> bool,
 ) {
+    // A map that already reads as Go writes it is left untouched: writing through it would
+    // copy it (and its keys) wherever it is shared with another version of the object.
+    if changes::prechecked() && !changes::struct_changes(shape, object, &encoded) {
+        return;
+    }
     let mut fields = shape.fields.iter().peekable();
     let mut dropped: Vec<&'static str> = Vec::new();
     let mut missing: Vec<&'static Field> = Vec::new();
@@ -353,12 +359,19 @@ fn encode_value(ty: Ty, value: &mut Value) {
             encode_struct(&shapes::STRUCTS[usize::from(index)], map)
         }
         (Ty::Ptr(inner), value) if !value.is_null() => encode_value(*inner, value),
-        (Ty::Slice(inner), Value::Array(items)) => {
+        // Written through only when an element changes (see `changes`).
+        (Ty::Slice(inner), Value::Array(items))
+            if !changes::prechecked()
+                || items.iter().any(|i| changes::element_changes(*inner, i)) =>
+        {
             for item in items {
                 encode_element(*inner, item);
             }
         }
-        (Ty::Map(inner), Value::Object(map)) => {
+        (Ty::Map(inner), Value::Object(map))
+            if !changes::prechecked()
+                || map.values().any(|i| changes::element_changes(*inner, i)) =>
+        {
             for item in map.values_mut() {
                 encode_element(*inner, item);
             }

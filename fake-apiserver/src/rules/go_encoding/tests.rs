@@ -255,3 +255,103 @@ fn base64_is_read_as_go_reads_it_where_the_type_is_bytes() {
 fn the_field_order_shortcut_is_string_order(#[case] a: &str, #[case] b: &str) {
     assert_eq!(before(a, b), a < b);
 }
+
+/// `value` with each one of its maps' members changed in turn (removed, `null`, empty, or a
+/// quantity or time written another way), recursively: every variant has one change.
+fn variants(value: &Value) -> Vec<Value> {
+    let replacements = [
+        json!(null),
+        json!(""),
+        json!(0),
+        json!(false),
+        json!([]),
+        json!({}),
+        json!([null]),
+        json!("1000m"),
+        json!(1),
+        json!("2024-01-01T01:00:00+01:00"),
+        json!("2024-01-01T00:00:00.5Z"),
+    ];
+    let mut out = Vec::new();
+    match value {
+        Value::Object(map) => {
+            for (key, member) in map {
+                let mut removed = map.clone();
+                removed.remove(key);
+                out.push(Value::Object(removed));
+                for replacement in &replacements {
+                    let mut replaced = map.clone();
+                    replaced.insert(key.clone(), replacement.clone());
+                    out.push(Value::Object(replaced));
+                }
+                for inner in variants(member) {
+                    let mut nested = map.clone();
+                    nested.insert(key.clone(), inner);
+                    out.push(Value::Object(nested));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                for inner in variants(item) {
+                    let mut nested = items.clone();
+                    nested[i] = inner;
+                    out.push(Value::Array(nested));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The encoder leaves alone what its prechecks call unchanged, and nothing else: on every
+/// kind's zero object and its one-change variants, and on objects with quantities, times and
+/// nested lists, encoding with the prechecks gives what encoding without them gives, and a
+/// precheck calls an object unchanged exactly when encoding gives it back equal.
+#[test]
+fn a_precheck_changes_no_encoding() {
+    let mut objects: Vec<(&str, &str, Value)> = Vec::new();
+    for (group, kind, _, _) in shapes::KINDS {
+        let zero = zero_object(group, kind).unwrap();
+        for variant in variants(&zero) {
+            objects.push((group, kind, variant));
+        }
+        objects.push((group, kind, zero));
+    }
+    let pod = json!({
+        "metadata": {"name": "p", "labels": {"a": "b"}, "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": 1}},
+                                 "ports": [{"containerPort": 80}], "env": [{"name": "A", "value": ""}]}],
+                 "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1Gi"}}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": "2024-01-01T00:00:00Z"}]}
+    });
+    let event = json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+                       "firstTimestamp": "2024-01-01T00:00:00Z", "reportingComponent": "", "reportingInstance": "", "source": {}});
+    for (group, kind, object) in [("", "Pod", pod), ("", "Event", event)] {
+        let mut written = object.clone();
+        encode(group, kind, &mut written);
+        for variant in variants(&object).into_iter().chain(variants(&written)) {
+            objects.push((group, kind, variant));
+        }
+        objects.push((group, kind, object));
+        objects.push((group, kind, written));
+    }
+    assert!(objects.len() > 3_000, "{}", objects.len());
+    for (group, kind, object) in objects {
+        let with = encoded(group, kind, object.clone());
+        changes::WITHOUT_PRECHECKS.with(|off| off.set(true));
+        let without = encoded(group, kind, object.clone());
+        changes::WITHOUT_PRECHECKS.with(|off| off.set(false));
+        assert_eq!(with, without, "{group}/{kind}: {object}");
+        let root = root_of(group, kind).unwrap();
+        let Value::Object(map) = &object else {
+            continue;
+        };
+        assert_eq!(
+            changes::struct_changes(root, map, &|_| false),
+            without != object,
+            "{group}/{kind}: {object}"
+        );
+    }
+}
