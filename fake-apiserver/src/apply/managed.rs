@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::fieldpath::{self, Set};
+use super::fieldpath::Set;
+use super::fingerprint;
 use crate::store::value_eq::equal;
 
 /// `Apply` or `Update`.
@@ -268,12 +269,12 @@ impl Known<'_> {
             }
             let (fingerprint, set) = &self.decoded.sets[j];
             debug_assert!(
-                !self.exact || fieldpath::fingerprint(stored) == *fingerprint,
+                !self.exact || fingerprint::fingerprint(stored) == *fingerprint,
                 "managedFields said to be exact differ from their sets: {stored}"
             );
             let valid = self.exact
                 || *checked[j]
-                    .get_or_insert_with(|| fieldpath::fingerprint(stored) == *fingerprint);
+                    .get_or_insert_with(|| fingerprint::fingerprint(stored) == *fingerprint);
             if valid {
                 return Some((*fingerprint, set.clone()));
             }

@@ -16,6 +16,7 @@
 //! is never recorded.
 
 pub mod fieldpath;
+pub mod fingerprint;
 pub mod managed;
 pub mod schema;
 mod schema_table;
