@@ -827,6 +827,17 @@ mod tests {
         assert_eq!(set.to_fields_v1(), doc);
     }
 
+    /// A seeded xorshift source of numbers below the bound asked for (the random tests'
+    /// elements and paths, the same on every run).
+    fn random_below(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
     /// The `FieldsV1` document of a set of paths, built path by path: a key per element, `{}`
     /// at a path's end, `.` in a node that is a path's end and has paths below it.
     fn fields_v1_of_paths(paths: &[Path]) -> Value {
@@ -857,13 +868,7 @@ mod tests {
 
     #[test]
     fn fields_v1_is_the_document_of_the_sets_paths() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = random_below(0x2545_f491_4f6c_dd1d);
         // Elements whose keys sort in another order than the elements do (`i:10` before
         // `i:9`, `v:10` before `v:9`, `i:` before `k:`), as well as fields.
         let element = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
@@ -958,13 +963,7 @@ mod tests {
     fn set_operations_agree_with_a_set_of_paths() {
         use std::collections::BTreeSet;
         type Model = BTreeSet<Path>;
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = random_below(0x9e37_79b9_7f4a_7c15);
         let element = |next: &mut dyn FnMut(usize) -> usize| match next(4) {
             0 => f(["a", "b", "c", "metadata", "spec"][next(5)]),
             1 => PathElement::Key(vec![("name".into(), json!(["x", "y"][next(2)]))]),
