@@ -478,6 +478,9 @@ impl Reader<'_> {
 
     /// Whether the input holds, at the reader, the text `like` (a map) was written as in the
     /// known version's bytes; moves past it when it does (see [`from_slice_like_written`]).
+    /// With [`Reader::absent_is_null`], also that text without its `null` members, as a typed
+    /// client writes it back (all of them left out, at every depth: what such an input reads
+    /// as is `like`).
     fn holds_text_of(&mut self, like: &Value) -> bool {
         let (Some(written), Value::Object(map)) = (&self.written, like) else {
             return false;
@@ -486,10 +489,32 @@ impl Reader<'_> {
             return false;
         };
         let end = self.at + text.len();
-        if self.bytes.get(self.at..end) != Some(text) {
-            return false;
+        if self.bytes.get(self.at..end) == Some(text) {
+            self.at = end;
+            return true;
         }
-        self.at = end;
+        self.absent_is_null && self.holds_text_without_nulls(map)
+    }
+
+    /// [`Reader::holds_text_of`]'s reading of a text without its `null` members.
+    #[inline(never)]
+    fn holds_text_without_nulls(&mut self, map: &Map<String, Value>) -> bool {
+        let Some(pieces) = self
+            .written
+            .as_ref()
+            .and_then(|written| written.pieces_without_nulls(map))
+        else {
+            return false;
+        };
+        let mut at = self.at;
+        for piece in pieces {
+            let end = at + piece.len();
+            if self.bytes.get(at..end) != Some(piece) {
+                return false;
+            }
+            at = end;
+        }
+        self.at = at;
         true
     }
 
@@ -949,6 +974,52 @@ mod tests {
         // The same text somewhere the version holds another value is not taken for it.
         let moved = format!("{{\"deep\":{z_text},\"z\":{z_text}}}");
         agrees_like(moved.as_bytes(), &like);
+    }
+
+    /// A map the input holds as its text without its `null` members (as a typed client sends a
+    /// stored pod's status back: its conditions' `lastProbeTime` left out) is taken by that
+    /// text with `absent_is_null`, even where the comparison's budget is spent; without it,
+    /// or with one `null` kept and another left out, it is read as sent.
+    #[test]
+    fn a_map_written_without_its_nulls_is_taken_by_its_text_when_absent_is_null() {
+        let nest = |leaf: &str| format!("{}{leaf}{}", "{\"a\":[".repeat(45), "]}".repeat(45));
+        let condition = |t: &str| json!({"lastProbeTime": null, "status": "True", "type": t});
+        let z = json!({"conditions": [condition("Ready"), condition("Initialized")],
+            "message": "m".repeat(300), "nominatedNodeName": null, "phase": "Running"});
+        let doc = |leaf: &str, z: &str| format!("{{\"deep\":{},\"z\":{z}}}", nest(leaf));
+        let like = from_slice(doc("1", &serde_json::to_string(&z).unwrap()).as_bytes()).unwrap();
+        let (bytes, texts) = written(&like);
+        let known = Written {
+            bytes: &bytes,
+            texts: &texts,
+        };
+        let strip = |text: String| {
+            text.replace("\"lastProbeTime\":null,", "")
+                .replace(",\"nominatedNodeName\":null", "")
+        };
+        let sent = doc("2", &strip(serde_json::to_string(&z).unwrap()));
+        let read = from_slice_like_written(sent.as_bytes(), &like, Some(known), true).unwrap();
+        assert!(shared(&read, &like, "/z"));
+        assert_eq!(read["z"], z, "the nulls are the stored ones");
+        // Without `absent_is_null`: as sent (the budget is spent, so read afresh).
+        let read = from_slice_like_written(sent.as_bytes(), &like, Some(known), false).unwrap();
+        assert!(!shared(&read, &like, "/z"));
+        assert_eq!(read, serde_json::from_str::<Value>(&sent).unwrap());
+        // Some nulls left out, one kept: not that text.
+        let partly = doc(
+            "2",
+            &serde_json::to_string(&z)
+                .unwrap()
+                .replace(",\"nominatedNodeName\":null", ""),
+        );
+        let read = from_slice_like_written(partly.as_bytes(), &like, Some(known), true).unwrap();
+        assert!(!shared(&read, &like, "/z"));
+        assert_eq!(read, serde_json::from_str::<Value>(&partly).unwrap());
+        // A value changed beside the nulls left out: not that text either.
+        let changed = sent.replace("\"Running\"", "\"Pending\"");
+        let read = from_slice_like_written(changed.as_bytes(), &like, Some(known), true).unwrap();
+        assert!(!shared(&read, &like, "/z"));
+        assert_eq!(read["z"]["phase"], "Pending");
     }
 
     /// What a typed client sends back of a Go-encoded object leaves its nulls out (a pod

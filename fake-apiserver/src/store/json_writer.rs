@@ -54,10 +54,12 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
 }
 
 /// Where the text of one map of a written object sits in the written bytes, by the map's
-/// identity ([`Map::entries_id`]: every clone sharing the map's entries has it).
+/// identity ([`Map::entries_id`]: every clone sharing the map's entries has it); or, with the
+/// identity [`NULL_CUT`], the bytes of one `null` member (and one comma beside it) that a
+/// writer leaving out `null` members would not write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MapText {
-    /// The map's identity.
+    /// The map's identity ([`NULL_CUT`] for a cut).
     pub id: usize,
     /// Where its text starts in the bytes.
     pub start: usize,
@@ -65,7 +67,15 @@ pub struct MapText {
     pub end: usize,
 }
 
-/// The texts of the maps of a written object, sorted by identity ([`write_sharing`]).
+/// The identity of a [`MapText`] that is not a map's text but a `null` member's cut: no map
+/// has it (a map's identity is the address of its entries). A typed client (a `k8s-openapi`
+/// struct, a Go struct with `omitempty`) sends a stored object back without the members the
+/// server stores as `null` (a pod condition's `lastProbeTime`); a map's text without the cuts
+/// inside it is what such a client writes of it.
+pub const NULL_CUT: usize = 0;
+
+/// The texts of the maps of a written object, sorted by identity, the `null` members' cuts
+/// first in the order of the bytes ([`write_sharing`]).
 pub type MapTexts = std::sync::Arc<[MapText]>;
 
 /// A written version an object shares maps with: its bytes and its maps' texts in them. The
@@ -81,6 +91,9 @@ pub struct Written<'a> {
 
 impl<'a> Written<'a> {
     fn text_of(&self, id: usize) -> Option<&MapText> {
+        if id == NULL_CUT {
+            return None;
+        }
         let at = self.texts.binary_search_by_key(&id, |t| t.id).ok()?;
         self.texts.get(at)
     }
@@ -91,6 +104,36 @@ impl<'a> Written<'a> {
     pub fn text_of_map(&self, map: &Map<String, Value>) -> Option<&'a [u8]> {
         let text = self.text_of(map.entries_id()?)?;
         self.bytes.get(text.start..text.end)
+    }
+
+    /// [`Written::text_of_map`] as a writer that leaves out `null` members writes it: the
+    /// pieces of the text between the cuts of the `null` members inside it, in order; `None`
+    /// when it holds no `null` member (the text is then the only way it is written).
+    pub fn pieces_without_nulls(
+        &self,
+        map: &Map<String, Value>,
+    ) -> Option<impl Iterator<Item = &'a [u8]> + 'a> {
+        let text = *self.text_of(map.entries_id()?)?;
+        let texts: &'a [MapText] = self.texts;
+        let bytes: &'a [u8] = self.bytes;
+        // The cuts come first, in the order of the bytes.
+        let cuts = &texts[..texts.partition_point(|t| t.id == NULL_CUT)];
+        let first = cuts.partition_point(|c| c.start < text.start);
+        let inside = &cuts[first..first + cuts[first..].partition_point(|c| c.end <= text.end)];
+        if inside.is_empty() {
+            return None;
+        }
+        let mut from = text.start;
+        let pieces = inside
+            .iter()
+            .map(|c| (c.start, c.end))
+            .chain(std::iter::once((text.end, text.end)))
+            .map(move |(start, end)| {
+                let piece = bytes.get(from..start).unwrap_or_default();
+                from = end;
+                piece
+            });
+        Some(pieces)
     }
 }
 
@@ -105,19 +148,29 @@ pub(crate) const MIN_RECORDED: usize = if cfg!(test) { 16 } else { 256 };
 /// inner maps included), for the next write of a version sharing them. A write that changes
 /// one member of a stored object so writes only the maps on the change's path.
 pub fn write_sharing(value: &Value, out: &mut Vec<u8>, written: Option<Written<'_>>) -> MapTexts {
-    let mut texts = Vec::new();
-    write_recording(value, out, written.as_ref(), &mut texts);
-    texts.sort_unstable_by_key(|t| t.id);
+    let mut record = Record::default();
+    write_recording(value, out, written.as_ref(), &mut record);
+    let Record { mut maps, cuts } = record;
+    maps.sort_unstable_by_key(|t| t.id);
     // One map at two places has one text.
-    texts.dedup_by_key(|t| t.id);
-    texts.into()
+    maps.dedup_by_key(|t| t.id);
+    // The cuts were recorded in the order of the bytes (a copied text's where it was copied).
+    cuts.iter().chain(&maps).copied().collect()
+}
+
+/// What [`write_sharing`] records while it writes: the maps' texts, and the `null` members'
+/// cuts in the order of the bytes.
+#[derive(Default)]
+struct Record {
+    maps: Vec<MapText>,
+    cuts: Vec<MapText>,
 }
 
 fn write_recording(
     value: &Value,
     out: &mut Vec<u8>,
     written: Option<&Written<'_>>,
-    texts: &mut Vec<MapText>,
+    record: &mut Record,
 ) {
     match value {
         Value::Object(map) => {
@@ -127,25 +180,29 @@ fn write_recording(
                 if let Some(old) = written.text_of(id) {
                     if let Some(text) = written.bytes.get(old.start..old.end) {
                         out.extend_from_slice(text);
-                        // The maps inside it, where they now sit.
-                        texts.extend(
-                            written
-                                .texts
-                                .iter()
-                                .filter(|t| t.start >= old.start && t.end <= old.end)
-                                .map(|t| MapText {
-                                    id: t.id,
-                                    start: t.start - old.start + start,
-                                    end: t.end - old.start + start,
-                                }),
-                        );
+                        // The maps and cuts inside it, where they now sit.
+                        let inside = written
+                            .texts
+                            .iter()
+                            .filter(|t| t.start >= old.start && t.end <= old.end)
+                            .map(|t| MapText {
+                                id: t.id,
+                                start: t.start - old.start + start,
+                                end: t.end - old.start + start,
+                            });
+                        for text in inside {
+                            match text.id {
+                                NULL_CUT => record.cuts.push(text),
+                                _ => record.maps.push(text),
+                            }
+                        }
                         return;
                     }
                 }
             }
-            write_map(map, out, written, texts);
+            write_map(map, out, written, record);
             if let Some(id) = id.filter(|_| out.len() - start >= MIN_RECORDED) {
-                texts.push(MapText {
+                record.maps.push(MapText {
                     id,
                     start,
                     end: out.len(),
@@ -158,7 +215,7 @@ fn write_recording(
                 if i > 0 {
                     out.push(b',');
                 }
-                write_recording(item, out, written, texts);
+                write_recording(item, out, written, record);
             }
             out.push(b']');
         }
@@ -170,18 +227,76 @@ fn write_map(
     map: &Map<String, Value>,
     out: &mut Vec<u8>,
     written: Option<&Written<'_>>,
-    texts: &mut Vec<MapText>,
+    record: &mut Record,
 ) {
     out.push(b'{');
-    for (i, (key, value)) in map.iter().enumerate() {
+    let mut members = map.iter().enumerate();
+    // Up to the first `null` member, nothing to track.
+    let first_null = loop {
+        let Some((i, (key, value))) = members.next() else {
+            out.push(b'}');
+            return;
+        };
+        let comma = out.len();
         if i > 0 {
             out.push(b',');
         }
+        let member = out.len();
         write_str(key, out);
         out.push(b':');
-        write_recording(value, out, written, texts);
+        write_recording(value, out, written, record);
+        if value.is_null() {
+            break (i, comma, member);
+        }
+    };
+    // From it on: a `null` member's cut takes the comma before it when a member that is not
+    // `null` was written before it, else the comma after it (when a member follows), so that
+    // the text without the cuts has one comma between members.
+    let (i, comma, member) = first_null;
+    let mut kept = i > 0;
+    // The cut of the last member, when it waits for the comma after it.
+    let mut open_cut = cut_null(kept, comma, member, out.len(), &mut record.cuts);
+    for (_, (key, value)) in members {
+        let comma = out.len();
+        out.push(b',');
+        if let Some(cut) = open_cut
+            .take()
+            .and_then(|at: usize| record.cuts.get_mut(at))
+        {
+            cut.end = out.len();
+        }
+        let member = out.len();
+        write_str(key, out);
+        out.push(b':');
+        write_recording(value, out, written, record);
+        if value.is_null() {
+            open_cut = cut_null(kept, comma, member, out.len(), &mut record.cuts);
+        } else {
+            kept = true;
+        }
     }
     out.push(b'}');
+}
+
+/// Records the cut of a `null` member written from `member` (its key's quote) to `end`, after
+/// a comma at `comma`: with that comma when a member that is not `null` came before it
+/// (`kept`); otherwise without, and the index of the cut is returned: it takes the comma after
+/// the member, if one comes.
+fn cut_null(
+    kept: bool,
+    comma: usize,
+    member: usize,
+    end: usize,
+    cuts: &mut Vec<MapText>,
+) -> Option<usize> {
+    let waiting = (!kept).then_some(cuts.len());
+    let start = if kept { comma } else { member };
+    cuts.push(MapText {
+        id: NULL_CUT,
+        start,
+        end,
+    });
+    waiting
 }
 
 /// `value` as compact JSON text (the tests compare it with `serde_json::to_vec`).
@@ -289,8 +404,10 @@ mod tests {
         let texts = write_sharing(value, &mut out, written);
         assert_eq!(out, to_vec(value, 0));
         assert!(
-            texts.windows(2).all(|w| w[0].id < w[1].id),
-            "sorted, one per map"
+            texts
+                .windows(2)
+                .all(|w| w[0].id < w[1].id || (w[0].id == NULL_CUT && w[0].end <= w[1].start)),
+            "sorted, one per map; the cuts first, in order, apart"
         );
         (out, texts)
     }
@@ -368,6 +485,97 @@ mod tests {
                 texts: &texts,
             }),
         );
+    }
+
+    /// `value` without its `null` members, at every depth (as a typed client writes it).
+    fn without_nulls(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), without_nulls(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+            other => other.clone(),
+        }
+    }
+
+    fn holds_null_member(value: &Value) -> bool {
+        match value {
+            Value::Object(map) => map.values().any(|v| v.is_null() || holds_null_member(v)),
+            Value::Array(items) => items.iter().any(holds_null_member),
+            _ => false,
+        }
+    }
+
+    /// Every recorded map of `value`, written with `texts` into `bytes`, is without its cuts
+    /// what writing it without its `null` members gives; a map without one has no pieces.
+    /// Returns how many maps had pieces.
+    fn check_pieces(value: &Value, bytes: &[u8], texts: &[MapText]) -> usize {
+        let written = Written { bytes, texts };
+        let mut checked = 0;
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Object(map) => {
+                    stack.extend(map.values());
+                    if written.text_of_map(map).is_none() {
+                        continue;
+                    }
+                    match written.pieces_without_nulls(map) {
+                        Some(pieces) => {
+                            let joined: Vec<u8> = pieces.flatten().copied().collect();
+                            assert_eq!(
+                                String::from_utf8_lossy(&joined),
+                                String::from_utf8_lossy(&to_vec(&without_nulls(v), 0)),
+                            );
+                            checked += 1;
+                        }
+                        None => assert!(!holds_null_member(v), "{v}"),
+                    }
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        checked
+    }
+
+    /// The cuts of `null` members: a map's text without them is that map written without its
+    /// `null` members (the comma beside a cut goes with it), for nulls first, last, in runs,
+    /// alone and nested, also where a map's text was copied from a version sharing it.
+    #[rstest]
+    #[case::first(json!({"a": null, "b": 1, "c": "some text"}))]
+    #[case::middle(json!({"a": 1, "b": null, "c": "some text"}))]
+    #[case::last(json!({"a": 1, "b": "some text", "c": null}))]
+    #[case::only(json!({"a-longer-key-than-that": null}))]
+    #[case::all(json!({"a": null, "b": null, "c": null}))]
+    #[case::runs(json!({"a": null, "b": null, "c": 1, "d": null, "e": null, "f": 2, "g": null}))]
+    #[case::nested(json!({"status": {"conditions": [{"lastProbeTime": null, "type": "Ready"},
+        {"a": null, "b": {"c": null}}], "phase": null}, "z": [null, {"n": null, "m": 1}]}))]
+    fn a_map_without_its_null_cuts_is_written_without_its_null_members(#[case] value: Value) {
+        let (bytes, texts) = written_and_recorded(&value, None);
+        assert!(check_pieces(&value, &bytes, &texts) > 0);
+        // Beside a long member, so that the maps are copied into a changed copy's text.
+        let first = json!({"held": value, "long": long("l")});
+        let (bytes, texts) = written_and_recorded(&first, None);
+        check_pieces(&first, &bytes, &texts);
+        let mut second = first.clone();
+        second["changed"] = json!(long("c"));
+        let mut out = Vec::new();
+        let known = Written {
+            bytes: &bytes,
+            texts: &texts,
+        };
+        let again = write_sharing(&second, &mut out, Some(known));
+        assert_eq!(out, to_vec(&second, 0));
+        assert!(check_pieces(&second, &out, &again) > 0);
+        // No null member anywhere: no cut, no pieces.
+        let plain = without_nulls(&first);
+        let (bytes, texts) = written_and_recorded(&plain, None);
+        assert!(texts.iter().all(|t| t.id != NULL_CUT));
+        assert_eq!(check_pieces(&plain, &bytes, &texts), 0);
     }
 
     #[test]
