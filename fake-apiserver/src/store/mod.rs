@@ -1556,9 +1556,10 @@ mod tests {
                 r#"{{"data":{{"k":"{long}","n":[1,2]}},"metadata":{{"name":"a","resourceVersion":"2"}},"x":2}}"#
             )
         );
-        // Short maps are not worth a record.
+        // Short maps are not worth a record (a `null` member's cut is not a map's text).
         assert!(texts
             .iter()
+            .filter(|t| t.id != json_writer::NULL_CUT)
             .all(|t| t.end - t.start >= json_writer::MIN_RECORDED));
     }
 
