@@ -306,7 +306,7 @@ fn merge_value(cur: &mut Value, patch: &Value) {
 }
 
 /// Copy of `v` without null object members (recursively, also inside arrays).
-fn pruned_nulls(v: &Value) -> Value {
+pub(crate) fn pruned_nulls(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
