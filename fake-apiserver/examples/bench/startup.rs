@@ -84,6 +84,10 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
                 all,
             );
             println!("# startup.exec_readyz where the time goes (medians): {steps}");
+            println!(
+                "# startup.exec_readyz floor of this machine: {}",
+                machine_floor()
+            );
         }
         Err(e) => println!("# startup.exec_readyz: {e}"),
     }
@@ -200,6 +204,51 @@ fn exec_binary() -> Result<(Samples, String)> {
         POLL.as_millis()
     ));
     Ok((samples, breakdown))
+}
+
+/// What any program pays here before its own code runs: the median spawn → exit of
+/// `/bin/true` (fork, exec, glibc's loader and exit, measured as the binary is), and what one
+/// `cpuid` instruction costs. glibc's loader detects the CPU's features and caches with dozens
+/// of them at every exec; on a nested-virtualized machine each is a VM exit of several µs, so
+/// the floor moves with the machine more than with this server.
+fn machine_floor() -> String {
+    let mut floor = Samples::with_capacity(EXEC_RUNS);
+    for _ in 0..EXEC_RUNS {
+        let start = Instant::now();
+        match Command::new("/bin/true").status() {
+            Ok(_) => floor.push(start.elapsed()),
+            Err(e) => return format!("/bin/true cannot be run ({e})"),
+        }
+    }
+    let mut text = format!(
+        "spawn to exit of /bin/true {:.2} ms",
+        floor.percentile_ms(50.0)
+    );
+    if let Some(ns) = cpuid_ns() {
+        text.push_str(&format!(
+            "; one cpuid {:.2} µs (glibc's loader runs dozens at every exec)",
+            ns / 1000.0
+        ));
+    }
+    text
+}
+
+/// What one `cpuid` instruction costs here, in ns (`None` off x86-64).
+fn cpuid_ns() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const ROUNDS: u32 = 200;
+        let start = Instant::now();
+        for _ in 0..ROUNDS {
+            // Leaf 0 (vendor and highest leaf): valid on every x86-64 CPU.
+            #[allow(unused_unsafe)]
+            let result = unsafe { std::arch::x86_64::__cpuid(std::hint::black_box(0)) };
+            std::hint::black_box(result);
+        }
+        Some(start.elapsed().as_nanos() as f64 / f64::from(ROUNDS))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
 }
 
 /// The monotonic clock's reading in ns from an `Instant`'s `Debug` text (`Instant { tv_sec: 5,
