@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::fingerprint::{entry_hash, map_fingerprint, map_hash, EMPTY_MAP_FINGERPRINT};
+use super::fingerprint::{
+    bytes_hash, entry_hash, map_fingerprint, map_hash, mix, EMPTY_MAP_FINGERPRINT,
+};
 
 use crate::rules::validation::{go_format_float, go_quote};
 
@@ -160,6 +162,18 @@ pub struct DecodeError(pub String);
 
 impl PathElement {
     /// The `FieldsV1` key of this element.
+    /// A hash of this element (equal elements hash alike), without encoding it.
+    fn hash(&self) -> u64 {
+        match self {
+            PathElement::Field(name) => mix(1, name_hash(name.as_bytes())),
+            PathElement::Key(fields) => fields.iter().fold(2, |hash, (name, value)| {
+                mix(mix(hash, bytes_hash(name.as_bytes())), value_hash(value))
+            }),
+            PathElement::Value(value) => mix(3, value_hash(value)),
+            PathElement::Index(i) => mix(4, *i as u64),
+        }
+    }
+
     pub fn encode(&self) -> String {
         match self {
             PathElement::Field(name) => {
@@ -216,6 +230,48 @@ fn encode_key(fields: &[(String, Value)]) -> String {
     }
     out.push('}');
     out
+}
+
+/// A quick hash of a field name: its length and its first and last eight bytes (names that
+/// differ only in between hash alike; a set's hash only chooses what to compare).
+fn name_hash(name: &[u8]) -> u64 {
+    let word = |bytes: &[u8]| {
+        let mut word = [0u8; 8];
+        word[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(word)
+    };
+    let len = name.len();
+    let (head, tail) = if len <= 8 {
+        (word(name), 0)
+    } else {
+        (word(&name[..8]), word(&name[len - 8..]))
+    };
+    mix(mix(len as u64, head), tail)
+}
+
+/// A hash of a key field's or a set element's value (equal values hash alike).
+fn value_hash(value: &Value) -> u64 {
+    match value {
+        Value::Null => 0x10,
+        Value::Bool(b) => mix(0x11, u64::from(*b)),
+        Value::String(s) => mix(0x12, bytes_hash(s.as_bytes())),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => mix(0x13, u),
+            (None, Some(i), _) => mix(0x14, i as u64),
+            (None, None, Some(f)) => mix(0x15, f.to_bits()),
+            (None, None, None) => mix(0x16, bytes_hash(n.to_string().as_bytes())),
+        },
+        Value::Array(items) => items
+            .iter()
+            .fold(mix(0x17, items.len() as u64), |hash, item| {
+                mix(hash, value_hash(item))
+            }),
+        Value::Object(map) => map
+            .iter()
+            .fold(mix(0x18, map.len() as u64), |hash, (k, v)| {
+                mix(mix(hash, bytes_hash(k.as_bytes())), value_hash(v))
+            }),
+    }
 }
 
 /// A field path: the elements from the object's root.
@@ -682,10 +738,28 @@ impl Set {
     }
 
     /// The `FieldsV1` object of this set and its [`super::fingerprint::fingerprint`], computed as
-    /// it is written.
+    /// it is written (or taken from the document written last for an equal set, see
+    /// [`super::written`]).
     pub fn to_fields_v1_with_fingerprint(&self) -> (Value, u64) {
-        let (map, fingerprint) = self.emit(false);
+        let (map, fingerprint) = super::written::fields_v1_of(self, |set| set.emit(false));
         (Value::Object(map), fingerprint)
+    }
+
+    /// A hash of this set's elements and their nesting (equal sets hash alike), and how many
+    /// elements it holds at every level.
+    pub(super) fn shape_hash(&self) -> (u64, usize) {
+        let mut hash = mix(0x5e7, self.members.len() as u64);
+        let mut elements = self.members.len();
+        for pe in &self.members {
+            hash = mix(hash, pe.hash());
+        }
+        hash = mix(hash, self.children.len() as u64);
+        for (pe, child) in &self.children {
+            let (below, count) = child.shape_hash();
+            hash = mix(mix(hash, pe.hash()), below);
+            elements += 1 + count;
+        }
+        (hash, elements)
     }
 
     /// This level's `FieldsV1` map (`include_self`: with the `.` marker of a member that has

@@ -10,12 +10,12 @@ use serde_json::{Map, Value};
 
 const K: u64 = 0x517c_c1b7_2722_0a95;
 
-const fn mix(hash: u64, word: u64) -> u64 {
+pub(super) const fn mix(hash: u64, word: u64) -> u64 {
     (hash.rotate_left(5) ^ word).wrapping_mul(K)
 }
 
 /// The bytes mixed eight at a time, their length in the last word.
-fn bytes_hash(bytes: &[u8]) -> u64 {
+pub(super) fn bytes_hash(bytes: &[u8]) -> u64 {
     let mut hash = 0;
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {

@@ -21,6 +21,7 @@ pub mod managed;
 pub mod schema;
 mod schema_table;
 pub mod typed;
+mod written;
 
 use serde_json::{Map, Value};
 
