@@ -88,6 +88,9 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
                 "# startup.exec_readyz floor of this machine: {}",
                 machine_floor()
             );
+            if let Some(line) = compare_builds() {
+                println!("# startup.exec_readyz against {COMPARE_ENV}: {line}");
+            }
         }
         Err(e) => println!("# startup.exec_readyz: {e}"),
     }
@@ -151,30 +154,11 @@ fn exec_binary() -> Result<(Samples, String)> {
         .map(|_| Samples::with_capacity(EXEC_RUNS))
         .collect();
     for _ in 0..EXEC_RUNS {
-        let address = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
-        let start = Instant::now();
-        let mut child = Command::new(&binary)
-            .args(["--listen", &address.to_string()])
-            .env("RUST_LOG", "warn,fake_apiserver::startup=debug")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let answered = loop {
-            if readyz(address) {
-                break Some(start.elapsed());
-            }
-            if start.elapsed() > Duration::from_secs(5) {
-                break None;
-            }
-            std::thread::sleep(POLL);
-        };
-        let _ = child.kill();
-        let mut log = String::new();
-        if let Some(mut stderr) = child.stderr.take() {
-            stderr.read_to_string(&mut log)?;
-        }
-        let _ = child.wait();
-        let answered = answered.ok_or("the binary did not answer /readyz within 5 s")?;
+        let Start {
+            began: start,
+            answered,
+            log,
+        } = start_once(&binary)?;
         samples.push(answered);
         let (Some(timeline), Some(main_began), Some(start_at)) = (
             timeline(&log),
@@ -204,6 +188,114 @@ fn exec_binary() -> Result<(Samples, String)> {
         POLL.as_millis()
     ));
     Ok((samples, breakdown))
+}
+
+/// One start of a binary: when it was spawned, how long until `/readyz` answered `200`, and
+/// what it logged.
+struct Start {
+    began: Instant,
+    answered: Duration,
+    log: String,
+}
+
+/// Spawns `binary` on a free port and polls `GET /readyz` every [`POLL`] until it answers
+/// `200` (at most 5 s), then stops it.
+fn start_once(binary: &std::path::Path) -> Result<Start> {
+    let address = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+    let began = Instant::now();
+    let mut child = Command::new(binary)
+        .args(["--listen", &address.to_string()])
+        .env("RUST_LOG", "warn,fake_apiserver::startup=debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let answered = loop {
+        if readyz(address) {
+            break Some(began.elapsed());
+        }
+        if began.elapsed() > Duration::from_secs(5) {
+            break None;
+        }
+        std::thread::sleep(POLL);
+    };
+    let _ = child.kill();
+    let mut log = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        stderr.read_to_string(&mut log)?;
+    }
+    let _ = child.wait();
+    let answered = answered.ok_or("the binary did not answer /readyz within 5 s")?;
+    Ok(Start {
+        began,
+        answered,
+        log,
+    })
+}
+
+/// Set to another build of the binary, `bench --only startup` also starts the two in turn
+/// ([`COMPARE_RUNS_ENV`] times each, default [`COMPARE_RUNS`]) and prints both medians and the
+/// median of the paired differences: start-up changes worth 0.1 ms are lost in this machine's
+/// run-to-run drift unless the two builds are measured side by side.
+pub const COMPARE_ENV: &str = "BENCH_STARTUP_AGAINST";
+/// How many starts of each binary [`COMPARE_ENV`] makes.
+pub const COMPARE_RUNS_ENV: &str = "BENCH_STARTUP_RUNS";
+/// Starts of each binary in a comparison, unless [`COMPARE_RUNS_ENV`] says otherwise.
+const COMPARE_RUNS: usize = 100;
+
+/// The comparison [`COMPARE_ENV`] asks for, as a line to print (`None`: not asked for).
+fn compare_builds() -> Option<String> {
+    let other = std::path::PathBuf::from(std::env::var_os(COMPARE_ENV)?);
+    let runs = std::env::var(COMPARE_RUNS_ENV)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(COMPARE_RUNS);
+    Some(match (binary(), other.exists()) {
+        (Ok(this), true) => match interleaved(&this, &other, runs) {
+            Ok(line) => line,
+            Err(e) => format!("the comparison failed: {e}"),
+        },
+        (Err(e), _) => e.to_string(),
+        (_, false) => format!("{} does not exist", other.display()),
+    })
+}
+
+/// `runs` starts of each binary, alternating which goes first: both medians (and quartiles)
+/// and the median of `this - other` over the pairs.
+fn interleaved(this: &std::path::Path, other: &std::path::Path, runs: usize) -> Result<String> {
+    let mut mine = Samples::with_capacity(runs);
+    let mut theirs = Samples::with_capacity(runs);
+    let mut differences: Vec<f64> = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let (a, b) = if i % 2 == 0 {
+            let a = start_once(this)?.answered;
+            (a, start_once(other)?.answered)
+        } else {
+            let b = start_once(other)?.answered;
+            (start_once(this)?.answered, b)
+        };
+        mine.push(a);
+        theirs.push(b);
+        differences.push((a.as_secs_f64() - b.as_secs_f64()) * 1000.0);
+    }
+    differences.sort_by(f64::total_cmp);
+    let quartiles = |s: &Samples| {
+        format!(
+            "p25 {:.3} p50 {:.3} p75 {:.3} ms",
+            s.percentile_ms(25.0),
+            s.percentile_ms(50.0),
+            s.percentile_ms(75.0)
+        )
+    };
+    Ok(format!(
+        "{runs} interleaved starts each: this build {}; {} {}; median paired difference {:+.3} ms",
+        quartiles(&mine),
+        other.display(),
+        quartiles(&theirs),
+        differences
+            .get(differences.len() / 2)
+            .copied()
+            .unwrap_or_default()
+    ))
 }
 
 /// What any program pays here before its own code runs: the median spawn → exit of
