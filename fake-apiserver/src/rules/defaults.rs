@@ -2,6 +2,8 @@
 //! the kinds' create strategies add): pods and namespaces on create here, every other built-in
 //! kind with defaults on each decoded write ([`on_decode`]) in the per-group modules.
 
+use std::sync::OnceLock;
+
 use serde_json::{json, Map, Value};
 
 use crate::resource::ResourceInfo;
@@ -202,17 +204,12 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
         }
         let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
         if let Some(tolerations) = tolerations.as_array_mut() {
-            for key in [
-                "node.kubernetes.io/not-ready",
-                "node.kubernetes.io/unreachable",
-            ] {
+            for (key, toleration) in DEFAULT_TOLERATION_KEYS.iter().zip(default_tolerations()) {
                 let present = tolerations.iter().any(|t| {
-                    t["key"] == key && (t["effect"] == "NoExecute" || t["effect"].is_null())
+                    t["key"] == *key && (t["effect"] == "NoExecute" || t["effect"].is_null())
                 });
                 if !present {
-                    tolerations.push(json!({
-                        "key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300
-                    }));
+                    tolerations.push(toleration.clone());
                 }
             }
         }
@@ -269,18 +266,41 @@ fn set_default(map: &mut Map<String, Value>, key: &str, value: Value) {
 }
 
 fn api_access_volume(name: &str) -> Value {
-    json!({
-        "name": name,
-        "projected": {
+    // Built once; each pod takes a clone, whose maps are shared copy-on-write until something
+    // changes them.
+    static PROJECTED: OnceLock<Value> = OnceLock::new();
+    let projected = PROJECTED.get_or_init(|| {
+        json!({
             "defaultMode": 420,
             "sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                 {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
                 {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
             ]
-        }
+        })
+    });
+    let mut volume = Map::with_capacity(2);
+    volume.insert("name".into(), Value::String(name.to_string()));
+    volume.insert("projected".into(), projected.clone());
+    Value::Object(volume)
+}
+
+/// The toleration for 300 s of each [`DEFAULT_TOLERATION_KEYS`] taint (`NoExecute`), built
+/// once and cloned as [`api_access_volume`]'s part is.
+fn default_tolerations() -> &'static [Value; 2] {
+    static TOLERATIONS: OnceLock<[Value; 2]> = OnceLock::new();
+    TOLERATIONS.get_or_init(|| {
+        DEFAULT_TOLERATION_KEYS.map(|key| {
+            json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+        })
     })
 }
+
+/// The taints every pod tolerates for 300 s (the `DefaultTolerationSeconds` admission plugin).
+const DEFAULT_TOLERATION_KEYS: [&str; 2] = [
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
 
 /// The pod's QoS class from its containers' requests and limits.
 pub(crate) fn qos_class(spec: &Value) -> &'static str {
