@@ -1126,7 +1126,11 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Display) 
             }
         }
     }
-    // `ValidateVolumeDevices`.
+    // `ValidateVolumeDevices` (nothing to check, nor paths to name, without devices).
+    let devices = arr(c, "volumeDevices");
+    if devices.is_empty() {
+        return causes;
+    }
     let mounts: BTreeMap<&str, &str> = arr(c, "volumeMounts")
         .iter()
         .map(|m| (str_of(m, "name"), str_of(m, "mountPath")))
@@ -1134,7 +1138,7 @@ fn volume_mounts(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Display) 
     let device_path_list = path.to_string().replace("volumeMounts", "volumeDevices");
     let mut device_names = BTreeSet::new();
     let mut device_paths = BTreeSet::new();
-    for (i, dev) in arr(c, "volumeDevices").iter().enumerate() {
+    for (i, dev) in devices.iter().enumerate() {
         let at = FieldPath::index(&device_path_list, i);
         let name = str_of(dev, "name");
         let dev_path = str_of(dev, "devicePath");
@@ -2548,6 +2552,12 @@ mod tests {
     #[case::mount_path_unique(spec(vec![container(json!({"volumeMounts": [{"name": "v", "mountPath": "/d"}, {"name": "v", "mountPath": "/d"}]}))], json!({"volumes": [{"name": "v", "emptyDir": {}}]})),
         vec!["spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique"])]
     #[case::mount_ok(spec(vec![container(json!({"volumeMounts": [{"name": "v", "mountPath": "/d"}]}))], json!({"volumes": [{"name": "v", "emptyDir": {}}]})), vec![])]
+    // ValidateVolumeDevices
+    #[case::device_ok(spec(vec![container(json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}]}))], json!({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]})), vec![])]
+    #[case::device_needs_a_block_volume(spec(vec![container(json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}]}))], json!({"volumes": [{"name": "v", "emptyDir": {}}]})),
+        vec!["spec.containers[0].volumeDevices[0].name: Invalid value: \"v\": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"])]
+    #[case::device_path_unique(spec(vec![container(json!({}))], json!({"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "w", "persistentVolumeClaim": {"claimName": "d"}}], "initContainers": [container(json!({"name": "init", "volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}, {"name": "w", "devicePath": "/dev/xvda"}]}))]})),
+        vec!["spec.initContainers[0].volumeDevices[1].devicePath: Invalid value: \"/dev/xvda\": must be unique"])]
     // validateProbe / validateHandler
     #[case::probe_without_handler(spec(vec![container(json!({"livenessProbe": {"periodSeconds": 10}}))], json!({})),
         vec!["spec.containers[0].livenessProbe: Required value: must specify a handler type"])]
