@@ -255,7 +255,7 @@ fn pod_create(obj: &Value) -> Vec<Cause> {
 pub fn tolerations(list: &Value, path: &dyn std::fmt::Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, t) in list.as_array().into_iter().flatten().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = crate::rules::field_path::FieldPath::index(&path, i);
         let key = str_of(t, "key");
         let operator = str_of(t, "operator");
         let value = str_of(t, "value");

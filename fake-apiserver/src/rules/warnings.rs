@@ -551,14 +551,24 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
                 })
             })
             .collect();
+    // A container's annotation keys are only written out when some annotation has the prefix.
+    let annotated_with = |prefix: &str| {
+        meta["annotations"]
+            .as_object()
+            .is_some_and(|a| a.keys().any(|k| k.starts_with(prefix)))
+    };
+    let seccomp_annotated = annotated_with(SECCOMP_CONTAINER_ANNOTATION_PREFIX);
+    let app_armor_annotated = annotated_with(APP_ARMOR_ANNOTATION_PREFIX);
     for (cp, c) in &containers {
         let name = str_of(c, "name");
         let security = &c["securityContext"];
-        let seccomp_key = format!("{SECCOMP_CONTAINER_ANNOTATION_PREFIX}{name}");
-        if security.get("seccompProfile").is_none_or(Value::is_null) && annotation(&seccomp_key) {
-            w.push(format!(
-                "{p}metadata.annotations[{seccomp_key}]: {SECCOMP_MESSAGE}"
-            ));
+        if seccomp_annotated && security.get("seccompProfile").is_none_or(Value::is_null) {
+            let seccomp_key = format!("{SECCOMP_CONTAINER_ANNOTATION_PREFIX}{name}");
+            if annotation(&seccomp_key) {
+                w.push(format!(
+                    "{p}metadata.annotations[{seccomp_key}]: {SECCOMP_MESSAGE}"
+                ));
+            }
         }
         // Only templates: a pod's own annotations are reconciled with its fields on create
         // (`applyAppArmorVersionSkew`).
@@ -566,11 +576,13 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
             || security
                 .get("appArmorProfile")
                 .is_some_and(|v| !v.is_null());
-        let app_armor_key = format!("{APP_ARMOR_ANNOTATION_PREFIX}{name}");
-        if !p.is_empty() && !app_armor && annotation(&app_armor_key) {
-            w.push(format!(
-                "{p}metadata.annotations[{app_armor_key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
-            ));
+        if app_armor_annotated && !p.is_empty() && !app_armor {
+            let app_armor_key = format!("{APP_ARMOR_ANNOTATION_PREFIX}{name}");
+            if annotation(&app_armor_key) {
+                w.push(format!(
+                    "{p}metadata.annotations[{app_armor_key}]: deprecated since v1.30; use the \"appArmorProfile\" field instead"
+                ));
+            }
         }
         for kind in ["limits", "requests"] {
             for res in ["memory", "ephemeral-storage"] {

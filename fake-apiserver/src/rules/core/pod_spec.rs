@@ -407,8 +407,9 @@ fn volume_source(vol: &Value, at: &dyn Display, name: &str, opts: PodOpts<'_>) -
                     &source["defaultMode"],
                     &FieldPath::field(&p, "defaultMode"),
                 ));
+                let items = FieldPath::field(&p, "items");
                 for (j, item) in arr(source, "items").iter().enumerate() {
-                    causes.extend(key_to_path(item, &format!("{p}.items[{j}]")));
+                    causes.extend(key_to_path(item, &FieldPath::index(&items, j)));
                 }
             }
             "nfs" => {
@@ -622,7 +623,7 @@ fn downward_api_file(file: &Value, path: &dyn Display) -> Vec<Cause> {
 /// `validateProjectionSources`.
 fn projection_sources(projected: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let mut paths = BTreeSet::new();
+    let mut paths: BTreeSet<&str> = BTreeSet::new();
     for (i, source) in arr(projected, "sources").iter().enumerate() {
         let sources = FieldPath::field(&path, "sources");
         let src = FieldPath::index(&sources, i);
@@ -636,10 +637,12 @@ fn projection_sources(projected: &Value, path: &dyn Display) -> Vec<Cause> {
             if name.is_empty() {
                 causes.push(Cause::required(format!("{src}.{key}.name"), ""));
             }
+            let of_key = FieldPath::field(&src, key);
+            let items = FieldPath::field(&of_key, "items");
             for (j, item) in arr(s, "items").iter().enumerate() {
-                causes.extend(key_to_path(item, &format!("{src}.{key}.items[{j}]")));
+                causes.extend(key_to_path(item, &FieldPath::index(&items, j)));
                 let p = str_of(item, "path");
-                if !p.is_empty() && !paths.insert(p.to_string()) {
+                if !p.is_empty() && !paths.insert(p) {
                     causes.push(Cause::invalid_str(
                         path,
                         name,
@@ -656,7 +659,7 @@ fn projection_sources(projected: &Value, path: &dyn Display) -> Vec<Cause> {
                     &FieldPath::field(&src, "downwardAPI"),
                 ));
                 let p = str_of(item, "path");
-                if !p.is_empty() && !paths.insert(p.to_string()) {
+                if !p.is_empty() && !paths.insert(p) {
                     causes.push(Cause::invalid_str(path, p, "conflicting duplicate paths"));
                 }
             }
@@ -665,17 +668,18 @@ fn projection_sources(projected: &Value, path: &dyn Display) -> Vec<Cause> {
             count += 1;
             // `expirationSeconds` defaults to one hour.
             let seconds = t["expirationSeconds"].as_i64().unwrap_or(3600);
-            let at = format!("{src}.serviceAccountToken.expirationSeconds");
+            let token = FieldPath::field(&src, "serviceAccountToken");
+            let at = FieldPath::field(&token, "expirationSeconds");
             if seconds < 600 {
                 causes.push(Cause::invalid(
-                    &at,
+                    at,
                     &Value::from(seconds),
                     "may not specify a duration less than 10 minutes",
                 ));
             }
             if seconds > 1 << 32 {
                 causes.push(Cause::invalid(
-                    &at,
+                    at,
                     &Value::from(seconds),
                     "may not specify a duration larger than 2^32 seconds",
                 ));
