@@ -1313,26 +1313,29 @@ fn quantity_value(name: &str, q: &Quantity, path: &dyn Display) -> Vec<Cause> {
     causes
 }
 
+/// The entries of a resource list (`limits`, `requests`) with their quantities parsed (`None`:
+/// not a quantity); a number is read as its JSON text.
+fn named_quantities(list: &Value) -> Vec<(&str, Option<Quantity>)> {
+    list.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| {
+            let quantity = match value {
+                Value::Number(n) => Quantity::parse(&n.to_string()),
+                other => Quantity::parse(other.as_str().unwrap_or_default()),
+            };
+            (name.as_str(), quantity)
+        })
+        .collect()
+}
+
 /// `ValidateContainerResourceRequirements`: names, quantities, requests within limits.
 pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     let lim_path = FieldPath::field(&path, "limits");
     let req_path = FieldPath::field(&path, "requests");
-    let parse = |m: &Value| -> Vec<(String, Option<Quantity>)> {
-        m.as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| {
-                let text = match v {
-                    Value::Number(n) => n.to_string(),
-                    other => other.as_str().unwrap_or_default().to_string(),
-                };
-                (k.clone(), Quantity::parse(&text))
-            })
-            .collect()
-    };
-    let limits = parse(&resources["limits"]);
-    let requests = parse(&resources["requests"]);
+    let limits = named_quantities(&resources["limits"]);
+    let requests = named_quantities(&resources["requests"]);
     let (mut lim_cpu_mem, mut req_cpu_mem, mut huge) = (false, false, false);
     for (name, q) in &limits {
         let at = FieldPath::key(&lim_path, name);
@@ -1341,7 +1344,7 @@ pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
             causes.extend(quantity_value(name, q, &at));
         }
         huge |= is_huge_pages(name);
-        lim_cpu_mem |= matches!(name.as_str(), "cpu" | "memory");
+        lim_cpu_mem |= matches!(*name, "cpu" | "memory");
     }
     for (name, q) in &requests {
         let at = FieldPath::key(&req_path, name);
@@ -1376,7 +1379,7 @@ pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
             _ => {}
         }
         huge |= is_huge_pages(name);
-        req_cpu_mem |= matches!(name.as_str(), "cpu" | "memory");
+        req_cpu_mem |= matches!(*name, "cpu" | "memory");
     }
     if !lim_cpu_mem && !req_cpu_mem && huge {
         causes.push(Cause::forbidden(path, "HugePages require cpu or memory"));
