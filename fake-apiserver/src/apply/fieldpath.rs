@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::fingerprint::{
-    bytes_hash, entry_hash, map_fingerprint, map_hash, mix, EMPTY_MAP_FINGERPRINT,
+    bytes_hash, entry_hash, head_tail_hash, map_fingerprint, map_hash, mix, EMPTY_MAP_FINGERPRINT,
 };
 
 use crate::rules::validation::{go_format_float, go_quote};
@@ -161,11 +161,10 @@ impl fmt::Display for PathElement {
 pub struct DecodeError(pub String);
 
 impl PathElement {
-    /// The `FieldsV1` key of this element.
     /// A hash of this element (equal elements hash alike), without encoding it.
-    fn hash(&self) -> u64 {
+    fn element_hash(&self) -> u64 {
         match self {
-            PathElement::Field(name) => mix(1, name_hash(name.as_bytes())),
+            PathElement::Field(name) => mix(1, head_tail_hash(name.as_bytes())),
             PathElement::Key(fields) => fields.iter().fold(2, |hash, (name, value)| {
                 mix(mix(hash, bytes_hash(name.as_bytes())), value_hash(value))
             }),
@@ -174,6 +173,7 @@ impl PathElement {
         }
     }
 
+    /// The `FieldsV1` key of this element.
     pub fn encode(&self) -> String {
         match self {
             PathElement::Field(name) => {
@@ -230,23 +230,6 @@ fn encode_key(fields: &[(String, Value)]) -> String {
     }
     out.push('}');
     out
-}
-
-/// A quick hash of a field name: its length and its first and last eight bytes (names that
-/// differ only in between hash alike; a set's hash only chooses what to compare).
-fn name_hash(name: &[u8]) -> u64 {
-    let word = |bytes: &[u8]| {
-        let mut word = [0u8; 8];
-        word[..bytes.len()].copy_from_slice(bytes);
-        u64::from_le_bytes(word)
-    };
-    let len = name.len();
-    let (head, tail) = if len <= 8 {
-        (word(name), 0)
-    } else {
-        (word(&name[..8]), word(&name[len - 8..]))
-    };
-    mix(mix(len as u64, head), tail)
 }
 
 /// A hash of a key field's or a set element's value (equal values hash alike).
@@ -751,12 +734,12 @@ impl Set {
         let mut hash = mix(0x5e7, self.members.len() as u64);
         let mut elements = self.members.len();
         for pe in &self.members {
-            hash = mix(hash, pe.hash());
+            hash = mix(hash, pe.element_hash());
         }
         hash = mix(hash, self.children.len() as u64);
         for (pe, child) in &self.children {
             let (below, count) = child.shape_hash();
-            hash = mix(mix(hash, pe.hash()), below);
+            hash = mix(mix(hash, pe.element_hash()), below);
             elements += 1 + count;
         }
         (hash, elements)

@@ -14,21 +14,36 @@ pub(super) const fn mix(hash: u64, word: u64) -> u64 {
     (hash.rotate_left(5) ^ word).wrapping_mul(K)
 }
 
+/// Up to eight bytes as a little-endian word, zero-padded.
+fn word(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
 /// The bytes mixed eight at a time, their length in the last word.
 pub(super) fn bytes_hash(bytes: &[u8]) -> u64 {
     let mut hash = 0;
     let mut chunks = bytes.chunks_exact(8);
     for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        hash = mix(hash, u64::from_le_bytes(word));
+        hash = mix(hash, word(chunk));
     }
-    let mut last = [0u8; 8];
-    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
     mix(
         hash,
-        u64::from_le_bytes(last) ^ ((bytes.len() as u64) << 56),
+        word(chunks.remainder()) ^ ((bytes.len() as u64) << 56),
     )
+}
+
+/// A quick hash of a name: its length and its first and last eight bytes (names that differ
+/// only in between hash alike: for hashes that only choose what to compare).
+pub(super) fn head_tail_hash(name: &[u8]) -> u64 {
+    let len = name.len();
+    let (head, tail) = if len <= 8 {
+        (word(name), 0)
+    } else {
+        (word(&name[..8]), word(&name[len - 8..]))
+    };
+    mix(mix(len as u64, head), tail)
 }
 
 /// One map entry's share of its map's fingerprint.

@@ -12,6 +12,7 @@
 //! Per thread, so that no lock is taken: a server's writes on another worker keep their own.
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 
 use serde_json::{Map, Value};
 
@@ -33,15 +34,9 @@ struct Written {
     document: Document,
 }
 
-/// The documents kept and where the next one goes.
-#[derive(Default)]
-struct Kept {
-    documents: Vec<Written>,
-    next: usize,
-}
-
 thread_local! {
-    static KEPT_HERE: RefCell<Kept> = RefCell::new(Kept::default());
+    /// The documents kept, oldest first.
+    static KEPT_HERE: RefCell<VecDeque<Written>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// The `FieldsV1` map of `set` and its fingerprint: the one kept for an equal set, else what
@@ -53,7 +48,6 @@ pub(super) fn fields_v1_of(set: &Set, write: impl FnOnce(&Set) -> Document) -> D
     }
     let kept = KEPT_HERE.with(|kept| {
         kept.borrow()
-            .documents
             .iter()
             .find(|written| written.hash == hash && written.set == *set)
             .map(|written| written.document.clone())
@@ -64,18 +58,14 @@ pub(super) fn fields_v1_of(set: &Set, write: impl FnOnce(&Set) -> Document) -> D
     let document = write(set);
     KEPT_HERE.with(|kept| {
         let mut kept = kept.borrow_mut();
-        let written = Written {
+        if kept.len() == KEPT {
+            kept.pop_front();
+        }
+        kept.push_back(Written {
             hash,
             set: set.clone(),
             document: document.clone(),
-        };
-        let next = kept.next;
-        if next < kept.documents.len() {
-            kept.documents[next] = written;
-        } else {
-            kept.documents.push(written);
-        }
-        kept.next = (next + 1) % KEPT;
+        });
     });
     document
 }
