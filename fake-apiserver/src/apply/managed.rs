@@ -149,6 +149,24 @@ impl Entry {
         }
     }
 
+    /// An entry owning `set`, whose `FieldsV1` document (with its fingerprint) is `fields`.
+    pub(crate) fn with_fields_v1(
+        id: Identity,
+        api_version: String,
+        time: Option<String>,
+        set: Arc<Set>,
+        fields: (Value, u64),
+    ) -> Self {
+        Self {
+            id,
+            api_version,
+            time,
+            set,
+            raw: Some(fields),
+            item: None,
+        }
+    }
+
     /// The fields it owns.
     pub fn set(&self) -> &Set {
         &self.set
@@ -228,6 +246,14 @@ impl Decoded {
     /// Whether it describes no entry.
     pub fn is_empty(&self) -> bool {
         self.sets.is_empty()
+    }
+
+    /// The set of its only entry, with the fingerprint of that entry's `fieldsV1`.
+    pub(crate) fn only(&self) -> Option<(u64, &Arc<Set>)> {
+        match self.sets.as_slice() {
+            [(fingerprint, set)] => Some((*fingerprint, set)),
+            _ => None,
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 //! `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, ...)
 //! is never recorded.
 
+mod created;
 pub mod fieldpath;
 pub mod fingerprint;
 pub mod managed;
@@ -384,6 +385,72 @@ pub fn track_update_known(
         }
     }
     set_managed_fields(new, entries)
+}
+
+/// The `managedFields` a create of `object` gets (`None`: none) and their sets, as
+/// [`track_update_known`] of a copy of it without a live object gives them (`object` itself is
+/// left as it is). For a built-in kind, an object with the same fields as one this thread
+/// created before takes that create's set (`created.rs`); the client's own `managedFields` are
+/// always read.
+pub fn track_create(
+    writer: &Writer<'_>,
+    object: &Value,
+) -> (Option<Value>, Option<managed::Decoded>) {
+    let sent = object.pointer("/metadata/managedFields").is_some();
+    let kept = !writer.info.custom && writer.subresource.is_none() && !sent;
+    let track = || {
+        let mut tracked = object.clone();
+        let written = track_update_known(writer, None, None, None, &mut tracked);
+        let managed = tracked
+            .get_mut("metadata")
+            .and_then(Value::as_object_mut)
+            .and_then(|meta| meta.remove("managedFields"));
+        (managed, written)
+    };
+    if let Some(owned) = kept.then(|| created::find(writer.info, object)).flatten() {
+        let found = created_entries(writer, owned);
+        if cfg!(debug_assertions) {
+            let (managed, _) = track();
+            assert_eq!(found.0, managed, "a kept create's set is not the object's");
+        }
+        return found;
+    }
+    let (managed, written) = track();
+    if kept {
+        let fields = managed
+            .as_ref()
+            .and_then(|list| list.get(0)?.get("fieldsV1").cloned());
+        let owned = match (written.as_ref().and_then(managed::Decoded::only), fields) {
+            (Some((fingerprint, set)), Some(fields)) => {
+                Some(Some((set.clone(), fields, fingerprint)))
+            }
+            (None, None) if written.is_none() => Some(None),
+            _ => None,
+        };
+        if let Some(owned) = owned {
+            created::keep(writer.info, object, owned);
+        }
+    }
+    (managed, written)
+}
+
+/// The `managedFields` of a created object whose creator owns what a kept create gave.
+fn created_entries(
+    writer: &Writer<'_>,
+    owned: created::Owned,
+) -> (Option<Value>, Option<managed::Decoded>) {
+    let Some((set, fields, fingerprint)) = owned else {
+        return (None, None);
+    };
+    let entry = Entry::with_fields_v1(
+        writer.identity(Operation::Update),
+        writer.info.api_version(),
+        Some(writer.now.to_string()),
+        set,
+        (fields, fingerprint),
+    );
+    let (list, decoded) = managed::encode_owned(vec![entry]);
+    (Some(list), Some(decoded))
 }
 
 /// The top-level members other than `metadata` that `new` holds exactly as `live` does.

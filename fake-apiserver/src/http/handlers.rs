@@ -1729,15 +1729,8 @@ pub(crate) fn create_object(
     // pod's service account volume, a namespace's finalizer, a service's allocated IPs). A custom
     // resource's schema defaults come later here (`finish_custom_object`), so its managed
     // fields are computed after them, below.
-    let mut tracked_early = (!ctx.applied && !info.custom).then(|| {
-        let mut tracked = object.clone();
-        let written =
-            crate::apply::track_update_known(&ctx.writer(None), None, None, None, &mut tracked);
-        let managed = tracked["metadata"]
-            .as_object_mut()
-            .and_then(|meta| meta.remove("managedFields"));
-        (managed, written)
-    });
+    let mut tracked_early = (!ctx.applied && !info.custom)
+        .then(|| crate::apply::track_create(&ctx.writer(None), &object));
     if options.in_tree_admission {
         crate::auth::admission::admit_create(&server.shared, info, namespace, &mut object)?;
         crate::admission::admit_builtin_create(&server.shared, info, &mut object)?;

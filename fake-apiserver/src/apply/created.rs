@@ -1,0 +1,216 @@
+//! The field sets of the objects a thread created last, kept with the objects.
+//!
+//! A create's field manager Go-encodes a copy of the decoded object and compares it with the
+//! kind's zero value: every field the object holds becomes the creator's. For the realistic pod
+//! that is a quarter of the create. Objects created one after another are mostly alike (a
+//! controller's pods from one template, a test's objects, a harness exploring), and the set
+//! depends on the object only through which fields it holds, except where the zero value holds
+//! one (there the value decides). So an object equal to one created before, up to the values
+//! of fields that count only by being there ([`same_fields`]), has that object's set: it takes
+//! the kept set and its `FieldsV1` document, shared, instead of encoding and comparing again.
+//!
+//! The check is an exact comparison with the kept object, never a hash; debug builds also
+//! compute the set and assert that it is the kept one. Kept per thread, so that no lock is
+//! taken, and only for built-in kinds (a custom resource's schema changes with its CRD).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::fieldpath::Set;
+use crate::resource::ResourceInfo;
+
+/// How many created objects a thread keeps (the oldest goes first).
+const KEPT: usize = 4;
+
+/// What a create of an object gave: its creator's set with the set's `FieldsV1` document and
+/// fingerprint, or nothing (an object whose every field is server-owned).
+pub(super) type Owned = Option<(Arc<Set>, Value, u64)>;
+
+/// One created object kept, with what identifies its kind's rules and what its create gave.
+struct Created {
+    group: String,
+    version: String,
+    kind: String,
+    has_status: bool,
+    /// The object as the field manager was given it (a copy of its own: sharing no map with
+    /// the object the create went on to change).
+    object: Value,
+    owned: Owned,
+}
+
+impl Created {
+    fn is_for(&self, info: &ResourceInfo) -> bool {
+        self.kind == info.kind
+            && self.group == info.group
+            && self.version == info.version
+            && self.has_status == info.has_status
+    }
+}
+
+thread_local! {
+    /// The objects kept, oldest first.
+    static KEPT_HERE: RefCell<VecDeque<Created>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// What the create of an object of `info` with the same fields as `object` gave, when this
+/// thread kept one.
+pub(super) fn find(info: &ResourceInfo, object: &Value) -> Option<Owned> {
+    KEPT_HERE.with(|kept| {
+        kept.borrow()
+            .iter()
+            .rev()
+            .find(|created| created.is_for(info) && same_fields(&created.object, object))
+            .map(|created| created.owned.clone())
+    })
+}
+
+/// Keeps what the create of `object` (of `info`) gave.
+pub(super) fn keep(info: &ResourceInfo, object: &Value, owned: Owned) {
+    let created = Created {
+        group: info.group.clone(),
+        version: info.version.clone(),
+        kind: info.kind.clone(),
+        has_status: info.has_status,
+        object: deep_copy(object),
+        owned,
+    };
+    KEPT_HERE.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.len() == KEPT {
+            kept.pop_front();
+        }
+        kept.push_back(created);
+    });
+}
+
+/// Whether a create of `b` gives the creator the set a create of `a` gives: the objects are
+/// equal, but for the values of metadata fields whose value never reaches the set. Those are
+/// `name`, `generateName` and `namespace` (strings left out by the Go encoding when empty, so
+/// only whether each is empty counts) and the values of `labels` and `annotations` (a key is a
+/// field, its string value a leaf: only the keys count). The zero value of a kind holds none of
+/// them, so no comparison with it reads their values.
+pub(super) fn same_fields(a: &Value, b: &Value) -> bool {
+    same_members(a, b, |key, a, b| match key {
+        "metadata" => same_members(a, b, same_metadata_member),
+        _ => a == b,
+    })
+}
+
+fn same_metadata_member(key: &str, a: &Value, b: &Value) -> bool {
+    match key {
+        "name" | "generateName" | "namespace" => {
+            let filled = |v: &Value| v.as_str().is_some_and(|s| !s.is_empty());
+            a == b || (filled(a) && filled(b))
+        }
+        "labels" | "annotations" => {
+            same_members(a, b, |_, a, b| a == b || (a.is_string() && b.is_string()))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether `a` and `b` are maps with the same keys (a map lists them in order) whose values
+/// `same` accepts, or else equal.
+fn same_members(a: &Value, b: &Value, same: impl Fn(&str, &Value, &Value) -> bool) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && same(ka, va, vb))
+}
+
+/// A copy of `value` sharing no map with it (a clone shares them copy-on-write: keeping one
+/// would make every later change of the original copy what it changes).
+fn deep_copy(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut copy = Map::with_capacity(map.len());
+            for (key, value) in map {
+                copy.insert(key.clone(), deep_copy(value));
+            }
+            Value::Object(copy)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(deep_copy).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+    use serde_json::json;
+
+    fn pod(meta: Value, image: &str) -> Value {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {"containers": [{"name": "app", "image": image}]}
+        })
+    }
+
+    #[rstest]
+    #[case::equal(json!({"name": "a"}), json!({"name": "a"}), true)]
+    #[case::other_name(json!({"name": "a"}), json!({"name": "b"}), true)]
+    #[case::other_generate_name(json!({"generateName": "a-"}), json!({"generateName": "b-"}), true)]
+    #[case::other_namespace(json!({"name": "a", "namespace": "x"}), json!({"name": "a", "namespace": "y"}), true)]
+    #[case::empty_name(json!({"name": ""}), json!({"name": "b"}), false)]
+    #[case::name_not_text(json!({"name": 1}), json!({"name": "b"}), false)]
+    #[case::name_missing(json!({"name": "a"}), json!({"generateName": "a"}), false)]
+    #[case::other_label_value(json!({"labels": {"app": "a"}}), json!({"labels": {"app": "b"}}), true)]
+    #[case::empty_label_value(json!({"labels": {"app": ""}}), json!({"labels": {"app": "b"}}), true)]
+    #[case::other_label_key(json!({"labels": {"app": "a"}}), json!({"labels": {"web": "a"}}), false)]
+    #[case::more_labels(json!({"labels": {"app": "a"}}), json!({"labels": {"app": "a", "b": "c"}}), false)]
+    #[case::labels_null(json!({"labels": {}}), json!({"labels": null}), false)]
+    #[case::label_not_text(json!({"labels": {"app": "a"}}), json!({"labels": {"app": 1}}), false)]
+    #[case::other_annotation_value(json!({"annotations": {"n": "1"}}), json!({"annotations": {"n": "2"}}), true)]
+    #[case::other_uid(json!({"uid": "1"}), json!({"uid": "2"}), false)]
+    #[case::other_finalizer(json!({"finalizers": ["a"]}), json!({"finalizers": ["b"]}), false)]
+    fn metadata_fields(#[case] a: Value, #[case] b: Value, #[case] same: bool) {
+        assert_eq!(
+            same_fields(&pod(a.clone(), "x"), &pod(b.clone(), "x")),
+            same
+        );
+        assert_eq!(same_fields(&pod(b, "x"), &pod(a, "x")), same);
+    }
+
+    #[test]
+    fn any_other_value_counts() {
+        let meta = json!({"name": "a"});
+        assert!(!same_fields(
+            &pod(meta.clone(), "x"),
+            &pod(meta.clone(), "y")
+        ));
+        let mut other_kind = pod(meta.clone(), "x");
+        other_kind["kind"] = json!("Other");
+        assert!(!same_fields(&pod(meta.clone(), "x"), &other_kind));
+        let mut more = pod(meta.clone(), "x");
+        more["status"] = json!({});
+        assert!(!same_fields(&pod(meta, "x"), &more));
+    }
+
+    #[test]
+    fn a_deep_copy_shares_no_map() {
+        let original = json!({"a": {"b": [{"c": 1}]}, "d": "e"});
+        let copy = deep_copy(&original);
+        assert_eq!(copy, original);
+        let (Some(o), Some(c)) = (original["a"].as_object(), copy["a"].as_object()) else {
+            panic!("maps expected");
+        };
+        assert!(!o.shares_entries(c));
+        let shared = original.clone();
+        let (Some(o), Some(s)) = (original["a"].as_object(), shared["a"].as_object()) else {
+            panic!("maps expected");
+        };
+        assert!(
+            o.shares_entries(s),
+            "a clone shares: the assertion above means something"
+        );
+    }
+}
