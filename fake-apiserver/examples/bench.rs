@@ -79,8 +79,8 @@ struct Args {
     #[arg(long, value_enum)]
     only: Vec<Section>,
     /// Limit `inproc` to these operations (get, get_small, create, update, ceiling, server or
-    /// one of server_get, server_update, server_merge, server_strategic, server_create, minimal,
-    /// watch), e.g. for profiling.
+    /// one of server_get, server_update, server_merge, server_strategic, server_create,
+    /// server_create_named, minimal, watch), e.g. for profiling.
     #[arg(long)]
     op: Vec<String>,
     /// Run `memory` in this process instead of a fresh one.

@@ -37,6 +37,7 @@ FIGURES = {
     "inproc.server_only.merge": "server_merge",
     "inproc.server_only.strategic": "server_strategic",
     "inproc.server_only.create": "server_create",
+    "inproc.server_only.create_named": "server_create_named",
     "inproc.update": "update",
     "inproc.client_only.update": "ceiling",
 }

@@ -23,14 +23,23 @@ use crate::report::{emit, Figure, Target};
 const LOOP: Duration = Duration::from_secs(2);
 /// The realistic pod's name.
 const POD: &str = "checkout-7d9f8b6c5d-x2x9q";
-/// The server-only operations, in the order they run.
-const SERVER_OPS: [&str; 5] = ["get", "update", "merge", "strategic", "create"];
+/// The server-only operations, in the order they run (`create_named`, a create whose body is
+/// new each time, has no target of its own: it shows what `create`'s alike bodies save).
+const SERVER_OPS: [&str; 6] = [
+    "get",
+    "update",
+    "merge",
+    "strategic",
+    "create",
+    "create_named",
+];
 /// Events the watch-delivery writer produces (at most; it also stops after [`LOOP`]).
 const WATCH_EVENTS: u64 = 20_000;
 
 /// Runs section 1 on a current-thread runtime; `ops` limits it to some of `get`, `get_small`,
 /// `create`, `update`, `ceiling`, `server` (or one of its operations: `server_get`,
-/// `server_update`, `server_merge`, `server_strategic`, `server_create`), `minimal`, `watch`
+/// `server_update`, `server_merge`, `server_strategic`, `server_create`,
+/// `server_create_named`), `minimal`, `watch`
 /// (empty: all). Ends with the ratios of the figures it measured to their references.
 pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
     let wanted = |op: &str| ops.is_empty() || ops.iter().any(|o| o == op);
@@ -98,7 +107,7 @@ pub fn run(all: &mut Vec<Figure>, ops: &[String]) -> Result<()> {
 /// - end to end, UPDATE reaches 0.6 of the client-only ceiling and GET 0.85 of the client's
 ///   decode ceiling.
 fn ratio_targets() -> Vec<(String, String, String, Target)> {
-    let writes = SERVER_OPS.iter().filter(|op| **op != "get").map(|op| {
+    let writes = SERVER_OPS[1..5].iter().map(|op| {
         (
             format!("ratio.server_{op}_time_vs_roundtrip"),
             "inproc.pod_value_roundtrip".to_string(),
@@ -455,6 +464,17 @@ async fn server_only(
                 strategic,
                 bodies(&|i| Ok(serde_json::to_vec(&patch(i))?))?,
             ),
+            ("create_named", _) => {
+                // A pod of its own name and `bench/index` label each time (a test creating its
+                // objects): no two bodies are the same bytes.
+                let mut created = fixtures::realistic_pod("bench", NUMBERED)?;
+                if let Some(labels) = created.metadata.labels.as_mut() {
+                    labels.insert("bench/index".into(), NUMBERED.into());
+                }
+                let target = "/api/v1/namespaces/bench/pods".to_string();
+                let template = serde_json::to_vec(&created)?;
+                (http::Method::POST, target, json, Bodies::Numbered(template))
+            }
             ("create", _) => {
                 // The pod as its owner sends it, with a generated name so that one body serves.
                 let mut created = fixtures::realistic_pod("bench", "")?;
@@ -494,6 +514,8 @@ async fn server_only(
 enum Bodies {
     /// The same few bodies in turn (by call number).
     Fixed(Vec<bytes::Bytes>),
+    /// This body with every [`NUMBERED`] in it replaced by the call's number (as many digits).
+    Numbered(Vec<u8>),
     /// Each body made from the answer to the previous request, as a client writes back what it
     /// read with one change: the UPDATE of the pod (see [`flip_counter`]).
     Answered(RefCell<bytes::Bytes>),
@@ -504,6 +526,7 @@ impl Bodies {
     fn body(&self, i: u64) -> Result<bytes::Bytes> {
         match self {
             Bodies::Fixed(bodies) => Ok(bodies[i as usize % bodies.len()].clone()),
+            Bodies::Numbered(template) => Ok(numbered(template, i).into()),
             Bodies::Answered(answer) => flip_counter(&answer.borrow()),
         }
     }
@@ -511,10 +534,29 @@ impl Bodies {
     /// Keeps what the server answered, if the next body is made from it.
     fn answered(&self, answer: bytes::Bytes) {
         match self {
-            Bodies::Fixed(_) => drop(std::hint::black_box(answer)),
+            Bodies::Fixed(_) | Bodies::Numbered(_) => drop(std::hint::black_box(answer)),
             Bodies::Answered(last) => *last.borrow_mut() = answer,
         }
     }
+}
+
+/// The placeholder a [`Bodies::Numbered`] body carries where the call's number goes.
+const NUMBERED: &str = "n00000000";
+
+/// `template` with every [`NUMBERED`] replaced by `n` and `i` in as many digits (modulo 10^8).
+fn numbered(template: &[u8], i: u64) -> Vec<u8> {
+    let digits = format!("n{:08}", i % 100_000_000);
+    let mut body = template.to_vec();
+    let mut at = 0;
+    while let Some(found) = body[at..]
+        .windows(NUMBERED.len())
+        .position(|w| w == NUMBERED.as_bytes())
+    {
+        let start = at + found;
+        body[start..start + NUMBERED.len()].copy_from_slice(digits.as_bytes());
+        at = start + NUMBERED.len();
+    }
+    body
 }
 
 /// `pod` with the annotation `bench/counter` set to `i`, without a resourceVersion (pods allow

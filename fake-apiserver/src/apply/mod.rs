@@ -643,6 +643,7 @@ mod tests {
     use super::*;
     use crate::resource::builtin_resources;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn info(plural: &str) -> ResourceInfo {
         builtin_resources()
@@ -658,6 +659,40 @@ mod tests {
             subresource: None,
             now,
         }
+    }
+
+    #[test]
+    fn a_create_with_the_same_fields_takes_the_kept_set() {
+        let info = info("configmaps");
+        let writer = writer(&info, "m", "2026-01-01T00:00:00Z");
+        let map = |name: &str, label: &str, key: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {"l": label}}, "data": {key: "1"}})
+        };
+        let set_of = |decoded: &Option<managed::Decoded>| {
+            decoded
+                .as_ref()
+                .and_then(managed::Decoded::only)
+                .map(|(_, set)| set.clone())
+        };
+        let (first, first_sets) = track_create(&writer, &map("a", "1", "x"));
+        let (same, same_sets) = track_create(&writer, &map("b", "2", "x"));
+        let (other, other_sets) = track_create(&writer, &map("c", "1", "y"));
+        let (Some(first_set), Some(same_set), Some(other_set)) =
+            (set_of(&first_sets), set_of(&same_sets), set_of(&other_sets))
+        else {
+            panic!("each create has one entry");
+        };
+        assert!(Arc::ptr_eq(&first_set, &same_set), "the kept set, shared");
+        assert_eq!(same, first);
+        assert!(!Arc::ptr_eq(&first_set, &other_set));
+        assert_ne!(other, first);
+        assert_eq!(
+            other
+                .as_ref()
+                .map(|list| list[0]["fieldsV1"]["f:data"].clone()),
+            Some(json!({".": {}, "f:y": {}}))
+        );
     }
 
     /// The comparison without managedFields gives what comparing stripped copies gives.

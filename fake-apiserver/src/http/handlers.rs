@@ -706,7 +706,7 @@ impl Call<'_> {
     fn create(&self, body: Bytes) -> Result<Response, ApiError> {
         check_write_options(self.query, "CreateOptions", false)?;
         crate::http::crd_cleanup::refuse_create_while_terminating(self.server, self.info)?;
-        let mut object = parse_body(self.headers, &body)?;
+        let (mut object, repeated) = parse_create_body(self.headers, &body, self.info)?;
         let shared = &self.server.shared;
         if object["metadata"]["namespace"].is_null() {
             if let (Some(ns), Some(meta)) = (
@@ -724,7 +724,10 @@ impl Call<'_> {
             validation: FieldValidation::from_query(self.query.get("fieldValidation"))?,
             applied: false,
             user: Some(&self.user),
-            trusted: Trust::Client,
+            trusted: match repeated {
+                true => Trust::RepeatedBody,
+                false => Trust::Client,
+            },
             in_tree_admission: true,
         };
         self.create_with(object, &options)
@@ -1377,6 +1380,31 @@ fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     parse_body_like(headers, body, None)
 }
 
+/// [`parse_body`] of a create's body, read like the last create body of its resource (see
+/// [`crate::http::created_bodies`]; the value is the same), and whether it is the same bytes.
+fn parse_create_body(
+    headers: &HeaderMap,
+    body: &Bytes,
+    info: &ResourceInfo,
+) -> Result<(Value, bool), ApiError> {
+    if body_media(headers) != "application/json" {
+        return Ok((parse_body(headers, body)?, false));
+    }
+    crate::http::created_bodies::read(info, body, |like| {
+        parse_body_read_as(headers, body, like.map(|like| (like, None)), false)
+    })
+}
+
+/// The media type of a request's body, `application/json` when it names none (or any).
+fn body_media(headers: &HeaderMap) -> String {
+    let content_type = content_type(headers);
+    let media = content_type.split(';').next().unwrap_or_default().trim();
+    match media {
+        "" | "*/*" => "application/json".to_string(),
+        media => media.to_string(),
+    }
+}
+
 /// [`parse_body`] of a body that is mostly `like` (an UPDATE's, `like` the stored object, with
 /// its bytes and maps' texts when the store recorded them): a JSON body's parts equal to
 /// `like`'s are `like`'s ([`crate::store::json::from_slice_like_written`]).
@@ -1385,18 +1413,27 @@ fn parse_body_like(
     body: &[u8],
     like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
 ) -> Result<Value, ApiError> {
-    let content_type = content_type(headers);
-    let media = content_type.split(';').next().unwrap_or_default().trim();
-    let value: Value = match media {
-        "" | "application/json" | "*/*" => {
+    // Only built-in kinds are read against their stored version, and their bodies are decoded
+    // into Go structs next: a `null` the client left out is a match.
+    parse_body_read_as(headers, body, like, true)
+}
+
+/// [`parse_body_like`], where a `null` member `like` holds and the body leaves out is a match
+/// only when `absent_is_null` (else the value is exactly what [`parse_body`] reads).
+fn parse_body_read_as(
+    headers: &HeaderMap,
+    body: &[u8],
+    like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
+    absent_is_null: bool,
+) -> Result<Value, ApiError> {
+    let value: Value = match body_media(headers).as_str() {
+        "application/json" => {
             if body.iter().all(u8::is_ascii_whitespace) {
                 return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
             }
             let parsed = match like {
-                // Only built-in kinds are read against their stored version, and their bodies
-                // are decoded into Go structs next: a `null` the client left out is a match.
                 Some((like, written)) => {
-                    crate::store::json::from_slice_like_written(body, like, written, true)
+                    crate::store::json::from_slice_like_written(body, like, written, absent_is_null)
                 }
                 None => crate::store::json::from_slice(body),
             };
@@ -1610,6 +1647,29 @@ fn decode_object(
     Ok(())
 }
 
+/// [`decode_object`] of a created built-in object read from a body the same bytes as the last
+/// create body of its resource: the decode made of an equal value before is taken, with its
+/// warnings (`http::created_bodies`); else the object is decoded and the decode kept.
+fn decode_repeated_body(
+    info: &ResourceInfo,
+    object: &mut Value,
+    validation: FieldValidation,
+    ctx: &WriteContext<'_>,
+) -> Result<(), ApiError> {
+    if let Some((made, warnings)) = crate::http::created_bodies::decoded(info, validation, object) {
+        *object = made;
+        ctx.warnings.borrow_mut().extend(warnings);
+        return Ok(());
+    }
+    let given = object.clone();
+    let warned = ctx.warnings.borrow().len();
+    decode_object(info, object, validation, ctx, None)?;
+    let warnings = ctx.warnings.borrow();
+    let warnings = warnings.get(warned..).unwrap_or_default();
+    crate::http::created_bodies::keep_decoded(info, validation, given, object, warnings);
+    Ok(())
+}
+
 /// What decoding adds to a body besides the typed checks: the decode-time defaults and the
 /// kind's decode rules (all of [`decode_object`] a [`Trust::Own`] body goes through).
 fn decode_defaults(info: &ResourceInfo, object: &mut Value) -> Result<(), ApiError> {
@@ -1678,6 +1738,9 @@ pub(crate) enum Trust {
     Client,
     /// Built by the server itself: the typed decode is skipped.
     Own,
+    /// A client's body, byte for byte the last create body of its resource this thread read
+    /// (`http::created_bodies`): decoded in full once, then as that decode made it.
+    RepeatedBody,
 }
 
 #[cfg(test)]
@@ -1712,10 +1775,12 @@ pub(crate) fn create_object(
     ctx.applied = options.applied;
     check_type_meta(info, &mut object)?;
     check_namespace(info, namespace, &mut object)?;
-    if options.trusted.skips_decode() {
-        decode_defaults(info, &mut object)?;
-    } else {
-        decode_object(info, &mut object, options.validation, &ctx, None)?;
+    match options.trusted {
+        trusted if trusted.skips_decode() => decode_defaults(info, &mut object)?,
+        Trust::RepeatedBody if !info.custom => {
+            decode_repeated_body(info, &mut object, options.validation, &ctx)?
+        }
+        _ => decode_object(info, &mut object, options.validation, &ctx, None)?,
     }
     let ns = object["metadata"]["namespace"]
         .as_str()
@@ -2093,7 +2158,7 @@ pub(crate) fn apply_own(server: &FakeApiServer, object: Value) -> Result<Value, 
 fn manifest_manager(trusted: Trust) -> &'static str {
     match trusted {
         Trust::Own => "kube-apiserver",
-        Trust::Client => "fake-apiserver",
+        Trust::Client | Trust::RepeatedBody => "fake-apiserver",
     }
 }
 

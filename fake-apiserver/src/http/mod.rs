@@ -14,6 +14,7 @@ pub(crate) mod component_status;
 pub(crate) mod continue_token;
 pub(crate) mod converted;
 pub(crate) mod crd_cleanup;
+pub(crate) mod created_bodies;
 pub mod discovery;
 pub mod encoding;
 pub(crate) mod eviction;

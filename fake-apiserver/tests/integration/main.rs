@@ -10,6 +10,7 @@ mod claim_resize;
 mod conversion_webhooks;
 mod crd_deletion;
 mod crd_storage_rebuild;
+mod create_repeats;
 mod custom_list_kind;
 mod custom_update_reading;
 mod default_classes;
