@@ -104,30 +104,62 @@ fn parse_with(
 /// backslash or a control character (`None`: there is none; also the bytes a JSON writer
 /// escapes, see `json_writer`). Eight bytes at a time: each word is
 /// tested for the three at once (the lowest flagged byte of each test is exact, so the lowest of
-/// all is the first special byte), then the bytes left over one by one.
+/// all is the first special byte), then the bytes left over as the last eight (most strings
+/// are short: no byte is looked at alone but in strings of one to three bytes).
 pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let flagged = zero_byte(w ^ (ONES * u64::from(b'"')))
+    // The high bit of each special byte of `w` (and maybe of bytes after the first special
+    // one: only the lowest flag is read).
+    let flagged = |w: u64| {
+        zero_byte(w ^ (ONES * u64::from(b'"')))
             | zero_byte(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS);
-        if flagged != 0 {
-            return Some(at + (flagged.trailing_zeros() / 8) as usize);
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+    };
+    let word = |at: usize| -> Option<u64> {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(bytes.get(at..at + 8)?);
+        Some(u64::from_le_bytes(word))
+    };
+    let len = bytes.len();
+    let mut at = 0;
+    while at + 8 <= len {
+        let found = flagged(word(at)?);
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    chunks
-        .remainder()
+    if at == len {
+        return None;
+    }
+    // The last bytes, as the last eight (read again where they overlap the words above, which
+    // hold no special byte: the first flagged byte is still the first special one).
+    if len >= 8 {
+        let found = flagged(word(len - 8)?);
+        return (found != 0).then(|| len - 8 + (found.trailing_zeros() / 8) as usize);
+    }
+    // A string shorter than a word: as two halves of four bytes (overlapping when it is
+    // shorter than eight), or byte by byte below four.
+    if len >= 4 {
+        let half = |at: usize| -> Option<u64> {
+            let mut half = [0u8; 4];
+            half.copy_from_slice(bytes.get(at..at + 4)?);
+            Some(u64::from(u32::from_le_bytes(half)))
+        };
+        let (low, high) = (half(0)?, half(len - 4)?);
+        // Above the four bytes read, bytes that are no special byte.
+        let found = flagged(low | (ONES * u64::from(b'a')) << 32);
+        if found != 0 {
+            return Some((found.trailing_zeros() / 8) as usize);
+        }
+        let found = flagged(high | (ONES * u64::from(b'a')) << 32);
+        return (found != 0).then(|| len - 4 + (found.trailing_zeros() / 8) as usize);
+    }
+    bytes
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|i| at + i)
 }
 
 /// How many times its length a reading against a known value may compare of the input

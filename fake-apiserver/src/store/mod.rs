@@ -1107,8 +1107,9 @@ impl Store {
     }
 }
 
-/// Encodes an object for storing. `size_hint` is the size of its previous version (0 if none):
-/// a buffer of about that size usually fits at once, and is kept as is when little of it is
+/// Encodes an object for storing. `size_hint` is the size of its previous version (0 if none:
+/// then the size of the last new object encoded is the guess): a buffer of about that size
+/// usually fits at once, and is kept as is when little of it is
 /// left unused; otherwise the bytes are copied to an exact-size buffer, since spare capacity
 /// would stay allocated for as long as the object is stored.
 fn encode(object: &Value, size_hint: usize) -> Bytes {
@@ -1124,13 +1125,21 @@ fn encode_reusing(
     written: Option<json_writer::Written<'_>>,
 ) -> (Bytes, Option<MapTexts>) {
     const SLACK: usize = 64;
-    let mut buffer = Vec::with_capacity(if size_hint == 0 {
-        256
-    } else {
-        size_hint + SLACK
-    });
+    thread_local! {
+        /// The size of the last object this thread encoded without a previous version: the
+        /// guess for the next such one (creates come in runs of alike objects).
+        static LAST_NEW_SIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    let guess = match size_hint {
+        0 => LAST_NEW_SIZE.with(std::cell::Cell::get),
+        known => known,
+    };
+    let mut buffer = Vec::with_capacity(if guess == 0 { 256 } else { guess + SLACK });
     let reusing = written.is_some();
     let texts = json_writer::write_sharing(object, &mut buffer, written);
+    if size_hint == 0 {
+        LAST_NEW_SIZE.with(|last| last.set(buffer.len()));
+    }
     if cfg!(debug_assertions) && reusing {
         let mut whole = Vec::new();
         json_writer::write(object, &mut whole);
