@@ -9,6 +9,10 @@
 //! the same place instead of building them. Either way the value is exactly what reading the
 //! body alone gives: sharing changes what is allocated, never what is read.
 //!
+//! The kept body's maps are found in the next body by their text first (the texts recorded
+//! while reading it: [`crate::store::json::from_slice_recording`]), one `memcmp` each, and
+//! compared member by member only where the text differs.
+//!
 //! A body read again byte for byte also keeps its decode ([`decoded`], [`keep_decoded`]): the
 //! typed decode and the decode defaults of a built-in kind are a function of the value they are
 //! given and the `fieldValidation` asked, so a value equal to the one decoded before (what
@@ -24,6 +28,7 @@ use serde_json::Value;
 
 use crate::http::typed::FieldValidation;
 use crate::resource::ResourceInfo;
+use crate::store::json_writer::{MapTexts, Written};
 
 /// How many resources' last bodies a thread keeps (the one read longest ago goes first).
 const KEPT: usize = 4;
@@ -35,6 +40,8 @@ struct Kept {
     plural: String,
     body: Bytes,
     value: Value,
+    /// The texts of the value's maps in the body.
+    texts: MapTexts,
     /// The decode of the value the body led to, once it was read again.
     decoded: Option<Decoded>,
 }
@@ -57,22 +64,23 @@ thread_local! {
     static KEPT_HERE: RefCell<VecDeque<Kept>> = const { RefCell::new(VecDeque::new()) };
 }
 
-/// Reads the JSON create `body` of `info` with `read`, given the value the last create body
-/// of `info` read here was (when its bytes differ from `body`'s), or takes that value when the
-/// bytes are the same (then answering `true`); keeps what was read for the next one.
+/// Reads the JSON create `body` of `info` with `read`, given the last create body of `info`
+/// read here (its value, and its bytes with its maps' texts) when its bytes differ from
+/// `body`'s, or takes that body's value when the bytes are the same (then answering `true`);
+/// keeps what was read, with the texts `read` recorded, for the next one.
 pub(crate) fn read<E>(
     info: &ResourceInfo,
     body: &Bytes,
-    read: impl FnOnce(Option<&Value>) -> Result<Value, E>,
+    read: impl FnOnce(Option<(&Value, Written<'_>)>) -> Result<(Value, MapTexts), E>,
 ) -> Result<(Value, bool), E> {
     let like = KEPT_HERE.with(|kept| {
         let kept = kept.borrow();
         let found = kept.iter().find(|k| k.is_for(info))?;
-        Some((found.body == *body, found.value.clone()))
+        Some((found.body.clone(), found.value.clone(), found.texts.clone()))
     });
-    let value = match like {
-        Some((true, same)) => return Ok((same, true)),
-        Some((false, like)) => read(Some(&like))?,
+    let (value, texts) = match &like {
+        Some((kept, value, _)) if kept == body => return Ok((value.clone(), true)),
+        Some((kept, value, texts)) => read(Some((value, Written { bytes: kept, texts })))?,
         None => read(None)?,
     };
     KEPT_HERE.with(|kept| {
@@ -88,6 +96,7 @@ pub(crate) fn read<E>(
             plural: info.plural.clone(),
             body: body.clone(),
             value: value.clone(),
+            texts,
             decoded: None,
         });
     });
@@ -145,8 +154,8 @@ mod tests {
     ) -> (Value, bool) {
         let body = Bytes::from(body.to_string());
         read(info, &body, |like| {
-            parses.push(like.cloned());
-            crate::store::json::from_slice(&body)
+            parses.push(like.map(|(value, _)| value.clone()));
+            crate::store::json::from_slice_recording(&body, like.map(|(v, w)| (v, Some(w))))
         })
         .unwrap()
     }
@@ -186,7 +195,7 @@ mod tests {
         let (_, repeated) = read_counting(&maps, body, &mut parses);
         assert!(!repeated, "another resource's body is not this one's");
         let failed = read(&pods, &Bytes::from_static(b"{"), |_| {
-            crate::store::json::from_slice(b"{")
+            crate::store::json::from_slice_recording(b"{", None)
         });
         assert!(failed.is_err());
         let (_, repeated) = read_counting(&pods, body, &mut parses);

@@ -1391,7 +1391,15 @@ fn parse_create_body(
         return Ok((parse_body(headers, body)?, false));
     }
     crate::http::created_bodies::read(info, body, |like| {
-        parse_body_read_as(headers, body, like.map(|like| (like, None)), false)
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(missing_kind());
+        }
+        let (value, texts) = crate::store::json::from_slice_recording(
+            body,
+            like.map(|(value, written)| (value, Some(written))),
+        )
+        .map_err(|e| json_parse_error(body, e))?;
+        Ok((object_body(value)?, texts))
     })
 }
 
@@ -1413,38 +1421,20 @@ fn parse_body_like(
     body: &[u8],
     like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
 ) -> Result<Value, ApiError> {
-    // Only built-in kinds are read against their stored version, and their bodies are decoded
-    // into Go structs next: a `null` the client left out is a match.
-    parse_body_read_as(headers, body, like, true)
-}
-
-/// [`parse_body_like`], where a `null` member `like` holds and the body leaves out is a match
-/// only when `absent_is_null` (else the value is exactly what [`parse_body`] reads).
-fn parse_body_read_as(
-    headers: &HeaderMap,
-    body: &[u8],
-    like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
-    absent_is_null: bool,
-) -> Result<Value, ApiError> {
     let value: Value = match body_media(headers).as_str() {
         "application/json" => {
             if body.iter().all(u8::is_ascii_whitespace) {
-                return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
+                return Err(missing_kind());
             }
             let parsed = match like {
+                // Only built-in kinds are read against their stored version, and their bodies
+                // are decoded into Go structs next: a `null` the client left out is a match.
                 Some((like, written)) => {
-                    crate::store::json::from_slice_like_written(body, like, written, absent_is_null)
+                    crate::store::json::from_slice_like_written(body, like, written, true)
                 }
                 None => crate::store::json::from_slice(body),
             };
-            parsed.map_err(|e| {
-                // Go's wording where we can give it, so clients see what a real server says.
-                let detail =
-                    crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
-                ApiError::bad_request(format!(
-                    "couldn't get version/kind; json parse error: {detail}"
-                ))
-            })?
+            parsed.map_err(|e| json_parse_error(body, e))?
         }
         "application/yaml" => serde_yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?,
@@ -1452,6 +1442,25 @@ fn parse_body_read_as(
             .map_err(|e| ApiError::new(e.code(), e.reason(), e.to_string()))?,
         other => return Err(ApiError::unsupported_media_type(other)),
     };
+    object_body(value)
+}
+
+/// The answer to an empty body.
+fn missing_kind() -> ApiError {
+    ApiError::bad_request("Object 'Kind' is missing in ''")
+}
+
+/// The answer to a JSON body that does not parse, in Go's words where we can give them (so
+/// clients see what a real server says).
+fn json_parse_error(body: &[u8], e: serde_json::Error) -> ApiError {
+    let detail = crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+    ApiError::bad_request(format!(
+        "couldn't get version/kind; json parse error: {detail}"
+    ))
+}
+
+/// A body's value, when it is an object (the only thing a body can be).
+fn object_body(value: Value) -> Result<Value, ApiError> {
     if !value.is_object() {
         return Err(ApiError::bad_request(
             "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }",

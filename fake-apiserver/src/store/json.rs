@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::json_writer::Written;
+use super::json_writer::{MapText, MapTexts, Written, MIN_RECORDED};
 
 /// The nesting the direct parser handles before it leaves the input to `serde_json` (whose
 /// recursion limit, 128, then decides).
@@ -67,6 +67,27 @@ pub fn from_slice_like_written(
     }
 }
 
+/// [`from_slice`], or [`from_slice_like_written`] given `like` (a `null` left out is not a
+/// match), also returning the texts of the value's maps in `bytes` (maps of at least
+/// [`MIN_RECORDED`] bytes; none when the input was read by `serde_json`), sorted by identity:
+/// with `bytes`, a [`Written`] to read the next alike document against. The texts are the
+/// input's, byte for byte, so equal bytes read as the map: they are for reading only (a
+/// writer copying them would copy the input's spacing and escapes).
+pub fn from_slice_recording(
+    bytes: &[u8],
+    like: Option<(&Value, Option<Written<'_>>)>,
+) -> Result<(Value, MapTexts), serde_json::Error> {
+    match read(bytes, like, false, true) {
+        Some((value, recorded)) => {
+            let mut recorded = recorded.unwrap_or_default();
+            recorded.sort_unstable_by_key(|t| t.id);
+            recorded.dedup_by_key(|t| t.id);
+            Ok((value, recorded.into()))
+        }
+        None => Ok((serde_json::from_slice(bytes)?, MapTexts::from([]))),
+    }
+}
+
 /// The direct parser: `None` wherever it does not read the input exactly as `serde_json` would.
 fn parse(bytes: &[u8]) -> Option<Value> {
     parse_with(bytes, None, false)
@@ -78,6 +99,17 @@ fn parse_with(
     like: Option<(&Value, Option<Written<'_>>)>,
     absent_is_null: bool,
 ) -> Option<Value> {
+    read(bytes, like, absent_is_null, false).map(|(value, _)| value)
+}
+
+/// [`parse_with`], with the texts of the value's maps when `record` (see
+/// [`from_slice_recording`]).
+fn read(
+    bytes: &[u8],
+    like: Option<(&Value, Option<Written<'_>>)>,
+    absent_is_null: bool,
+    record: bool,
+) -> Option<(Value, Option<Vec<MapText>>)> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut reader = Reader {
         text,
@@ -89,6 +121,7 @@ fn parse_with(
         match_budget: bytes.len().saturating_mul(MATCH_BUDGET),
         written: like.and_then(|(_, written)| written),
         absent_is_null,
+        recorded: record.then(Vec::new),
     };
     reader.skip_whitespace();
     let mut value = Value::Null;
@@ -97,7 +130,7 @@ fn parse_with(
         None => reader.value_into(0, &mut value)?,
     }
     reader.skip_whitespace();
-    (reader.at == reader.bytes.len()).then_some(value)
+    (reader.at == reader.bytes.len()).then_some((value, reader.recorded))
 }
 
 /// Where the first byte of `bytes` that ends a run of plain string contents is: a quote, a
@@ -203,9 +236,26 @@ struct Reader<'a> {
     /// A member of a known map that is `null` matches an input that leaves it out (see
     /// [`from_slice_like_written`]).
     absent_is_null: bool,
+    /// The texts of the maps read so far, when asked ([`from_slice_recording`]).
+    recorded: Option<Vec<MapText>>,
 }
 
 impl Reader<'_> {
+    /// Records, when asked, that `value` (a map, read from `start` to the reader) has that
+    /// text.
+    fn record(&mut self, value: &Value, start: usize) {
+        let (Some(recorded), Value::Object(map)) = (self.recorded.as_mut(), value) else {
+            return;
+        };
+        if let Some(id) = map.entries_id().filter(|_| self.at - start >= MIN_RECORDED) {
+            recorded.push(MapText {
+                id,
+                start,
+                end: self.at,
+            });
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -260,6 +310,7 @@ impl Reader<'_> {
         if depth > MAX_DEPTH {
             return None;
         }
+        let start = self.at;
         self.at += 1;
         self.skip_whitespace();
         if self.peek()? == b'}' {
@@ -276,6 +327,7 @@ impl Reader<'_> {
             if let Value::Object(map) = out {
                 *map = members.drain(..).collect();
             }
+            self.record(out, start);
         }
         members.clear();
         self.spare_members.push(members);
@@ -487,6 +539,7 @@ impl Reader<'_> {
                 let start = self.at;
                 if self.holds_text_of(like) {
                     *out = like.clone();
+                    self.record_known_text(like, start);
                     return Some(());
                 }
                 if self.match_budget > 0 {
@@ -495,6 +548,7 @@ impl Reader<'_> {
                     self.match_budget = self.match_budget.saturating_sub(self.at - start);
                     if matched {
                         *out = like.clone();
+                        self.record(out, start);
                         return Some(());
                     }
                 }
@@ -505,6 +559,26 @@ impl Reader<'_> {
                 }
             }
             _ => self.value_into(depth, out),
+        }
+    }
+
+    /// Records, when asked, the texts of `like` (a map found as its known text, which now
+    /// ends at the reader) and of the maps recorded inside it, where they sit in this input.
+    fn record_known_text(&mut self, like: &Value, start: usize) {
+        let (Some(recorded), Some(written), Value::Object(map)) =
+            (self.recorded.as_mut(), &self.written, like)
+        else {
+            return;
+        };
+        match written.record_of(map) {
+            // Found as its text without its `null`s: no text inside it is where it was.
+            Some(old) if old.end - old.start != self.at - start => {}
+            Some(old) => recorded.extend(
+                written
+                    .texts_moved(old, start)
+                    .filter(|t| t.id != super::json_writer::NULL_CUT),
+            ),
+            None => {}
         }
     }
 
@@ -827,6 +901,73 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    /// Every map `value` holds, with the maps inside it.
+    fn maps_of<'v>(value: &'v Value, out: &mut Vec<&'v Map<String, Value>>) {
+        match value {
+            Value::Object(map) => {
+                out.push(map);
+                map.values().for_each(|v| maps_of(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| maps_of(v, out)),
+            _ => {}
+        }
+    }
+
+    /// Each recorded text is a map of the value, and reads as that map.
+    fn texts_read_as_their_maps(bytes: &[u8], value: &Value, texts: &[MapText]) -> usize {
+        let mut maps = Vec::new();
+        maps_of(value, &mut maps);
+        for text in texts {
+            let map = maps
+                .iter()
+                .find(|m| m.entries_id() == Some(text.id))
+                .expect("a text of one of the value's maps");
+            let read = from_slice(&bytes[text.start..text.end]).expect("JSON");
+            assert_eq!(read.as_object(), Some(*map));
+        }
+        assert!(
+            texts.windows(2).all(|w| w[0].id < w[1].id),
+            "sorted, one per map"
+        );
+        texts.len()
+    }
+
+    #[test]
+    fn a_recorded_document_finds_the_next_one_by_its_texts() {
+        let long = |tag: &str| format!("{tag}-{}", "x".repeat(20));
+        let first = format!(
+            r#"{{"kind": "Pod", "metadata": {{"name": "a", "labels": {{"l": "{}"}}}},
+                "spec": {{"containers": [{{"name": "{}", "env": {{"e": "{}"}}}}]}}}}"#,
+            long("l"),
+            long("c"),
+            long("e")
+        );
+        let (value, texts) = from_slice_recording(first.as_bytes(), None).unwrap();
+        assert_eq!(value, serde_json::from_str::<Value>(&first).unwrap());
+        assert!(texts_read_as_their_maps(first.as_bytes(), &value, &texts) >= 4);
+        // Another name: the spec is the kept one's, found by its text (whitespace and all).
+        let second = first.replace(r#""name": "a""#, r#""name": "b""#);
+        let written = Written {
+            bytes: first.as_bytes(),
+            texts: &texts,
+        };
+        let (again, again_texts) =
+            from_slice_recording(second.as_bytes(), Some((&value, Some(written)))).unwrap();
+        assert_eq!(again, serde_json::from_str::<Value>(&second).unwrap());
+        let (Some(spec), Some(kept_spec)) = (again["spec"].as_object(), value["spec"].as_object())
+        else {
+            panic!("specs expected");
+        };
+        assert!(spec.shares_entries(kept_spec), "the kept spec, shared");
+        assert!(texts_read_as_their_maps(second.as_bytes(), &again, &again_texts) >= 4);
+        // A document left to `serde_json` (nested deeper than the direct parser goes) has the
+        // same value and no texts.
+        let deep = format!("{}{}{}", "[".repeat(110), first, "]".repeat(110));
+        let (read, none) = from_slice_recording(deep.as_bytes(), None).unwrap();
+        assert_eq!(read, serde_json::from_str::<Value>(&deep).unwrap());
+        assert!(none.is_empty());
+    }
 
     /// The direct parser's answer, if it gives one, is `serde_json`'s, Number kinds included.
     fn agrees(input: &[u8]) {

@@ -98,6 +98,29 @@ impl<'a> Written<'a> {
         self.texts.get(at)
     }
 
+    /// The texts recorded inside `old` (one of its texts; itself included), as they sit when
+    /// `old`'s text is copied to `start` of other bytes.
+    pub(crate) fn texts_moved(
+        &self,
+        old: MapText,
+        start: usize,
+    ) -> impl Iterator<Item = MapText> + '_ {
+        self.texts
+            .iter()
+            .filter(move |t| t.start >= old.start && t.end <= old.end)
+            .map(move |t| MapText {
+                id: t.id,
+                start: t.start - old.start + start,
+                end: t.end - old.start + start,
+            })
+    }
+
+    /// The record of `map`'s text in the version's bytes, when it is one of the version's
+    /// recorded maps.
+    pub(crate) fn record_of(&self, map: &Map<String, Value>) -> Option<MapText> {
+        self.text_of(map.entries_id()?).copied()
+    }
+
     /// The text `map` was written as in the version's bytes, when it is one of the version's
     /// maps and was recorded (at least [`MIN_RECORDED`] bytes): exactly what writing `map`
     /// gives.
@@ -177,20 +200,11 @@ fn write_recording(
             let id = map.entries_id();
             let start = out.len();
             if let (Some(id), Some(written)) = (id, written) {
-                if let Some(old) = written.text_of(id) {
+                if let Some(&old) = written.text_of(id) {
                     if let Some(text) = written.bytes.get(old.start..old.end) {
                         out.extend_from_slice(text);
                         // The maps and cuts inside it, where they now sit.
-                        let inside = written
-                            .texts
-                            .iter()
-                            .filter(|t| t.start >= old.start && t.end <= old.end)
-                            .map(|t| MapText {
-                                id: t.id,
-                                start: t.start - old.start + start,
-                                end: t.end - old.start + start,
-                            });
-                        for text in inside {
+                        for text in written.texts_moved(old, start) {
                             match text.id {
                                 NULL_CUT => record.cuts.push(text),
                                 _ => record.maps.push(text),
