@@ -1043,10 +1043,39 @@ pub struct MetadataMapCauses {
     annotations: Vec<Cause>,
 }
 
+thread_local! {
+    /// The last labels and annotations maps this thread found to pass their checks, kept (so
+    /// alive): a map sharing their entries (an object created from the same template, whose
+    /// maps are the template's) holds the same pairs, so it passes too.
+    static PASSED_MAPS: std::cell::RefCell<[Option<Value>; 2]> =
+        const { std::cell::RefCell::new([None, None]) };
+}
+
 impl MetadataMapCauses {
     /// The causes of `obj`'s labels and annotations.
     pub fn of(obj: &Value) -> Self {
-        Self::of_known(obj, false, false, None)
+        let meta = obj.get("metadata");
+        let maps = ["labels", "annotations"].map(|key| meta.and_then(|m| m.get(key)));
+        let shares = |map: Option<&Value>, kept: &Option<Value>| match (map, kept) {
+            (Some(Value::Object(map)), Some(Value::Object(kept))) => map.shares_entries(kept),
+            _ => false,
+        };
+        let known = PASSED_MAPS.with(|passed| {
+            let passed = passed.borrow();
+            [0, 1].map(|i| shares(maps[i], &passed[i]))
+        });
+        let causes = Self::of_known(obj, known[0], known[1], None);
+        let passed = [causes.labels.is_empty(), causes.annotations.is_empty()];
+        PASSED_MAPS.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            for i in [0, 1] {
+                if let (false, true, Some(map @ Value::Object(_))) = (known[i], passed[i], maps[i])
+                {
+                    kept[i] = Some(map.clone());
+                }
+            }
+        });
+        causes
     }
 
     /// [`MetadataMapCauses::of`], but a map known to pass its check (`labels_known`,
@@ -1286,6 +1315,35 @@ fn finish(kind: &str, name: &str, causes: Vec<Cause>) -> Result<(), InvalidError
 mod tests {
     use super::*;
     use rstest::rstest;
+    use serde_json::json;
+
+    #[test]
+    fn maps_that_passed_are_kept_and_only_their_sharers_skip_the_checks() {
+        let kept_labels = || PASSED_MAPS.with(|kept| kept.borrow()[0].clone());
+        let valid = json!({"metadata": {"labels": {"app": "web"}, "annotations": {"a": "1"}}});
+        assert!(MetadataMapCauses::of(&valid).labels.is_empty());
+        let (Some(Value::Object(kept)), Some(labels)) =
+            (kept_labels(), valid["metadata"]["labels"].as_object())
+        else {
+            panic!("the passed labels are kept");
+        };
+        assert!(kept.shares_entries(labels));
+        // A copy of the object shares them: known to pass.
+        assert!(MetadataMapCauses::of(&valid.clone()).labels.is_empty());
+        // Labels that do not pass are reported, and not kept.
+        let invalid = json!({"metadata": {"labels": {"-bad-": "web"}}});
+        assert_eq!(MetadataMapCauses::of(&invalid).labels.len(), 1);
+        assert_eq!(MetadataMapCauses::of(&invalid.clone()).labels.len(), 1);
+        let (Some(Value::Object(still)), Some(labels)) =
+            (kept_labels(), valid["metadata"]["labels"].as_object())
+        else {
+            panic!("the passed labels are still kept");
+        };
+        assert!(still.shares_entries(labels));
+        // Equal labels that do not share the kept entries are checked again (and pass).
+        let equal = json!({"metadata": {"labels": {"app": "web"}}});
+        assert!(MetadataMapCauses::of(&equal).labels.is_empty());
+    }
 
     #[rstest]
     #[case::plain("runtime/default", r#""runtime/default""#)]
