@@ -5,13 +5,11 @@
 //! label; a test or a harness exploration creates its objects one after another. A create body
 //! is read like the last one of its resource this thread read: the same bytes are the same
 //! value (a clone of the kept parse, its maps shared copy-on-write); other bytes are read by
-//! [`crate::store::json::from_slice_like`], which takes the kept maps equal to the body's at
-//! the same place instead of building them. Either way the value is exactly what reading the
-//! body alone gives: sharing changes what is allocated, never what is read.
-//!
-//! The kept body's maps are found in the next body by their text first (the texts recorded
-//! while reading it: [`crate::store::json::from_slice_recording`]), one `memcmp` each, and
-//! compared member by member only where the text differs.
+//! [`crate::store::json::from_slice_recording`] against the kept value, which takes the kept
+//! maps equal to the body's at the same place instead of building them: each is looked for
+//! first as its text in the kept body (recorded while that body was read), one `memcmp`, and
+//! compared member by member only where the text differs. Either way the value is exactly what
+//! reading the body alone gives: sharing changes what is allocated, never what is read.
 //!
 //! A body read again byte for byte also keeps its decode ([`decoded`], [`keep_decoded`]): the
 //! typed decode and the decode defaults of a built-in kind are a function of the value they are
