@@ -1391,25 +1391,23 @@ fn parse_create_body(
         return Ok((parse_body(headers, body)?, false));
     }
     crate::http::created_bodies::read(info, body, |like| {
-        if body.iter().all(u8::is_ascii_whitespace) {
-            return Err(missing_kind());
-        }
-        let (value, texts) = crate::store::json::from_slice_recording(
-            body,
-            like.map(|(value, written)| (value, Some(written))),
-        )
-        .map_err(|e| json_parse_error(body, e))?;
+        let (value, texts) = read_json_body(body, || {
+            let like = like.map(|(value, written)| (value, Some(written)));
+            crate::store::json::from_slice_recording(body, like)
+        })?;
         Ok((object_body(value)?, texts))
     })
 }
 
 /// The media type of a request's body, `application/json` when it names none (or any).
-fn body_media(headers: &HeaderMap) -> String {
-    let content_type = content_type(headers);
-    let media = content_type.split(';').next().unwrap_or_default().trim();
-    match media {
-        "" | "*/*" => "application/json".to_string(),
-        media => media.to_string(),
+fn body_media(headers: &HeaderMap) -> &str {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    match content_type.split(';').next().unwrap_or_default().trim() {
+        "" | "*/*" => "application/json",
+        media => media,
     }
 }
 
@@ -1421,21 +1419,15 @@ fn parse_body_like(
     body: &[u8],
     like: Option<(&Value, Option<crate::store::json_writer::Written<'_>>)>,
 ) -> Result<Value, ApiError> {
-    let value: Value = match body_media(headers).as_str() {
-        "application/json" => {
-            if body.iter().all(u8::is_ascii_whitespace) {
-                return Err(missing_kind());
+    let value: Value = match body_media(headers) {
+        "application/json" => read_json_body(body, || match like {
+            // Only built-in kinds are read against their stored version, and their bodies are
+            // decoded into Go structs next: a `null` the client left out is a match.
+            Some((like, written)) => {
+                crate::store::json::from_slice_like_written(body, like, written, true)
             }
-            let parsed = match like {
-                // Only built-in kinds are read against their stored version, and their bodies
-                // are decoded into Go structs next: a `null` the client left out is a match.
-                Some((like, written)) => {
-                    crate::store::json::from_slice_like_written(body, like, written, true)
-                }
-                None => crate::store::json::from_slice(body),
-            };
-            parsed.map_err(|e| json_parse_error(body, e))?
-        }
+            None => crate::store::json::from_slice(body),
+        })?,
         "application/yaml" => serde_yaml::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))?,
         "application/vnd.kubernetes.protobuf" => crate::protobuf::decode(body)
@@ -1445,18 +1437,22 @@ fn parse_body_like(
     object_body(value)
 }
 
-/// The answer to an empty body.
-fn missing_kind() -> ApiError {
-    ApiError::bad_request("Object 'Kind' is missing in ''")
-}
-
-/// The answer to a JSON body that does not parse, in Go's words where we can give them (so
-/// clients see what a real server says).
-fn json_parse_error(body: &[u8], e: serde_json::Error) -> ApiError {
-    let detail = crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
-    ApiError::bad_request(format!(
-        "couldn't get version/kind; json parse error: {detail}"
-    ))
+/// Reads a JSON body with `read`: an empty body is missing its kind, and a body that does not
+/// parse is answered in Go's words where we can give them (so clients see what a real server
+/// says).
+fn read_json_body<T>(
+    body: &[u8],
+    read: impl FnOnce() -> Result<T, serde_json::Error>,
+) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("Object 'Kind' is missing in ''"));
+    }
+    read().map_err(|e| {
+        let detail = crate::patch::go_json::syntax_error(body).unwrap_or_else(|| e.to_string());
+        ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: {detail}"
+        ))
+    })
 }
 
 /// A body's value, when it is an object (the only thing a body can be).
