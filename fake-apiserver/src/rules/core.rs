@@ -7,6 +7,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::{go_encoding, nonnegative, same, same_values_at, str_of, Target};
+use crate::rules::known_maps::{self, Check};
 use crate::rules::validation::{
     is_label_value, is_qualified_name, max_len_error, regex_error, Cause,
 };
@@ -256,58 +257,76 @@ pub fn tolerations(list: &Value, path: &dyn std::fmt::Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, t) in list.as_array().into_iter().flatten().enumerate() {
         let at = crate::rules::field_path::FieldPath::index(&path, i);
-        let key = str_of(t, "key");
-        let operator = str_of(t, "operator");
-        let value = str_of(t, "value");
-        let effect = str_of(t, "effect");
-        if !key.is_empty() {
-            for msg in is_qualified_name(key) {
-                causes.push(Cause::invalid_str(format!("{at}.key"), key, &msg));
+        let map = t.as_object();
+        // A toleration sharing its entries with one that passed (the default tolerations every
+        // pod is given, a template's) passes: see `rules::known_maps`.
+        if map.is_some_and(|m| known_maps::known(Check::Toleration, m)) {
+            debug_assert!(toleration(t, &at).is_empty(), "a kept map passes");
+            continue;
+        }
+        let found = toleration(t, &at);
+        if let (true, Some(map)) = (found.is_empty(), map) {
+            known_maps::keep(Check::Toleration, map);
+        }
+        causes.extend(found);
+    }
+    causes
+}
+
+/// `ValidateTolerations` of one toleration, at `at`.
+fn toleration(t: &Value, at: &dyn std::fmt::Display) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let key = str_of(t, "key");
+    let operator = str_of(t, "operator");
+    let value = str_of(t, "value");
+    let effect = str_of(t, "effect");
+    if !key.is_empty() {
+        for msg in is_qualified_name(key) {
+            causes.push(Cause::invalid_str(format!("{at}.key"), key, &msg));
+        }
+    }
+    if key.is_empty() && operator != "Exists" {
+        causes.push(Cause::invalid_str(
+            format!("{at}.operator"),
+            operator,
+            "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+        ));
+    }
+    if t.get("tolerationSeconds").is_some_and(|v| !v.is_null()) && effect != "NoExecute" {
+        causes.push(Cause::invalid_str(
+            format!("{at}.effect"),
+            effect,
+            "effect must be 'NoExecute' when `tolerationSeconds` is set",
+        ));
+    }
+    match operator {
+        "Equal" | "" => {
+            let errs = is_label_value(value);
+            if !errs.is_empty() {
+                causes.push(Cause::invalid_str(
+                    format!("{at}.operator"),
+                    value,
+                    &errs.join(";"),
+                ));
             }
         }
-        if key.is_empty() && operator != "Exists" {
-            causes.push(Cause::invalid_str(
-                format!("{at}.operator"),
-                operator,
-                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
-            ));
-        }
-        if t.get("tolerationSeconds").is_some_and(|v| !v.is_null()) && effect != "NoExecute" {
-            causes.push(Cause::invalid_str(
-                format!("{at}.effect"),
-                effect,
-                "effect must be 'NoExecute' when `tolerationSeconds` is set",
-            ));
-        }
-        match operator {
-            "Equal" | "" => {
-                let errs = is_label_value(value);
-                if !errs.is_empty() {
-                    causes.push(Cause::invalid_str(
-                        format!("{at}.operator"),
-                        value,
-                        &errs.join(";"),
-                    ));
-                }
+        "Exists" => {
+            if !value.is_empty() {
+                causes.push(Cause::invalid(
+                    format!("{at}.operator"),
+                    t,
+                    "value must be empty when `operator` is 'Exists'",
+                ));
             }
-            "Exists" => {
-                if !value.is_empty() {
-                    causes.push(Cause::invalid(
-                        format!("{at}.operator"),
-                        t,
-                        "value must be empty when `operator` is 'Exists'",
-                    ));
-                }
-            }
-            _ => causes.push(Cause::not_supported(
-                format!("{at}.operator"),
-                &Value::from(operator),
-                &["Equal".into(), "Exists".into()],
-            )),
         }
-        if !effect.is_empty() {
-            causes.extend(taint_effect(effect, &format!("{at}.effect")));
-        }
+        _ => causes.push(Cause::not_supported(
+            format!("{at}.operator"),
+            &Value::from(operator),
+            &["Equal".into(), "Exists".into()],
+        )),
+    }
+    if !effect.is_empty() {
+        causes.extend(taint_effect(effect, &format!("{at}.effect")));
     }
     causes
 }

@@ -156,14 +156,19 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Fills pod spec and container defaults and the initial status (its QoS class is
-/// `ComputePodQOS` of the defaulted spec), as the real server's defaulting,
-/// the ServiceAccount and DefaultTolerationSeconds admission plugins and the pod strategy do.
+/// Adds to a decoded (so defaulted) pod what the ServiceAccount and DefaultTolerationSeconds
+/// admission plugins add, and the initial status (its QoS class is `ComputePodQOS` of the
+/// spec), as the pod strategy sets it.
 pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     let Some(obj) = pod.as_object_mut() else {
         return;
     };
-    let spec = obj.entry("spec").or_insert_with(|| json!({}));
+    // A pod sent without a spec was decoded (in Go) with the zero spec, which is defaulted.
+    let spec = obj.entry("spec").or_insert_with(|| {
+        let mut spec = json!({});
+        pod_spec::default_pod_spec(&mut spec);
+        spec
+    });
     if let Some(spec) = spec.as_object_mut() {
         set_default(spec, "priority", json!(0));
         set_default(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
@@ -214,8 +219,15 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
             }
         }
     }
-    if let Some(spec) = obj.get_mut("spec") {
-        pod_spec::default_pod_spec(spec);
+    // No second defaulting here: the spec was defaulted when it was decoded, a mutating
+    // webhook's patch is defaulted where it is applied (`admission::dispatch`), and what the
+    // in-tree plugins above add is complete as they write it (the real server defaults neither
+    // again). Debug builds check that defaulting again would change nothing.
+    #[cfg(debug_assertions)]
+    if let Some(spec) = obj.get("spec") {
+        let mut again = spec.clone();
+        pod_spec::default_pod_spec(&mut again);
+        debug_assert_eq!(&again, spec, "a created pod's spec is left defaulted");
     }
     let qos = qos_class(obj.get("spec").unwrap_or(&Value::Null));
     obj.insert(
@@ -475,6 +487,7 @@ mod tests {
     #[test]
     fn pod_defaults_match_a_real_server() {
         let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}, {"name": "d", "image": "busybox:1.36"}]}});
+        on_decode(&info("", "Pod"), &mut pod);
         default_pod(&mut pod, "abcde");
         assert_eq!(pod["spec"]["containers"][0]["imagePullPolicy"], "Always");
         assert_eq!(
@@ -488,6 +501,21 @@ mod tests {
             pod["status"],
             json!({"phase": "Pending", "qosClass": "BestEffort"})
         );
+    }
+
+    /// Go decodes a pod sent without a spec with the zero spec and defaults it; ours has none
+    /// after decoding, so the create gives it the defaulted zero spec.
+    #[test]
+    fn a_pod_created_without_a_spec_has_the_zero_specs_defaults() {
+        let mut pod = json!({"metadata": {"name": "p"}});
+        on_decode(&info("", "Pod"), &mut pod);
+        default_pod(&mut pod, "abcde");
+        let spec = &pod["spec"];
+        assert_eq!(spec["dnsPolicy"], "ClusterFirst");
+        assert_eq!(spec["restartPolicy"], "Always");
+        assert_eq!(spec["schedulerName"], "default-scheduler");
+        assert_eq!(spec["terminationGracePeriodSeconds"], 30);
+        assert_eq!(spec["volumes"][0]["name"], "kube-api-access-abcde");
     }
 
     #[test]
@@ -713,6 +741,7 @@ mod tests {
             json!({"spec": 5}),
             json!({"spec": {"containers": "x"}}),
         ] {
+            on_decode(&info("", "Pod"), &mut v);
             default_pod(&mut v, "x");
             for (group, kind) in [
                 ("apps", "Deployment"),

@@ -18,6 +18,7 @@ pub mod field_labels;
 pub mod field_path;
 pub mod go_encoding;
 pub mod go_regexp;
+pub(crate) mod known_maps;
 pub mod netip;
 pub mod options;
 pub mod request_uri;

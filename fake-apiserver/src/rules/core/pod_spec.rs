@@ -8,6 +8,7 @@
 //! make them empty on a real server, and the rules must not refuse what defaulting would fill.
 
 use crate::rules::field_path::FieldPath;
+use crate::rules::known_maps::{self, Check};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
@@ -1387,6 +1388,21 @@ pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
     causes
 }
 
+/// [`resources`] of a container's `resources`, skipped for a map sharing its entries with one
+/// that passed (a pod created from the same body as the one before: see `rules::known_maps`).
+fn container_resources(value: &Value, path: &dyn Display) -> Vec<Cause> {
+    let map = value.as_object();
+    if map.is_some_and(|m| known_maps::known(Check::ContainerResources, m)) {
+        debug_assert!(resources(value, path).is_empty(), "a kept map passes");
+        return Vec::new();
+    }
+    let causes = resources(value, path);
+    if let (true, Some(map)) = (causes.is_empty(), map) {
+        known_maps::keep(Check::ContainerResources, map);
+    }
+    causes
+}
+
 /// `ValidateSecurityContext` of a container.
 fn security_context(sc: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -1673,7 +1689,7 @@ fn container_common(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Displa
             &FieldPath::field(&path, "imagePullPolicy"),
         ));
     }
-    causes.extend(resources(
+    causes.extend(container_resources(
         &c["resources"],
         &FieldPath::field(&path, "resources"),
     ));

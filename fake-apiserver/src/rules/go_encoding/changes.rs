@@ -12,6 +12,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::rules::known_maps::{self, Check};
+
 use super::{
     before, is_empty, is_scalar, leaves, shapes, writes_when_absent, zero_of, Field, Omit, Struct,
     Ty, Zero,
@@ -82,7 +84,18 @@ fn present_changes(field: &Field, value: &Value) -> bool {
 fn value_changes(ty: Ty, value: &Value) -> bool {
     match (ty, value) {
         (Ty::Struct(index), Value::Object(map)) => {
-            struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false)
+            if known_maps::known(Check::GoStruct(index), map) {
+                debug_assert!(
+                    !struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false),
+                    "a kept map reads as Go writes it"
+                );
+                return false;
+            }
+            let changes = struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false);
+            if !changes {
+                known_maps::keep(Check::GoStruct(index), map);
+            }
+            changes
         }
         (Ty::Ptr(inner), value) if !value.is_null() => value_changes(*inner, value),
         (Ty::Slice(inner), Value::Array(items)) => {

@@ -1,0 +1,120 @@
+//! Maps this thread found to pass a check that depends on nothing but the map, kept by
+//! identity, so that a map sharing their entries is not checked again.
+//!
+//! Objects created from the same body (a ReplicaSet's pods, a test's or a harness's objects)
+//! share most of their maps with the decode of the body before them (copy on write: see
+//! `http::created_bodies`); only the maps that admission and defaulting touched are new. A map
+//! that shares its entries with a kept map holds the same members, so a check whose answer is a
+//! function of the map alone (whether it reads as Go writes its struct; whether its resource
+//! quantities are valid) answers as it did.
+//!
+//! Each kept map is a clone: its entries stay alive and unchanged (a change through any of its
+//! sharers copies them first), so a kept identity is never another map's. The table is
+//! direct-mapped and small: a newer map takes the slot of an older one, and at most [`SLOTS`]
+//! maps' subtrees are kept alive per thread.
+
+use std::cell::RefCell;
+
+use serde_json::{Map, Value};
+
+/// How many maps a thread keeps (a power of two).
+const SLOTS: usize = 128;
+
+/// The check a kept map passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Encoding it as the Go struct of this shape index (`go_encoding::shapes::STRUCTS`)
+    /// changes nothing.
+    GoStruct(u16),
+    /// `ValidateContainerResourceRequirements` finds nothing in it.
+    ContainerResources,
+    /// `ValidateTolerations` finds nothing in it (one toleration).
+    Toleration,
+}
+
+/// A kept map and the check it passed.
+struct Kept {
+    check: Check,
+    map: Map<String, Value>,
+}
+
+thread_local! {
+    static KEPT: RefCell<[Option<Kept>; SLOTS]> = const { RefCell::new([const { None }; SLOTS]) };
+}
+
+/// The slot of the map whose entries are at `id` (Fibonacci hashing of the address, whose low
+/// bits are the allocator's alignment).
+fn slot(id: usize) -> usize {
+    const BITS: u32 = SLOTS.trailing_zeros();
+    ((id as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+}
+
+/// Whether `map` shares its entries with a map kept as passing `check`.
+pub(crate) fn known(check: Check, map: &Map<String, Value>) -> bool {
+    let Some(id) = map.entries_id() else {
+        return false;
+    };
+    KEPT.try_with(|kept| {
+        kept.borrow()[slot(id)]
+            .as_ref()
+            .is_some_and(|k| k.check == check && k.map.shares_entries(map))
+    })
+    .unwrap_or(false)
+}
+
+/// Keeps `map`, found to pass `check`.
+pub(crate) fn keep(check: Check, map: &Map<String, Value>) {
+    let Some(id) = map.entries_id() else {
+        return;
+    };
+    // A thread being torn down keeps nothing.
+    let _ = KEPT.try_with(|kept| {
+        kept.borrow_mut()[slot(id)] = Some(Kept {
+            check,
+            map: map.clone(),
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const CHECK: Check = Check::GoStruct(7);
+
+    #[test]
+    fn a_kept_map_is_known_to_its_sharers_for_its_check_only() {
+        let value = json!({"name": "c", "image": "i"});
+        let map = value.as_object().unwrap();
+        assert!(!known(CHECK, map));
+        keep(CHECK, map);
+        assert!(known(CHECK, map));
+        // A clone shares the entries; another check is another question.
+        assert!(known(CHECK, &map.clone()));
+        assert!(!known(Check::GoStruct(8), map));
+        assert!(!known(Check::ContainerResources, map));
+        // An equal map of its own, or the clone once changed, is not known.
+        let equal = json!({"name": "c", "image": "i"});
+        assert!(!known(CHECK, equal.as_object().unwrap()));
+        let mut changed = map.clone();
+        changed.insert("image".into(), json!("j"));
+        assert!(!known(CHECK, &changed));
+        // An empty map has no identity: never kept, never known.
+        let empty = Map::new();
+        keep(CHECK, &empty);
+        assert!(!known(CHECK, &empty));
+    }
+
+    #[test]
+    fn a_kept_map_stays_as_it_was_while_its_sharer_changes() {
+        let mut value = json!({"name": "c"});
+        keep(CHECK, value.as_object().unwrap());
+        let before = value.as_object().unwrap().entries_id();
+        // The kept clone is the entries' other owner: a change copies them.
+        value["name"] = json!("d");
+        assert_ne!(value.as_object().unwrap().entries_id(), before);
+        assert!(!known(CHECK, value.as_object().unwrap()));
+    }
+}
