@@ -35,8 +35,9 @@ struct Created {
     version: String,
     kind: String,
     has_status: bool,
-    /// The object as the field manager was given it (a copy of its own: sharing no map with
-    /// the object the create went on to change).
+    /// The object as the field manager was given it (a copy of its own: sharing with the
+    /// object the create went on to change only the maps shared already, see
+    /// [`copy_unshared`]).
     object: Value,
     owned: Owned,
 }
@@ -74,7 +75,7 @@ pub(super) fn keep(info: &ResourceInfo, object: &Value, owned: Owned) {
         version: info.version.clone(),
         kind: info.kind.clone(),
         has_status: info.has_status,
-        object: deep_copy(object),
+        object: copy_unshared(object),
         owned,
     };
     KEPT_HERE.with(|kept| {
@@ -124,18 +125,22 @@ fn same_members(a: &Value, b: &Value, same: impl Fn(&str, &Value, &Value) -> boo
             .all(|((ka, va), (kb, vb))| ka == kb && same(ka, va, vb))
 }
 
-/// A copy of `value` sharing no map with it (a clone shares them copy-on-write: keeping one
-/// would make every later change of the original copy what it changes).
-fn deep_copy(value: &Value) -> Value {
+/// A copy of `value` that shares with it only the maps something else shares already (the
+/// decode of a repeated body, kept in `http::created_bodies`): a change through the object
+/// copies those anyway, and sharing them makes the next comparison with an object made from
+/// the same decode end at them. Every other map is copied (a clone would make every later
+/// change of the object copy what it changes).
+fn copy_unshared(value: &Value) -> Value {
     match value {
+        Value::Object(map) if map.is_shared() => value.clone(),
         Value::Object(map) => {
             let mut copy = Map::with_capacity(map.len());
             for (key, value) in map {
-                copy.insert(key.clone(), deep_copy(value));
+                copy.insert(key.clone(), copy_unshared(value));
             }
             Value::Object(copy)
         }
-        Value::Array(items) => Value::Array(items.iter().map(deep_copy).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(copy_unshared).collect()),
         other => other.clone(),
     }
 }
@@ -196,21 +201,22 @@ mod tests {
     }
 
     #[test]
-    fn a_deep_copy_shares_no_map() {
-        let original = json!({"a": {"b": [{"c": 1}]}, "d": "e"});
-        let copy = deep_copy(&original);
+    fn a_copy_shares_only_the_maps_shared_already() {
+        let original = json!({"a": {"b": [{"c": 1}]}, "d": "e", "f": {"g": 1}});
+        let copy = copy_unshared(&original);
         assert_eq!(copy, original);
-        let (Some(o), Some(c)) = (original["a"].as_object(), copy["a"].as_object()) else {
-            panic!("maps expected");
-        };
-        assert!(!o.shares_entries(c));
+        let map = |v: &Value, key: &str| v[key].as_object().cloned().unwrap();
+        assert!(!map(&original, "a").shares_entries(&map(&copy, "a")));
         let shared = original.clone();
-        let (Some(o), Some(s)) = (original["a"].as_object(), shared["a"].as_object()) else {
-            panic!("maps expected");
-        };
         assert!(
-            o.shares_entries(s),
+            map(&original, "a").shares_entries(&map(&shared, "a")),
             "a clone shares: the assertion above means something"
         );
+        // A map held by another owner too (`shared`'s) is shared by the copy; the rest is not.
+        let mut object = json!({"f": {"g": 1}, "own": {"h": 2}});
+        object["f"] = shared["f"].clone();
+        let copy = copy_unshared(&object);
+        assert!(map(&copy, "f").shares_entries(&map(&shared, "f")));
+        assert!(!map(&copy, "own").shares_entries(&map(&object, "own")));
     }
 }

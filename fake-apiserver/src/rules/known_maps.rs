@@ -62,9 +62,12 @@ pub(crate) fn known(check: Check, map: &Map<String, Value>) -> bool {
     .unwrap_or(false)
 }
 
-/// Keeps `map`, found to pass `check`.
+/// Keeps `map`, found to pass `check`, when another map shares its entries already (the
+/// decode of the body before, the stored version's parse): only such a map can be met again,
+/// and keeping one adds no copy. Keeping a map of the write's own would make its next change
+/// (the store setting `resourceVersion` in `metadata`) copy it.
 pub(crate) fn keep(check: Check, map: &Map<String, Value>) {
-    let Some(id) = map.entries_id() else {
+    let Some(id) = map.entries_id().filter(|_| map.is_shared()) else {
         return;
     };
     // A thread being torn down keeps nothing.
@@ -88,7 +91,11 @@ mod tests {
     fn a_kept_map_is_known_to_its_sharers_for_its_check_only() {
         let value = json!({"name": "c", "image": "i"});
         let map = value.as_object().unwrap();
+        // A map of its own is not kept.
+        keep(CHECK, map);
         assert!(!known(CHECK, map));
+        // One shared with another (a decode, a stored version's parse) is.
+        let other = value.clone();
         keep(CHECK, map);
         assert!(known(CHECK, map));
         // A clone shares the entries; another check is another question.
@@ -105,12 +112,15 @@ mod tests {
         let empty = Map::new();
         keep(CHECK, &empty);
         assert!(!known(CHECK, &empty));
+        drop(other);
     }
 
     #[test]
     fn a_kept_map_stays_as_it_was_while_its_sharer_changes() {
         let mut value = json!({"name": "c"});
+        let other = value.clone();
         keep(CHECK, value.as_object().unwrap());
+        drop(other);
         let before = value.as_object().unwrap().entries_id();
         // The kept clone is the entries' other owner: a change copies them.
         value["name"] = json!("d");

@@ -107,6 +107,10 @@ fn clones_keep_what_the_map_held_when_they_were_taken(#[case] range: u64) {
             if i % 9 == 0 {
                 let clone = ours.clone();
                 assert!(clone.shares_entries(&ours) || ours.is_empty());
+                // Shared both ways while neither changes (a map without entries of its own
+                // shares nothing).
+                assert_eq!(clone.is_shared(), ours.entries_id().is_some());
+                assert_eq!(ours.is_shared(), clone.is_shared());
                 taken.push((clone, theirs.clone()));
             }
             match i % 6 {
@@ -132,6 +136,11 @@ fn clones_keep_what_the_map_held_when_they_were_taken(#[case] range: u64) {
             same(clone, snapshot);
             assert_eq!(clone == &ours, snapshot == &theirs);
         }
+        // The map is shared exactly while a clone that has not changed since is alive.
+        let sharers = taken.iter().any(|(c, _)| c.shares_entries(&ours));
+        assert_eq!(ours.is_shared(), sharers);
+        taken.retain(|(c, _)| !c.shares_entries(&ours));
+        assert!(!ours.is_shared());
         // Moving out of a shared map copies; the other owner keeps its entries.
         if let Some((clone, snapshot)) = taken.pop() {
             let kept = clone.clone();

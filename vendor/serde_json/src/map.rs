@@ -90,6 +90,17 @@ impl Map<String, Value> {
         return None;
     }
 
+    /// Whether another map (a clone) shares this map's entries, so that a change through this
+    /// one copies them first (see [`Map::shares_entries`]; not upstream API). `false` for a map
+    /// that is not copy-on-write.
+    #[inline]
+    pub fn is_shared(&self) -> bool {
+        #[cfg(not(feature = "preserve_order"))]
+        return self.map.is_shared();
+        #[cfg(feature = "preserve_order")]
+        return false;
+    }
+
     /// Clears the map, removing all values.
     #[inline]
     pub fn clear(&mut self) {

@@ -137,7 +137,7 @@ impl<T> SharedVec<T> {
     /// Whether no other vector shares the allocation. The `Acquire` load orders this owner's
     /// changes after whatever other owners did before they let go.
     #[inline]
-    fn is_unique(&self) -> bool {
+    pub(crate) fn is_unique(&self) -> bool {
         self.header()
             .map_or(true, |header| header.refs.load(Ordering::Acquire) == 1)
     }

@@ -336,6 +336,16 @@ impl<K, V> VecMap<K, V> {
         }
     }
 
+    /// Whether another map shares these entries (so a change through this one copies them
+    /// first). An empty small map without an allocation shares nothing.
+    #[inline]
+    pub(crate) fn is_shared(&self) -> bool {
+        match self {
+            VecMap::Small(entries) => entries.allocation().is_some() && !entries.is_unique(),
+            VecMap::Large(map) => Arc::strong_count(map) > 1,
+        }
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
