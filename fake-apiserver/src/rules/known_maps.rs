@@ -42,11 +42,23 @@ thread_local! {
     static KEPT: RefCell<[Option<Kept>; SLOTS]> = const { RefCell::new([const { None }; SLOTS]) };
 }
 
-/// The slot of the map whose entries are at `id` (Fibonacci hashing of the address, whose low
-/// bits are the allocator's alignment).
-fn slot(id: usize) -> usize {
+impl Check {
+    /// A number of its own for each check.
+    fn code(self) -> u64 {
+        match self {
+            Check::GoStruct(shape) => u64::from(shape),
+            Check::ContainerResources => 1 << 16,
+            Check::Toleration => (1 << 16) + 1,
+        }
+    }
+}
+
+/// The slot of the map whose entries are at `id` kept for `check` (Fibonacci hashing of both:
+/// one map passes several checks, the Go encoding's among them, and each must find its own).
+fn slot(id: usize, check: Check) -> usize {
     const BITS: u32 = SLOTS.trailing_zeros();
-    ((id as u64 >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+    let key = (id as u64 >> 4) ^ check.code().wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
 }
 
 /// Whether `map` shares its entries with a map kept as passing `check`.
@@ -55,7 +67,7 @@ pub(crate) fn known(check: Check, map: &Map<String, Value>) -> bool {
         return false;
     };
     KEPT.try_with(|kept| {
-        kept.borrow()[slot(id)]
+        kept.borrow()[slot(id, check)]
             .as_ref()
             .is_some_and(|k| k.check == check && k.map.shares_entries(map))
     })
@@ -72,7 +84,7 @@ pub(crate) fn keep(check: Check, map: &Map<String, Value>) {
     };
     // A thread being torn down keeps nothing.
     let _ = KEPT.try_with(|kept| {
-        kept.borrow_mut()[slot(id)] = Some(Kept {
+        kept.borrow_mut()[slot(id, check)] = Some(Kept {
             check,
             map: map.clone(),
         });
@@ -112,6 +124,23 @@ mod tests {
         let empty = Map::new();
         keep(CHECK, &empty);
         assert!(!known(CHECK, &empty));
+        drop(other);
+    }
+
+    #[test]
+    fn one_map_kept_for_two_checks_is_known_for_both() {
+        let value = json!({"key": "k", "operator": "Exists"});
+        let other = value.clone();
+        let map = value.as_object().unwrap();
+        // Two checks whose slots differ for this map (slots may collide: the table is small).
+        let id = map.entries_id().unwrap();
+        let shape = (0..u16::MAX)
+            .find(|&i| slot(id, Check::GoStruct(i)) != slot(id, Check::Toleration))
+            .unwrap();
+        keep(Check::Toleration, map);
+        keep(Check::GoStruct(shape), map);
+        assert!(known(Check::Toleration, map));
+        assert!(known(Check::GoStruct(shape), map));
         drop(other);
     }
 
