@@ -18,7 +18,7 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 /// How many maps a thread keeps (a power of two).
-const SLOTS: usize = 128;
+const SLOTS: usize = 512;
 
 /// The check a kept map passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,8 @@ pub(crate) enum Check {
     ContainerResources,
     /// `ValidateTolerations` finds nothing in it (one toleration).
     Toleration,
+    /// `ValidateEnv` finds nothing in it (one variable).
+    EnvVar,
 }
 
 /// A kept map and the check it passed.
@@ -39,7 +41,9 @@ struct Kept {
 }
 
 thread_local! {
-    static KEPT: RefCell<[Option<Kept>; SLOTS]> = const { RefCell::new([const { None }; SLOTS]) };
+    /// The table, made on the thread's first [`keep`] (a thread that keeps nothing, and the
+    /// thread-local image every thread starts from, hold no slots).
+    static KEPT: RefCell<Option<Box<[Option<Kept>]>>> = const { RefCell::new(None) };
 }
 
 impl Check {
@@ -49,6 +53,7 @@ impl Check {
             Check::GoStruct(shape) => u64::from(shape),
             Check::ContainerResources => 1 << 16,
             Check::Toleration => (1 << 16) + 1,
+            Check::EnvVar => (1 << 16) + 2,
         }
     }
 }
@@ -67,8 +72,9 @@ pub(crate) fn known(check: Check, map: &Map<String, Value>) -> bool {
         return false;
     };
     KEPT.try_with(|kept| {
-        kept.borrow()[slot(id, check)]
+        kept.borrow()
             .as_ref()
+            .and_then(|table| table[slot(id, check)].as_ref())
             .is_some_and(|k| k.check == check && k.map.shares_entries(map))
     })
     .unwrap_or(false)
@@ -84,7 +90,9 @@ pub(crate) fn keep(check: Check, map: &Map<String, Value>) {
     };
     // A thread being torn down keeps nothing.
     let _ = KEPT.try_with(|kept| {
-        kept.borrow_mut()[slot(id, check)] = Some(Kept {
+        let mut kept = kept.borrow_mut();
+        let table = kept.get_or_insert_with(|| (0..SLOTS).map(|_| None).collect());
+        table[slot(id, check)] = Some(Kept {
             check,
             map: map.clone(),
         });

@@ -893,73 +893,90 @@ fn env(c: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, ev) in arr(c, "env").iter().enumerate() {
         let at = FieldPath::index(&path, i);
-        let name = str_of(ev, "name");
-        if name.is_empty() {
-            causes.push(Cause::required(format!("{at}.name"), ""));
-        } else {
-            for msg in env_name_errors(name) {
-                causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
-            }
-        }
-        let Some(from) = ev.get("valueFrom").filter(|v| !v.is_null()) else {
+        // A variable sharing its entries with one that passed passes (see `rules::known_maps`).
+        let map = ev.as_object();
+        if map.is_some_and(|m| known_maps::known(Check::EnvVar, m)) {
+            debug_assert!(env_var(ev, &at).is_empty(), "a kept map passes");
             continue;
-        };
-        // `validateEnvVarValueFrom`.
-        let vf = FieldPath::field(&at, "valueFrom");
-        let mut count = 0;
-        if present(from, "fieldRef") {
-            count += 1;
-            causes.extend(object_field_selector(
-                &from["fieldRef"],
-                &ENV_FIELD_PATHS,
-                &FieldPath::field(&vf, "fieldRef"),
-            ));
         }
-        if present(from, "resourceFieldRef") {
-            count += 1;
-            causes.extend(resource_field_selector(
-                &from["resourceFieldRef"],
-                &FieldPath::field(&vf, "resourceFieldRef"),
-                false,
-            ));
+        let found = env_var(ev, &at);
+        if let (true, Some(map)) = (found.is_empty(), map) {
+            known_maps::keep(Check::EnvVar, map);
         }
-        for key in ["configMapKeyRef", "secretKeyRef"] {
-            if let Some(sel) = from.get(key).filter(|v| !v.is_null()) {
-                count += 1;
-                let sp = FieldPath::field(&vf, key);
-                let n = str_of(sel, "name");
-                for msg in is_dns1123_subdomain(n) {
-                    causes.push(Cause::invalid_str(format!("{sp}.name"), n, &msg));
-                }
-                let k = str_of(sel, "key");
-                if k.is_empty() {
-                    causes.push(Cause::required(format!("{sp}.key"), ""));
-                } else {
-                    for msg in is_config_map_key(k) {
-                        causes.push(Cause::invalid_str(format!("{sp}.key"), k, &msg));
-                    }
+        causes.extend(found);
+    }
+    causes
+}
+
+/// `ValidateEnv` of one variable, at `at`.
+fn env_var(ev: &Value, at: &dyn Display) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let name = str_of(ev, "name");
+    if name.is_empty() {
+        causes.push(Cause::required(format!("{at}.name"), ""));
+    } else {
+        for msg in env_name_errors(name) {
+            causes.push(Cause::invalid_str(format!("{at}.name"), name, &msg));
+        }
+    }
+    let Some(from) = ev.get("valueFrom").filter(|v| !v.is_null()) else {
+        return causes;
+    };
+    // `validateEnvVarValueFrom`.
+    let vf = FieldPath::field(&at, "valueFrom");
+    let mut count = 0;
+    if present(from, "fieldRef") {
+        count += 1;
+        causes.extend(object_field_selector(
+            &from["fieldRef"],
+            &ENV_FIELD_PATHS,
+            &FieldPath::field(&vf, "fieldRef"),
+        ));
+    }
+    if present(from, "resourceFieldRef") {
+        count += 1;
+        causes.extend(resource_field_selector(
+            &from["resourceFieldRef"],
+            &FieldPath::field(&vf, "resourceFieldRef"),
+            false,
+        ));
+    }
+    for key in ["configMapKeyRef", "secretKeyRef"] {
+        if let Some(sel) = from.get(key).filter(|v| !v.is_null()) {
+            count += 1;
+            let sp = FieldPath::field(&vf, key);
+            let n = str_of(sel, "name");
+            for msg in is_dns1123_subdomain(n) {
+                causes.push(Cause::invalid_str(format!("{sp}.name"), n, &msg));
+            }
+            let k = str_of(sel, "key");
+            if k.is_empty() {
+                causes.push(Cause::required(format!("{sp}.key"), ""));
+            } else {
+                for msg in is_config_map_key(k) {
+                    causes.push(Cause::invalid_str(format!("{sp}.key"), k, &msg));
                 }
             }
         }
-        if count == 0 {
-            causes.push(Cause::invalid_str(
-                vf,
-                "",
-                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
-            ));
-        } else if !str_of(ev, "value").is_empty() {
-            causes.push(Cause::invalid_str(
-                vf,
-                "",
-                "may not be specified when `value` is not empty",
-            ));
-        } else if count > 1 {
-            causes.push(Cause::invalid_str(
-                vf,
-                "",
-                "may not have more than one field specified at a time",
-            ));
-        }
+    }
+    if count == 0 {
+        causes.push(Cause::invalid_str(
+            vf,
+            "",
+            "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+        ));
+    } else if !str_of(ev, "value").is_empty() {
+        causes.push(Cause::invalid_str(
+            vf,
+            "",
+            "may not be specified when `value` is not empty",
+        ));
+    } else if count > 1 {
+        causes.push(Cause::invalid_str(
+            vf,
+            "",
+            "may not have more than one field specified at a time",
+        ));
     }
     causes
 }
@@ -2613,5 +2630,27 @@ mod tests {
         vec!["spec.ephemeralContainers: Forbidden: cannot be set on create"])]
     fn pod_specs(#[case] spec: Value, #[case] expected: Vec<&str>) {
         assert_eq!(errors(&spec), expected);
+    }
+
+    /// The checks kept by map identity (`rules::known_maps`) answer for a map shared with one
+    /// that passed as they would have, and never keep one that failed: a pod made from the
+    /// same template twice (its maps shared) gets the same errors both times.
+    #[rstest]
+    #[case::valid(json!({"env": [{"name": "A", "value": "1"}],
+        "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}}}), json!([]), true)]
+    #[case::invalid_env(json!({"env": [{"name": "A", "valueFrom": {}}]}), json!([]), false)]
+    #[case::invalid_resources(json!({"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}}),
+        json!([]), false)]
+    #[case::invalid_toleration(json!({}), json!([{"key": "k", "operator": "Bad"}]), false)]
+    fn a_template_validated_twice_gives_the_same_errors(
+        #[case] extra: Value,
+        #[case] tolerations: Value,
+        #[case] valid: bool,
+    ) {
+        let template = spec(vec![container(extra)], json!({"tolerations": tolerations}));
+        let first = errors(&template.clone());
+        assert_eq!(first.is_empty(), valid, "{first:?}");
+        assert_eq!(errors(&template.clone()), first);
+        assert_eq!(errors(&template), first);
     }
 }
