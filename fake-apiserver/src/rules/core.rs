@@ -257,18 +257,11 @@ pub fn tolerations(list: &Value, path: &dyn std::fmt::Display) -> Vec<Cause> {
     let mut causes = Vec::new();
     for (i, t) in list.as_array().into_iter().flatten().enumerate() {
         let at = crate::rules::field_path::FieldPath::index(&path, i);
-        let map = t.as_object();
         // A toleration sharing its entries with one that passed (the default tolerations every
         // pod is given, a template's) passes: see `rules::known_maps`.
-        if map.is_some_and(|m| known_maps::known(Check::Toleration, m)) {
-            debug_assert!(toleration(t, &at).is_empty(), "a kept map passes");
-            continue;
-        }
-        let found = toleration(t, &at);
-        if let (true, Some(map)) = (found.is_empty(), map) {
-            known_maps::keep(Check::Toleration, map);
-        }
-        causes.extend(found);
+        causes.extend(known_maps::causes(Check::Toleration, t, || {
+            toleration(t, &at)
+        }));
     }
     causes
 }

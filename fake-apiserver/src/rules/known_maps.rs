@@ -99,6 +99,38 @@ pub(crate) fn keep(check: Check, map: &Map<String, Value>) {
     });
 }
 
+/// Whether `map` passes `check` (`passes` runs it): skipped for a map sharing a kept map's
+/// entries, and the map kept when it passes. Debug builds run the check on every hit too.
+pub(crate) fn passes(
+    check: Check,
+    map: &Map<String, Value>,
+    mut passes: impl FnMut(&Map<String, Value>) -> bool,
+) -> bool {
+    if known(check, map) {
+        debug_assert!(passes(map), "a kept map passes");
+        return true;
+    }
+    let passed = passes(map);
+    if passed {
+        keep(check, map);
+    }
+    passed
+}
+
+/// The causes `check` finds in `value` (`causes` finds them), as [`passes`]: none for a map
+/// sharing a kept map's entries, and the map kept when there are none.
+pub(crate) fn causes<C>(check: Check, value: &Value, causes: impl Fn() -> Vec<C>) -> Vec<C> {
+    let Some(map) = value.as_object() else {
+        return causes();
+    };
+    let mut found = Vec::new();
+    passes(check, map, |_| {
+        found = causes();
+        found.is_empty()
+    });
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -132,6 +164,23 @@ mod tests {
         let empty = Map::new();
         keep(CHECK, &empty);
         assert!(!known(CHECK, &empty));
+        drop(other);
+    }
+
+    #[test]
+    fn a_check_that_finds_causes_is_run_again_and_one_that_passes_is_kept() {
+        let bad = json!({"name": ""});
+        let other = bad.clone();
+        let found = || vec!["name: Required value"];
+        assert_eq!(causes(Check::EnvVar, &bad, found), found());
+        assert!(!known(Check::EnvVar, bad.as_object().unwrap()));
+        assert_eq!(causes(Check::EnvVar, &bad, found), found());
+        let good = json!({"name": "A"});
+        let shared = good.clone();
+        assert!(causes(Check::EnvVar, &good, Vec::<&str>::new).is_empty());
+        assert!(known(Check::EnvVar, shared.as_object().unwrap()));
+        // Not a map: checked every time, nothing kept.
+        assert_eq!(causes(Check::EnvVar, &json!(5), found), found());
         drop(other);
     }
 

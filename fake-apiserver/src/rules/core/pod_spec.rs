@@ -894,16 +894,7 @@ fn env(c: &Value, path: &dyn Display) -> Vec<Cause> {
     for (i, ev) in arr(c, "env").iter().enumerate() {
         let at = FieldPath::index(&path, i);
         // A variable sharing its entries with one that passed passes (see `rules::known_maps`).
-        let map = ev.as_object();
-        if map.is_some_and(|m| known_maps::known(Check::EnvVar, m)) {
-            debug_assert!(env_var(ev, &at).is_empty(), "a kept map passes");
-            continue;
-        }
-        let found = env_var(ev, &at);
-        if let (true, Some(map)) = (found.is_empty(), map) {
-            known_maps::keep(Check::EnvVar, map);
-        }
-        causes.extend(found);
+        causes.extend(known_maps::causes(Check::EnvVar, ev, || env_var(ev, &at)));
     }
     causes
 }
@@ -1405,21 +1396,6 @@ pub(crate) fn resources(resources: &Value, path: &dyn Display) -> Vec<Cause> {
     causes
 }
 
-/// [`resources`] of a container's `resources`, skipped for a map sharing its entries with one
-/// that passed (a pod created from the same body as the one before: see `rules::known_maps`).
-fn container_resources(value: &Value, path: &dyn Display) -> Vec<Cause> {
-    let map = value.as_object();
-    if map.is_some_and(|m| known_maps::known(Check::ContainerResources, m)) {
-        debug_assert!(resources(value, path).is_empty(), "a kept map passes");
-        return Vec::new();
-    }
-    let causes = resources(value, path);
-    if let (true, Some(map)) = (causes.is_empty(), map) {
-        known_maps::keep(Check::ContainerResources, map);
-    }
-    causes
-}
-
 /// `ValidateSecurityContext` of a container.
 fn security_context(sc: &Value, path: &dyn Display) -> Vec<Cause> {
     let mut causes = Vec::new();
@@ -1706,9 +1682,12 @@ fn container_common(c: &Value, volumes: &BTreeMap<&str, &str>, path: &dyn Displa
             &FieldPath::field(&path, "imagePullPolicy"),
         ));
     }
-    causes.extend(container_resources(
+    // Skipped for a map sharing its entries with one that passed (see `rules::known_maps`).
+    let resources_path = FieldPath::field(&path, "resources");
+    causes.extend(known_maps::causes(
+        Check::ContainerResources,
         &c["resources"],
-        &FieldPath::field(&path, "resources"),
+        || resources(&c["resources"], &resources_path),
     ));
     causes.extend(security_context(
         &c["securityContext"],

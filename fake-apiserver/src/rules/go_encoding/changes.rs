@@ -84,18 +84,9 @@ fn present_changes(field: &Field, value: &Value) -> bool {
 fn value_changes(ty: Ty, value: &Value) -> bool {
     match (ty, value) {
         (Ty::Struct(index), Value::Object(map)) => {
-            if known_maps::known(Check::GoStruct(index), map) {
-                debug_assert!(
-                    !struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false),
-                    "a kept map reads as Go writes it"
-                );
-                return false;
-            }
-            let changes = struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false);
-            if !changes {
-                known_maps::keep(Check::GoStruct(index), map);
-            }
-            changes
+            !known_maps::passes(Check::GoStruct(index), map, |map| {
+                !struct_changes(&shapes::STRUCTS[usize::from(index)], map, &|_| false)
+            })
         }
         (Ty::Ptr(inner), value) if !value.is_null() => value_changes(*inner, value),
         (Ty::Slice(inner), Value::Array(items)) => {
