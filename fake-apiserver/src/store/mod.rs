@@ -187,6 +187,33 @@ struct Inner {
     /// Resource key → its label index (only label keys that lists have selected on; see
     /// [`labels`]).
     labelled: BTreeMap<String, LabelIndex>,
+    /// Resource key → the object of that resource created last (see [`LastCreated`]).
+    last_created: BTreeMap<String, LastCreated>,
+}
+
+/// The largest object kept as its resource's [`LastCreated`].
+const LAST_CREATED_MAX: usize = 64 * 1024;
+
+/// The version a resource's last create wrote: its bytes, its parse and its maps' texts. A
+/// create's object shares maps with the one created before it when both come from alike
+/// bodies (a template's pods, a test's objects: see `http::created_bodies`) or from kept
+/// documents (a creator's `FieldsV1`), and each such map's text is copied from these bytes
+/// instead of being written again. The parse is held so that its maps' identities stay theirs.
+/// One per resource, so at most one object a resource is held beyond what the store keeps.
+struct LastCreated {
+    bytes: Bytes,
+    /// Held, not read: the maps the texts name stay alive.
+    _parse: Arc<Value>,
+    texts: MapTexts,
+}
+
+impl LastCreated {
+    fn written(&self) -> json_writer::Written<'_> {
+        json_writer::Written {
+            bytes: &self.bytes,
+            texts: &self.texts,
+        }
+    }
 }
 
 /// An object in the owner index: resource key, namespace, name.
@@ -216,6 +243,32 @@ fn owner_uids(object: &Value) -> Vec<&str> {
 }
 
 impl Inner {
+    /// Keeps a new object just written as its resource's [`LastCreated`] (one of at most
+    /// [`LAST_CREATED_MAX`] bytes: larger objects rarely come in alike runs, and the store
+    /// would hold one beyond its objects).
+    fn remember_created(
+        &mut self,
+        resource: &str,
+        bytes: &Bytes,
+        value: &Arc<Value>,
+        texts: &MapTexts,
+    ) {
+        if bytes.len() > LAST_CREATED_MAX {
+            return;
+        }
+        let created = LastCreated {
+            bytes: bytes.clone(),
+            _parse: value.clone(),
+            texts: texts.clone(),
+        };
+        match self.last_created.get_mut(resource) {
+            Some(last) => *last = created,
+            None => {
+                self.last_created.insert(resource.to_string(), created);
+            }
+        }
+    }
+
     /// Moves the object `key` of `resource` in both indexes (owners, labels) from what `old`
     /// holds to what `new` holds (either absent: not stored before / no longer stored).
     fn reindex(
@@ -407,6 +460,7 @@ impl Store {
                 parsed: ParsedCache::default(),
                 owned: BTreeMap::new(),
                 labelled: BTreeMap::new(),
+                last_created: BTreeMap::new(),
             }),
             live: OnceLock::new(),
             encoder: None,
@@ -652,9 +706,10 @@ impl Store {
                 let new_rv = revision.to_string();
                 set_resource_version(&mut object, &new_rv);
                 // The maps the object shares with the current version (alive: `current` holds
-                // its parse) are copied from its text.
+                // its parse) are copied from its text; a new object's, with the last created.
                 let written = match (&current_bytes, current_texts) {
                     (Some(bytes), Some(texts)) => Some(json_writer::Written { bytes, texts }),
+                    (None, _) => inner.last_created.get(resource).map(LastCreated::written),
                     _ => None,
                 };
                 let (bytes, texts) = encode_reusing(
@@ -677,6 +732,11 @@ impl Store {
                 }
                 inner.reindex(resource, &key, current.as_deref(), Some(&object));
                 let object = Arc::new(object);
+                if current.is_none() {
+                    if let Some(texts) = &texts {
+                        inner.remember_created(resource, &bytes, &object, texts);
+                    }
+                }
                 inner.parsed.insert(
                     resource,
                     key.clone(),
@@ -1570,6 +1630,87 @@ mod tests {
             .iter()
             .filter(|t| t.id != json_writer::NULL_CUT)
             .all(|t| t.end - t.start >= json_writer::MIN_RECORDED));
+    }
+
+    /// Creates `object` as `name` (encoded, nothing derived); the stored bytes.
+    fn create_encoded(store: &Store, name: &str, object: Value) -> Bytes {
+        store
+            .mutate_derived("/configmaps", "ns", name, |current, _| {
+                assert!(current.is_none(), "{name} is new");
+                Ok(Decision {
+                    mutation: Mutation::Put(object),
+                    derived: None,
+                    encoded: true,
+                })
+            })
+            .unwrap()
+            .stored
+            .unwrap()
+    }
+
+    /// Deletes `name`.
+    fn delete(store: &Store, name: &str) {
+        store
+            .mutate("/configmaps", "ns", name, |current| {
+                Ok(Mutation::Delete(current.unwrap().clone()))
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn a_create_keeps_its_version_for_the_next_one_of_its_resource() {
+        let store = Store::new(10);
+        let template = json!({"metadata": {"name": "a"}, "data": {"k": "x".repeat(300)}});
+        let first = create_encoded(&store, "a", template.clone());
+        {
+            let inner = store.lock();
+            let kept = &inner.last_created["/configmaps"];
+            assert_eq!(kept.bytes, first);
+            let data = template["data"].as_object().unwrap();
+            assert!(
+                kept.written().text_of_map(data).is_some(),
+                "the shared map is on record"
+            );
+        }
+        // Deleted, it is still what the next create shares maps with; and that create's bytes
+        // are the whole object's.
+        delete(&store, "a");
+        let mut next = template.clone();
+        next["metadata"]["name"] = json!("b");
+        let second = create_encoded(&store, "b", next.clone());
+        set_resource_version(&mut next, "3");
+        assert_eq!(second, json_writer::to_vec(&next, 0));
+        assert_eq!(store.lock().last_created["/configmaps"].bytes, second);
+        // A large object is not kept: the last one small enough stays.
+        let large = json!({"metadata": {"name": "c"}, "data": {"k": "x".repeat(LAST_CREATED_MAX)}});
+        create_encoded(&store, "c", large);
+        assert_eq!(store.lock().last_created["/configmaps"].bytes, second);
+        // A create of `a` again is kept; its update is not.
+        let created = put_encoded_object(&store, json!({"metadata": {"name": "a"}}));
+        put_encoded_object(&store, json!({"metadata": {"name": "a"}, "x": 1}));
+        assert_eq!(store.lock().last_created["/configmaps"].bytes, created);
+    }
+
+    /// The text a create copies is the last created version's: shown by doctoring that text,
+    /// which debug builds' check of every copying write then finds.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a copied map text differs")]
+    fn a_create_copies_the_maps_it_shares_with_the_last_created_version() {
+        let store = Store::new(10);
+        let template = json!({"metadata": {"name": "a"}, "data": {"k": "x".repeat(300)}});
+        create_encoded(&store, "a", template.clone());
+        {
+            let mut inner = store.lock();
+            let kept = inner.last_created.get_mut("/configmaps").unwrap();
+            let doctored = String::from_utf8(kept.bytes.to_vec())
+                .unwrap()
+                .replace("xxx", "yyy");
+            kept.bytes = Bytes::from(doctored);
+        }
+        let mut next = template.clone();
+        next["metadata"]["name"] = json!("b");
+        create_encoded(&store, "b", next);
     }
 
     /// Writes `data.a = value` to a store with [`upper_case`] as its encoder, saying whether it
