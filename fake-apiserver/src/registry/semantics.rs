@@ -417,8 +417,13 @@ pub fn check_type_meta(info: &ResourceInfo, body: &mut Value) -> Result<(), ApiE
             "json: cannot unmarshal metadata into Go struct field of type v1.ObjectMeta",
         ));
     }
-    obj.insert("apiVersion".into(), json!(expected_api_version));
-    obj.insert("kind".into(), json!(info.kind));
+    // Set when absent or empty (a body that names them names them right, checked above).
+    if obj.get("apiVersion").and_then(Value::as_str) != Some(expected_api_version.as_str()) {
+        obj.insert("apiVersion".into(), json!(expected_api_version));
+    }
+    if obj.get("kind").and_then(Value::as_str) != Some(info.kind.as_str()) {
+        obj.insert("kind".into(), json!(info.kind));
+    }
     Ok(())
 }
 
@@ -1215,13 +1220,54 @@ fn pod_grace_period(pod: &Value, opts: &DeleteOptions) -> i64 {
 
 /// Formats a timestamp as `metav1.Time` does: RFC 3339, seconds, `Z`.
 pub fn format_time(t: jiff::Timestamp) -> String {
-    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    thread_local! {
+        /// The second this thread formatted last, and its text: the writes of one second
+        /// (every create and managed-fields entry stamps one) share it.
+        static LAST: std::cell::RefCell<Option<(i64, String)>> = const { std::cell::RefCell::new(None) };
+    }
+    let format = |t: jiff::Timestamp| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    // Before 1970 the whole seconds counted are not the second the text shows (they round
+    // toward zero): formatted every time.
+    let second = t.as_second();
+    if second < 0 || t.subsec_nanosecond() < 0 {
+        return format(t);
+    }
+    LAST.try_with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((at, text)) if *at == second => text.clone(),
+            _ => {
+                let text = format(t);
+                *last = Some((second, text.clone()));
+                text
+            }
+        }
+    })
+    .unwrap_or_else(|_| format(t))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::resource::builtin_resources;
+
+    /// Each second is written as itself, whether the one before was the same second (kept),
+    /// another, or one before 1970 (not kept).
+    #[test]
+    fn times_are_formatted_per_second() {
+        let at = |s: &str| s.parse::<jiff::Timestamp>().unwrap();
+        for (time, text) in [
+            ("2026-12-07T02:45:42.1Z", "2026-12-07T02:45:42Z"),
+            ("2026-12-07T02:45:42.9Z", "2026-12-07T02:45:42Z"),
+            ("2026-12-07T02:45:43Z", "2026-12-07T02:45:43Z"),
+            ("1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59Z"),
+            ("1970-01-01T00:00:00.5Z", "1970-01-01T00:00:00Z"),
+            ("1969-12-31T23:59:58.5Z", "1969-12-31T23:59:58Z"),
+            ("2026-12-07T02:45:42Z", "2026-12-07T02:45:42Z"),
+        ] {
+            assert_eq!(format_time(at(time)), text, "{time}");
+        }
+    }
 
     fn builtin(plural: &str) -> ResourceInfo {
         builtin_resources()

@@ -69,6 +69,17 @@ fn digits_of(whole: &str, fraction: &str) -> Option<i128> {
     Some(i128::from(small))
 }
 
+/// `s` without the white space around it (what `Quantity.UnmarshalJSON` trims): a quantity's
+/// text almost always starts and ends with a printable ASCII byte, and then has none to trim.
+fn trim(s: &str) -> &str {
+    let plain = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_graphic());
+    if plain(s.as_bytes().first()) && plain(s.as_bytes().last()) {
+        s
+    } else {
+        s.trim()
+    }
+}
+
 /// `a * b` for non-negative `a` and `b`, `None` past `i128`: a product of fewer than 127
 /// significant bits cannot overflow and is multiplied directly (the checked multiplication is
 /// a library call).
@@ -84,7 +95,7 @@ fn product(a: i128, b: i128) -> Option<i128> {
 impl Quantity {
     /// `resource.ParseQuantity`; `None` when the string is not a quantity.
     pub fn parse(s: &str) -> Option<Quantity> {
-        let s = s.trim();
+        let s = trim(s);
         if s.is_empty() {
             return None;
         }
@@ -93,15 +104,26 @@ impl Quantity {
             b'+' => (false, &s[1..]),
             _ => (false, s),
         };
-        let number_len = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
+        // The number: digits with at most one point among them, read in one pass.
+        let mut point = None;
+        let mut number_len = 0;
+        for (i, b) in rest.bytes().enumerate() {
+            match b {
+                b'0'..=b'9' => {}
+                b'.' if point.is_none() => point = Some(i),
+                b'.' => return None,
+                _ => break,
+            }
+            number_len = i + 1;
+        }
         let (number, suffix_text) = rest.split_at(number_len);
-        if number.is_empty() || number.bytes().filter(|b| *b == b'.').count() > 1 {
+        if number.is_empty() {
             return None;
         }
-        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        let (whole, fraction) = match point {
+            Some(at) => (&number[..at], &number[at + 1..]),
+            None => (number, ""),
+        };
         if whole.is_empty() && fraction.is_empty() {
             return None;
         }
@@ -440,8 +462,24 @@ mod tests {
     #[case("1.2.3")]
     #[case("Mi")]
     #[case("1 Gi")]
+    #[case(".")]
+    #[case("-")]
+    #[case("1..5")]
+    #[case(".5.")]
+    #[case("5.Mi.")]
     fn not_quantities(#[case] input: &str) {
         assert_eq!(Quantity::parse(input), None);
+    }
+
+    /// The white space `Quantity.UnmarshalJSON` trims, ASCII or not, around any quantity.
+    #[rstest]
+    #[case("\t3m\n", "3m")]
+    #[case("\u{a0}4Mi\u{2003}", "4Mi")]
+    #[case(" .5", ".5")]
+    #[case("7 ", "7")]
+    fn white_space_around_is_trimmed(#[case] input: &str, #[case] same_as: &str) {
+        assert_eq!(Quantity::parse(input), Quantity::parse(same_as));
+        assert!(Quantity::parse(same_as).is_some());
     }
 
     #[test]

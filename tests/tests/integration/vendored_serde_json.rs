@@ -437,3 +437,44 @@ fn short_comparisons_agree_with_eq_and_cmp() {
         }
     }
 }
+
+/// Lookups by a `str` key (the `Value` index, `get`, `get_mut`) scan a short vector and halve a
+/// longer one: in maps of every size a small map can have, and just past it, each key held is
+/// found with its value and each near miss (a key of the same length, a prefix, a longer key)
+/// is not.
+#[rstest]
+fn lookups_find_every_key_in_maps_of_every_size(#[values(1, 2, 3)] seed: u64) {
+    for size in 0..=34usize {
+        let keys: Vec<String> = numbers(seed * 100 + size as u64, size * 3, 200)
+            .into_iter()
+            .map(key)
+            .collect();
+        let theirs: BTreeMap<String, Value> = keys
+            .iter()
+            .take(size)
+            .enumerate()
+            .map(|(i, k)| (k.clone(), json!(i)))
+            .collect();
+        let mut value = Value::Object(theirs.clone().into_iter().collect());
+        let mut probes: Vec<String> = keys.clone();
+        for k in &theirs {
+            probes.push(format!("{}x", k.0));
+            probes.push(k.0[..k.0.len() - 1].to_string());
+            probes.push(k.0.replace('a', "c"));
+        }
+        for probe in &probes {
+            let expected = theirs.get(probe);
+            assert_eq!(value.get(probe.as_str()), expected, "{size}: {probe:?}");
+            assert_eq!(
+                value.as_object().unwrap().get(probe.as_str()),
+                expected,
+                "{size}: {probe:?}"
+            );
+            assert_eq!(
+                value.get_mut(probe.as_str()).map(|v| v.clone()),
+                expected.cloned(),
+                "{size}: {probe:?}"
+            );
+        }
+    }
+}

@@ -12,7 +12,7 @@ use crate::rules::known_maps::{self, Check};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
-use serde_json::Value;
+use serde_json::{short_bytes, Value};
 
 use super::super::quantity::Quantity;
 use super::super::{port_name_errors, selector, str_of};
@@ -298,7 +298,7 @@ fn present_sources(
         }
         if let Some(i) = VOLUME_SOURCES
             .iter()
-            .position(|(source, _)| *source == key.as_str())
+            .position(|(source, _)| short_bytes::eq_bytes(source.as_bytes(), key.as_bytes()))
         {
             set |= 1 << i;
         }
@@ -441,12 +441,15 @@ fn volume_source(vol: &Value, at: &dyn Display, name: &str, opts: PodOpts<'_>) -
                     causes.extend(downward_api_file(item, &p));
                 }
             }
+            // A projection sharing its entries with one that passed passes (the service
+            // account token volume every pod gets is cloned from one template).
             "projected" => {
-                causes.extend(file_mode(
-                    &source["defaultMode"],
-                    &FieldPath::field(&p, "defaultMode"),
-                ));
-                causes.extend(projection_sources(source, &p));
+                causes.extend(known_maps::causes(Check::ProjectedVolume, source, || {
+                    let mut found =
+                        file_mode(&source["defaultMode"], &FieldPath::field(&p, "defaultMode"));
+                    found.extend(projection_sources(source, &p));
+                    found
+                }))
             }
             "csi" => causes.extend(csi_driver_name(
                 str_of(source, "driver"),
@@ -2616,20 +2619,38 @@ mod tests {
     /// same template twice (its maps shared) gets the same errors both times.
     #[rstest]
     #[case::valid(json!({"env": [{"name": "A", "value": "1"}],
-        "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}}}), json!([]), true)]
-    #[case::invalid_env(json!({"env": [{"name": "A", "valueFrom": {}}]}), json!([]), false)]
+        "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}}}), json!([]),
+        projected(3607, "token"), true)]
+    #[case::invalid_env(json!({"env": [{"name": "A", "valueFrom": {}}]}), json!([]), json!([]),
+        false)]
     #[case::invalid_resources(json!({"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "2"}}}),
-        json!([]), false)]
-    #[case::invalid_toleration(json!({}), json!([{"key": "k", "operator": "Bad"}]), false)]
+        json!([]), json!([]), false)]
+    #[case::invalid_toleration(json!({}), json!([{"key": "k", "operator": "Bad"}]), json!([]),
+        false)]
+    #[case::short_token(json!({}), json!([]), projected(60, "token"), false)]
+    #[case::token_path(json!({}), json!([]), projected(3607, "../token"), false)]
     fn a_template_validated_twice_gives_the_same_errors(
         #[case] extra: Value,
         #[case] tolerations: Value,
+        #[case] volumes: Value,
         #[case] valid: bool,
     ) {
-        let template = spec(vec![container(extra)], json!({"tolerations": tolerations}));
+        let template = spec(
+            vec![container(extra)],
+            json!({"tolerations": tolerations, "volumes": volumes}),
+        );
         let first = errors(&template.clone());
         assert_eq!(first.is_empty(), valid, "{first:?}");
         assert_eq!(errors(&template.clone()), first);
         assert_eq!(errors(&template), first);
+    }
+
+    /// A projected volume of a service account token (lasting `seconds`, at `path`) and the
+    /// namespace's downward API file, as the token volume every pod gets.
+    fn projected(seconds: i64, path: &str) -> Value {
+        json!([{"name": "api", "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": seconds, "path": path}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}])
     }
 }

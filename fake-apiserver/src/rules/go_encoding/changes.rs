@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use crate::rules::known_maps::{self, Check};
 
 use super::{
-    before, is_empty, is_scalar, leaves, shapes, writes_when_absent, zero_of, Field, Omit, Struct,
-    Ty, Zero,
+    before, is_empty, is_scalar, leaves, named, shapes, writes_when_absent, zero_of, Field, Omit,
+    Struct, Ty, Zero,
 };
 
 #[cfg(test)]
@@ -51,7 +51,7 @@ pub(super) fn struct_changes(
                 return true;
             }
         }
-        if let Some(field) = fields.next_if(|f| f.json == key.as_str()) {
+        if let Some(field) = fields.next_if(|f| named(f.json, key)) {
             if !encoded(key) && present_changes(field, value) {
                 return true;
             }

@@ -30,7 +30,7 @@ mod conversion;
 mod leaves;
 pub(crate) mod semantic;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, short_bytes, Map, Value};
 
 /// A Go field's `omitempty` / `omitzero` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,7 +296,7 @@ fn encode_struct_except(
                 missing.push(field);
             }
         }
-        if let Some(field) = fields.next_if(|f| f.json == key.as_str()) {
+        if let Some(field) = fields.next_if(|f| named(f.json, key)) {
             if !encoded(key) && !encode_present(field, value) {
                 dropped.push(field.json);
             }
@@ -314,13 +314,20 @@ fn encode_struct_except(
 }
 
 /// Whether the field name `a` sorts before the key `b`. Names mostly differ in their first
-/// byte, which decides without the call into `memcmp` a full comparison makes.
+/// byte, which decides; the rest are compared without the call into `memcmp` a string
+/// comparison makes ([`serde_json::short_bytes::cmp_bytes`]).
 #[inline]
 fn before(a: &str, b: &str) -> bool {
     match (a.as_bytes().first(), b.as_bytes().first()) {
         (Some(x), Some(y)) if x != y => x < y,
-        _ => a < b,
+        _ => short_bytes::cmp_bytes(a.as_bytes(), b.as_bytes()).is_lt(),
     }
+}
+
+/// Whether the field name `a` is the key `b` (without a `memcmp` call, as [`before`]).
+#[inline]
+fn named(a: &str, b: &str) -> bool {
+    short_bytes::eq_bytes(a.as_bytes(), b.as_bytes())
 }
 
 /// Encodes a field the object holds; false when Go would leave it out.

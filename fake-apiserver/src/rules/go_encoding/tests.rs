@@ -252,8 +252,14 @@ fn base64_is_read_as_go_reads_it_where_the_type_is_bytes() {
 #[case("apiVersion", "api")]
 #[case("Z", "a")]
 #[case("é", "z")]
+#[case("terminationMessagePath", "terminationMessagePolicy")]
+#[case("terminationGracePeriodSeconds", "terminationMessagePath")]
+#[case("containers", "containers")]
+#[case("abcdefghi", "abcdefgh")]
 fn the_field_order_shortcut_is_string_order(#[case] a: &str, #[case] b: &str) {
     assert_eq!(before(a, b), a < b);
+    assert_eq!(before(b, a), b < a);
+    assert_eq!(named(a, b), a == b);
 }
 
 /// `value` with each one of its maps' members changed in turn (removed, `null`, empty, or a
