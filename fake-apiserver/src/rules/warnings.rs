@@ -584,11 +584,15 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
                 ));
             }
         }
+        let resources = &c["resources"];
         for kind in ["limits", "requests"] {
+            let Some(list) = resources[kind].as_object() else {
+                continue;
+            };
             for res in ["memory", "ephemeral-storage"] {
                 w.extend(fractional_bytes(
                     &format_args!("{cp}.resources.{kind}[{res}]"),
-                    c["resources"][kind].get(res),
+                    list.get(res),
                 ));
             }
         }
