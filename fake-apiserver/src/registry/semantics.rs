@@ -433,20 +433,28 @@ pub fn check_namespace(
     url_namespace: Option<&str>,
     body: &mut Value,
 ) -> Result<(), ApiError> {
-    let m = meta_mut(body);
+    let url_ns = url_namespace.unwrap_or_default();
+    // A body that already reads right is left as it is (its metadata may be shared with
+    // another version: changing it would copy it).
+    let metadata = body.get("metadata").filter(|m| m.is_object());
+    let in_body = metadata.and_then(|m| m.get("namespace"));
     if !info.namespaced {
-        m.remove("namespace");
+        if metadata.is_none() || in_body.is_some() {
+            meta_mut(body).remove("namespace");
+        }
         return Ok(());
     }
-    let url_ns = url_namespace.unwrap_or_default();
-    match m.get("namespace").and_then(Value::as_str) {
+    let written = in_body.and_then(Value::as_str);
+    match written {
         None | Some("") => {}
         Some(ns) if ns == url_ns => {}
         Some(_) => return Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         )),
     }
-    m.insert("namespace".into(), json!(url_ns));
+    if metadata.is_none() || written != Some(url_ns) {
+        meta_mut(body).insert("namespace".into(), json!(url_ns));
+    }
     Ok(())
 }
 
