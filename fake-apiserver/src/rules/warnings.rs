@@ -356,6 +356,52 @@ fn node_selector_term(term: &Value, path: &str, out: &mut Vec<String>) {
 }
 
 /// `warningsForPodSpecAndMeta`.
+/// The volume sources `GetWarningsForPodTemplate` warns about: the field, how the warning names
+/// it, and the message, in the order upstream checks them.
+const DEPRECATED_VOLUME_SOURCES: [(&str, &str, &str); 9] = [
+    (
+        "photonPersistentDisk",
+        "photonPersistentDisk",
+        "deprecated in v1.11, non-functional in v1.16+",
+    ),
+    ("gitRepo", "gitRepo", "deprecated in v1.11"),
+    (
+        "scaleIO",
+        "scaleIO",
+        "deprecated in v1.16, non-functional in v1.22+",
+    ),
+    (
+        "flocker",
+        "flocker",
+        "deprecated in v1.22, non-functional in v1.25+",
+    ),
+    (
+        "storageos",
+        "storageOS",
+        "deprecated in v1.22, non-functional in v1.25+",
+    ),
+    (
+        "quobyte",
+        "quobyte",
+        "deprecated in v1.22, non-functional in v1.25+",
+    ),
+    (
+        "glusterfs",
+        "glusterfs",
+        "deprecated in v1.25, non-functional in v1.26+",
+    ),
+    (
+        "cephfs",
+        "cephfs",
+        "deprecated in v1.28, non-functional in v1.31+",
+    ),
+    (
+        "rbd",
+        "rbd",
+        "deprecated in v1.28, non-functional in v1.31+",
+    ),
+];
+
 fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
     let mut w = Vec::new();
     for key in spec["nodeSelector"]
@@ -428,52 +474,22 @@ fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
         }
     }
     for (i, v) in arr(spec, "volumes").iter().enumerate() {
-        for (key, shown, message) in [
-            (
-                "photonPersistentDisk",
-                "photonPersistentDisk",
-                "deprecated in v1.11, non-functional in v1.16+",
-            ),
-            ("gitRepo", "gitRepo", "deprecated in v1.11"),
-            (
-                "scaleIO",
-                "scaleIO",
-                "deprecated in v1.16, non-functional in v1.22+",
-            ),
-            (
-                "flocker",
-                "flocker",
-                "deprecated in v1.22, non-functional in v1.25+",
-            ),
-            (
-                "storageos",
-                "storageOS",
-                "deprecated in v1.22, non-functional in v1.25+",
-            ),
-            (
-                "quobyte",
-                "quobyte",
-                "deprecated in v1.22, non-functional in v1.25+",
-            ),
-            (
-                "glusterfs",
-                "glusterfs",
-                "deprecated in v1.25, non-functional in v1.26+",
-            ),
-            (
-                "cephfs",
-                "cephfs",
-                "deprecated in v1.28, non-functional in v1.31+",
-            ),
-            (
-                "rbd",
-                "rbd",
-                "deprecated in v1.28, non-functional in v1.31+",
-            ),
-        ] {
-            if v.get(key).is_some_and(|s| !s.is_null()) {
-                w.push(format!("{p}spec.volumes[{i}].{shown}: {message}"));
-            }
+        // A volume holds its name and (valid) one source: its few keys are looked up in the
+        // table rather than the table's nine in it; the warnings keep the table's order.
+        let mut deprecated: Vec<usize> = v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, source)| !source.is_null())
+            .filter_map(|(key, _)| {
+                DEPRECATED_VOLUME_SOURCES
+                    .iter()
+                    .position(|(k, _, _)| *k == key.as_str())
+            })
+            .collect();
+        deprecated.sort_unstable();
+        for (_, shown, message) in deprecated.into_iter().map(|d| DEPRECATED_VOLUME_SOURCES[d]) {
+            w.push(format!("{p}spec.volumes[{i}].{shown}: {message}"));
         }
         let claim = &v["ephemeral"]["volumeClaimTemplate"];
         if claim.is_object() {
@@ -719,6 +735,14 @@ mod tests {
     #[case::ephemeral_claim(pod(json!({"containers": [], "volumes": [{"name": "v", "ephemeral": {
             "volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "1.5"}}}}}}]})),
         vec!["spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: fractional byte value \"1500m\" is invalid, must be an integer"])]
+    #[case::git_repo(pod(json!({"containers": [], "volumes": [{"name": "v", "gitRepo": {"repository": "r"}}]})),
+        vec!["spec.volumes[0].gitRepo: deprecated in v1.11"])]
+    #[case::null_source(pod(json!({"containers": [], "volumes": [{"name": "v", "gitRepo": null}]})), vec![])]
+    #[case::sources_in_upstream_order(pod(json!({"containers": [], "volumes": [{"name": "v", "configMap": {"name": "c"}},
+            {"name": "w", "rbd": {}, "cephfs": {}, "storageos": {}}]})),
+        vec!["spec.volumes[1].storageOS: deprecated in v1.22, non-functional in v1.25+",
+            "spec.volumes[1].cephfs: deprecated in v1.28, non-functional in v1.31+",
+            "spec.volumes[1].rbd: deprecated in v1.28, non-functional in v1.31+"])]
     #[case::seccomp_annotations(json!({"metadata": {"name": "p", "annotations": {
             "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
             "container.seccomp.security.alpha.kubernetes.io/c": "runtime/default",

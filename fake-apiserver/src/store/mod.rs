@@ -1576,8 +1576,19 @@ mod tests {
 
     /// Puts `object` as encoded (nothing derived).
     fn put_encoded_object(store: &Store, object: Value) -> Bytes {
+        put_encoded_named(store, "a", object, |_| {})
+    }
+
+    /// Puts `object` as `name` marked encoded, after `check` looked at the current version.
+    fn put_encoded_named(
+        store: &Store,
+        name: &str,
+        object: Value,
+        check: impl FnOnce(Option<&Value>),
+    ) -> Bytes {
         store
-            .mutate_derived("/configmaps", "ns", "a", |_, _| {
+            .mutate_derived("/configmaps", "ns", name, |current, _| {
+                check(current);
                 Ok(Decision {
                     mutation: Mutation::Put(object),
                     derived: None,
@@ -1634,18 +1645,9 @@ mod tests {
 
     /// Creates `object` as `name` (encoded, nothing derived); the stored bytes.
     fn create_encoded(store: &Store, name: &str, object: Value) -> Bytes {
-        store
-            .mutate_derived("/configmaps", "ns", name, |current, _| {
-                assert!(current.is_none(), "{name} is new");
-                Ok(Decision {
-                    mutation: Mutation::Put(object),
-                    derived: None,
-                    encoded: true,
-                })
-            })
-            .unwrap()
-            .stored
-            .unwrap()
+        put_encoded_named(store, name, object, |current| {
+            assert!(current.is_none(), "{name} is new")
+        })
     }
 
     /// Deletes `name`.

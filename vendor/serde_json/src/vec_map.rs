@@ -98,17 +98,51 @@ impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> VecMap<K, V> {
     }
 
     /// [`VecMap::get`] of a `str` key (the `Value` index of a `str`).
+    ///
+    /// The small map's scan of a key of at most 16 bytes is inlined into the caller (the
+    /// `Value` index); a longer key's scan and the tree's search are not: they call `memcmp`,
+    /// and a function that calls keeps its values in registers it must save and restore, on
+    /// every lookup.
     #[inline]
     pub(crate) fn get_str(&self, key: &str) -> Option<&V>
     where
         K: AsRef<[u8]> + Borrow<str>,
     {
         match self {
-            VecMap::Small(entries) => {
-                Self::position_bytes(entries, key.as_bytes()).map(|i| &entries[i].1)
+            VecMap::Small(entries) if key.len() <= 16 => {
+                let key = key.as_bytes();
+                // Walking the entries (no position counted) is one instruction less per entry.
+                entries
+                    .iter()
+                    .find(|(k, _)| eq_bytes(k.as_ref(), key))
+                    .map(|(_, v)| v)
             }
-            VecMap::Large(map) => map.get(key),
+            VecMap::Small(entries) => Self::long_get_str(entries, key),
+            VecMap::Large(map) => Self::tree_get_str(map, key),
         }
+    }
+
+    /// [`VecMap::get_str`] of a key longer than 16 bytes in a small map, out of line: its
+    /// comparison calls `memcmp` (see there).
+    #[inline(never)]
+    fn long_get_str<'m>(entries: &'m [(K, V)], key: &str) -> Option<&'m V>
+    where
+        K: AsRef<[u8]>,
+    {
+        let key = key.as_bytes();
+        entries
+            .iter()
+            .find(|(k, _)| eq_bytes(k.as_ref(), key))
+            .map(|(_, v)| v)
+    }
+
+    /// [`VecMap::get_str`] of a large map, out of line (see there).
+    #[inline(never)]
+    fn tree_get_str<'m>(map: &'m BTreeMap<K, V>, key: &str) -> Option<&'m V>
+    where
+        K: Borrow<str>,
+    {
+        map.get(key)
     }
 
     /// [`VecMap::get_mut`] of a `str` key.
