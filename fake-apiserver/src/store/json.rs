@@ -110,7 +110,8 @@ fn read(
     absent_is_null: bool,
     record: bool,
 ) -> Option<(Value, Option<Vec<MapText>>)> {
-    let text = std::str::from_utf8(bytes).ok()?;
+    // The same check as `str::from_utf8`, with SIMD (a body is validated whole, once).
+    let text = simdutf8::basic::from_utf8(bytes).ok()?;
     let mut reader = Reader {
         text,
         bytes: text.as_bytes(),
@@ -1282,6 +1283,36 @@ mod tests {
         agrees(deep.as_bytes());
         let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(ok.as_bytes()).is_some());
+    }
+
+    #[test]
+    fn a_body_reads_exactly_when_it_is_utf8() {
+        // Valid and invalid sequences (overlong, surrogate, truncated, past U+10FFFF) at
+        // offsets around the SIMD validator's block sizes, in a string and past it.
+        let pieces: [&[u8]; 9] = [
+            b"\xc3\xa9",
+            b"\xe2\x82\xac",
+            b"\xf0\x9f\x98\x80",
+            b"\xff",
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"\xe2\x82",
+            b"\xf4\x90\x80\x80",
+            b"\x80",
+        ];
+        for piece in pieces {
+            for pad in [0, 1, 15, 16, 31, 32, 63, 64, 65, 200] {
+                let mut body = b"{\"a\": \"".to_vec();
+                body.extend(std::iter::repeat_n(b'x', pad));
+                body.extend_from_slice(piece);
+                body.extend_from_slice(b"\"}");
+                let utf8 = std::str::from_utf8(&body).is_ok();
+                assert_eq!(parse(&body).is_some(), utf8, "{body:?}");
+                if utf8 {
+                    agrees(&body);
+                }
+            }
+        }
     }
 
     #[test]

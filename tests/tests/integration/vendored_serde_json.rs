@@ -302,6 +302,14 @@ fn text_and_values_read_and_write_as_upstream() {
     assert_eq!(escaped.pointer("/a~1b/m~0n/+1"), None);
     assert_eq!(escaped.pointer("/a/b"), None);
     assert_eq!(escaped.pointer("a~1b"), None);
+    // The empty pointer is the whole value; `/` names the empty key; a trailing `/` one more
+    // (empty) token; a `~` in any token of several is unescaped.
+    assert_eq!(escaped.pointer(""), Some(&escaped.clone()));
+    assert_eq!(escaped.pointer("/"), Some(&json!({"": 2})));
+    assert_eq!(escaped.pointer("/a~1b/m~0n/"), None);
+    assert_eq!(escaped.pointer("/a~1b/"), None);
+    assert_eq!(escaped.pointer("/a~1b/m~0n"), Some(&json!([10, 11])));
+    assert_eq!(escaped.pointer_mut("///"), None);
     *escaped.pointer_mut("/a~1b/m~0n/0").unwrap() = json!("x");
     assert_eq!(escaped["a/b"]["m~n"][0], "x");
     assert_eq!(value["missing"], Value::Null);
