@@ -101,11 +101,13 @@ pub(crate) struct Webhooks {
 }
 
 impl Webhooks {
-    /// Reads the configurations from the store.
+    /// Reads the configurations from the store (every write asks; without any configuration
+    /// that is one look under the store's lock).
     pub fn load(shared: &Shared) -> Self {
+        let [mutating, validating] = shared.store.counts([MUTATING_KEY, VALIDATING_KEY]);
         Self {
-            mutating: read(shared, MUTATING_KEY),
-            validating: read(shared, VALIDATING_KEY),
+            mutating: read(shared, MUTATING_KEY, mutating),
+            validating: read(shared, VALIDATING_KEY, validating),
         }
     }
 
@@ -120,9 +122,10 @@ impl Webhooks {
 const MUTATING_KEY: &str = "admissionregistration.k8s.io/mutatingwebhookconfigurations";
 const VALIDATING_KEY: &str = "admissionregistration.k8s.io/validatingwebhookconfigurations";
 
-/// The webhooks of the configurations stored under `key`.
-fn read(shared: &Shared, key: &str) -> Vec<Webhook> {
-    if shared.store.count(key) == 0 {
+/// The webhooks of the configurations stored under `key`, of which `count` were stored when
+/// the write began.
+fn read(shared: &Shared, key: &str, count: usize) -> Vec<Webhook> {
+    if count == 0 {
         return Vec::new();
     }
     // The snapshot is in key order, i.e. by name: the order the real server sorts them in.

@@ -630,7 +630,13 @@ impl Store {
 
     /// How many objects of one resource type are stored.
     pub fn count(&self, resource: &str) -> usize {
-        self.lock().objects.get(resource).map_or(0, |m| m.len())
+        self.counts([resource])[0]
+    }
+
+    /// [`Store::count`] of several resource types, under one lock (at one revision).
+    pub fn counts<const N: usize>(&self, resources: [&str; N]) -> [usize; N] {
+        let inner = self.lock();
+        resources.map(|resource| inner.objects.get(resource).map_or(0, |m| m.len()))
     }
 
     /// Every resource key that has objects.
@@ -1374,6 +1380,31 @@ mod tests {
                 ))
             })
             .unwrap()
+    }
+
+    #[test]
+    fn counts_are_per_resource_and_read_together() {
+        let store = Store::new(10);
+        put(&store, "a", "1");
+        put(&store, "b", "2");
+        store
+            .mutate("/secrets", "ns", "s", |_| {
+                Ok(Mutation::Put(
+                    json!({"metadata": {"name": "s", "namespace": "ns"}}),
+                ))
+            })
+            .unwrap();
+        assert_eq!(
+            store.counts(["/configmaps", "/secrets", "/pods"]),
+            [2, 1, 0]
+        );
+        assert_eq!(store.count("/configmaps"), 2);
+        store
+            .mutate("/configmaps", "ns", "a", |current| {
+                Ok(Mutation::Delete(current.unwrap().clone()))
+            })
+            .unwrap();
+        assert_eq!(store.counts(["/configmaps", "/secrets"]), [1, 1]);
     }
 
     #[test]

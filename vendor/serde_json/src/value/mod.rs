@@ -257,9 +257,8 @@ impl Display for Value {
 }
 
 /// A JSON Pointer reference token with `~1` read as `/` and then `~0` as `~` (as upstream reads
-/// it), borrowed as it is when it has no `~` (not upstream: it made two new strings per token).
-/// A reference token of a pointer, unescaped (`~1` is `/`, `~0` is `~`) when `tilde` says it
-/// has a `~`, borrowed otherwise.
+/// it), borrowed as it is when it has no `~`, which [`Tokens`] said (`tilde`) (not upstream: it
+/// made two new strings per token).
 fn unescape_token((token, tilde): (&str, bool)) -> alloc::borrow::Cow<'_, str> {
     if tilde {
         alloc::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
