@@ -355,7 +355,6 @@ fn node_selector_term(term: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-/// `warningsForPodSpecAndMeta`.
 /// The volume sources `GetWarningsForPodTemplate` warns about: the field, how the warning names
 /// it, and the message, in the order upstream checks them.
 const DEPRECATED_VOLUME_SOURCES: [(&str, &str, &str); 9] = [
@@ -402,6 +401,7 @@ const DEPRECATED_VOLUME_SOURCES: [(&str, &str, &str); 9] = [
     ),
 ];
 
+/// `warningsForPodSpecAndMeta`.
 fn spec_and_meta(spec: &Value, meta: &Value, p: &str) -> Vec<String> {
     let mut w = Vec::new();
     for key in spec["nodeSelector"]

@@ -1399,11 +1399,7 @@ mod tests {
             [2, 1, 0]
         );
         assert_eq!(store.count("/configmaps"), 2);
-        store
-            .mutate("/configmaps", "ns", "a", |current| {
-                Ok(Mutation::Delete(current.unwrap().clone()))
-            })
-            .unwrap();
+        delete(&store, "a");
         assert_eq!(store.counts(["/configmaps", "/secrets"]), [1, 1]);
     }
 

@@ -109,14 +109,7 @@ impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> VecMap<K, V> {
         K: AsRef<[u8]> + Borrow<str>,
     {
         match self {
-            VecMap::Small(entries) if key.len() <= 16 => {
-                let key = key.as_bytes();
-                // Walking the entries (no position counted) is one instruction less per entry.
-                entries
-                    .iter()
-                    .find(|(k, _)| eq_bytes(k.as_ref(), key))
-                    .map(|(_, v)| v)
-            }
+            VecMap::Small(entries) if key.len() <= 16 => Self::scan(entries, key.as_bytes()),
             VecMap::Small(entries) => Self::long_get_str(entries, key),
             VecMap::Large(map) => Self::tree_get_str(map, key),
         }
@@ -129,7 +122,17 @@ impl<K: Ord + AsRef<[u8]> + Clone, V: Clone> VecMap<K, V> {
     where
         K: AsRef<[u8]>,
     {
-        let key = key.as_bytes();
+        Self::scan(entries, key.as_bytes())
+    }
+
+    /// The value of the key whose bytes are `key` among a small map's entries, compared by
+    /// [`eq_bytes`]; walking the entries (no position counted) is one instruction less per
+    /// entry than [`VecMap::position_bytes`].
+    #[inline(always)]
+    fn scan<'m>(entries: &'m [(K, V)], key: &[u8]) -> Option<&'m V>
+    where
+        K: AsRef<[u8]>,
+    {
         entries
             .iter()
             .find(|(k, _)| eq_bytes(k.as_ref(), key))
