@@ -60,12 +60,42 @@ thread_local! {
 /// thread kept one.
 pub(super) fn find(info: &ResourceInfo, object: &Value) -> Option<Owned> {
     KEPT_HERE.with(|kept| {
-        kept.borrow()
-            .iter()
+        let mut kept = kept.borrow_mut();
+        let created = kept
+            .iter_mut()
             .rev()
-            .find(|created| created.is_for(info) && same_fields(&created.object, object))
-            .map(|created| created.owned.clone())
+            .find(|created| created.is_for(info) && same_fields(&created.object, object))?;
+        // The object kept is a copy of the first create of a run, whose maps nobody else held
+        // (its body's decode was not kept yet: see `http::created_bodies`), so every later
+        // create from the kept decode compared all of it. Once an object's maps are held
+        // elsewhere (that decode) and not by the kept object, keep this object in its place:
+        // the next comparison with an object of the same decode ends at their identity.
+        if held_elsewhere_only(object, &created.object) {
+            created.object = copy_unshared(object);
+        }
+        Some(created.owned.clone())
     })
+}
+
+/// Whether `object`, or one of its members, is a map that something else holds too (see
+/// [`copy_unshared`]) but that does not share its entries with `kept` or the same member of
+/// `kept`.
+fn held_elsewhere_only(object: &Value, kept: &Value) -> bool {
+    let (Some(object), Some(kept)) = (object.as_object(), kept.as_object()) else {
+        return false;
+    };
+    if object.shares_entries(kept) {
+        return false;
+    }
+    object.is_shared()
+        || object
+            .iter()
+            .any(|(key, value)| match (value, kept.get(key)) {
+                (Value::Object(map), Some(Value::Object(kept_map))) => {
+                    map.is_shared() && !map.shares_entries(kept_map)
+                }
+                _ => false,
+            })
 }
 
 /// Keeps what the create of `object` (of `info`) gave.
@@ -119,6 +149,11 @@ fn same_members(a: &Value, b: &Value, same: impl Fn(&str, &Value, &Value) -> boo
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
         return a == b;
     };
+    // The same entries: every member pair is equal, which `same` accepts (each of its tests
+    // accepts equal values).
+    if a.shares_entries(b) {
+        return true;
+    }
     a.len() == b.len()
         && a.iter()
             .zip(b)
@@ -198,6 +233,53 @@ mod tests {
         let mut more = pod(meta.clone(), "x");
         more["status"] = json!({});
         assert!(!same_fields(&pod(meta, "x"), &more));
+    }
+
+    #[test]
+    fn a_found_create_keeps_the_object_whose_maps_the_next_one_shares() {
+        let pods = crate::resource::builtin_info("", "Pod");
+        let owned: Owned = None;
+        // The first create of a run: its maps are its own, and the kept copy's too.
+        let first = pod(json!({"generateName": "web-"}), "x");
+        keep(&pods, &first, owned.clone());
+        // Later ones are clones of a decode kept elsewhere (`decode` holds their maps).
+        let decode = pod(json!({"generateName": "web-"}), "x");
+        let spec_of = |kept: &VecDeque<Created>| kept.back().unwrap().object["spec"].clone();
+        let shares = |a: &Value, b: &Value| {
+            a.as_object()
+                .unwrap()
+                .shares_entries(b.as_object().unwrap())
+        };
+        let second = decode.clone();
+        assert!(find(&pods, &second).is_some(), "the same fields");
+        let kept_spec = KEPT_HERE.with(|kept| spec_of(&kept.borrow()));
+        assert!(
+            shares(&kept_spec, &decode["spec"]),
+            "the kept object is now the held one's"
+        );
+        // Found again, the kept object stays as it is: its maps are the decode's already.
+        let third = decode.clone();
+        assert!(find(&pods, &third).is_some());
+        let again = KEPT_HERE.with(|kept| spec_of(&kept.borrow()));
+        assert!(shares(&again, &kept_spec));
+        // An object whose maps nobody else holds does not take the kept one's place.
+        let own = pod(json!({"generateName": "web-"}), "x");
+        assert!(find(&pods, &own).is_some());
+        let still = KEPT_HERE.with(|kept| spec_of(&kept.borrow()));
+        assert!(shares(&still, &decode["spec"]));
+        assert!(!shares(&still, &own["spec"]));
+        assert!(same_fields(&own, &decode), "what it found is unchanged");
+    }
+
+    #[test]
+    fn maps_sharing_their_entries_have_the_same_fields() {
+        let a = pod(json!({"name": "a", "labels": {"app": "x"}}), "x");
+        let b = a.clone();
+        assert!(same_fields(&a, &b));
+        assert!(
+            same_members(&a["metadata"], &b["metadata"], |_, _, _| false),
+            "ends at identity"
+        );
     }
 
     #[test]
