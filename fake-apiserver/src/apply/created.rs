@@ -40,6 +40,8 @@ struct Created {
     /// [`copy_unshared`]).
     object: Value,
     owned: Owned,
+    /// `object` was replaced once by an object found equal to it (see [`find`]).
+    replaced: bool,
 }
 
 impl Created {
@@ -67,11 +69,14 @@ pub(super) fn find(info: &ResourceInfo, object: &Value) -> Option<Owned> {
             .find(|created| created.is_for(info) && same_fields(&created.object, object))?;
         // The object kept is a copy of the first create of a run, whose maps nobody else held
         // (its body's decode was not kept yet: see `http::created_bodies`), so every later
-        // create from the kept decode compared all of it. Once an object's maps are held
-        // elsewhere (that decode) and not by the kept object, keep this object in its place:
-        // the next comparison with an object of the same decode ends at their identity.
-        if held_elsewhere_only(object, &created.object) {
+        // create from the kept decode compared all of it. The first object found whose maps
+        // are held elsewhere (that decode) and not by the kept object takes its place: the
+        // next comparison with an object of the same decode ends at their identity. Once
+        // only: when every body differs (a name or a label each time), each object's maps are
+        // its own decode's, and copying each would cost more than the comparisons it saves.
+        if !created.replaced && held_elsewhere_only(object, &created.object) {
             created.object = copy_unshared(object);
+            created.replaced = true;
         }
         Some(created.owned.clone())
     })
@@ -107,6 +112,7 @@ pub(super) fn keep(info: &ResourceInfo, object: &Value, owned: Owned) {
         has_status: info.has_status,
         object: copy_unshared(object),
         owned,
+        replaced: false,
     };
     KEPT_HERE.with(|kept| {
         let mut kept = kept.borrow_mut();
@@ -269,6 +275,13 @@ mod tests {
         assert!(shares(&still, &decode["spec"]));
         assert!(!shares(&still, &own["spec"]));
         assert!(same_fields(&own, &decode), "what it found is unchanged");
+        // Nor, once replaced, an object held elsewhere too (another decode).
+        let other_decode = pod(json!({"generateName": "web-"}), "x");
+        let fourth = other_decode.clone();
+        assert!(find(&pods, &fourth).is_some());
+        let last = KEPT_HERE.with(|kept| spec_of(&kept.borrow()));
+        assert!(shares(&last, &decode["spec"]));
+        assert!(!shares(&last, &other_decode["spec"]));
     }
 
     #[test]
