@@ -175,11 +175,9 @@ fn default_class(shared: &Shared) -> Option<Value> {
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"globalDefault\":true"));
     shared
         .store
-        .snapshot(PRIORITY_CLASSES, None)
-        .items
+        .matching(PRIORITY_CLASSES, |bytes| MARK.find(bytes).is_some())
         .iter()
-        .filter(|(_, bytes)| MARK.find(bytes).is_some())
-        .filter_map(|(_, bytes)| crate::store::json::from_slice(bytes).ok())
+        .filter_map(|bytes| crate::store::json::from_slice(bytes).ok())
         .filter(|c| c["globalDefault"].as_bool() == Some(true))
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0))
 }

@@ -639,6 +639,23 @@ impl Store {
         resources.map(|resource| inner.objects.get(resource).map_or(0, |m| m.len()))
     }
 
+    /// The stored bytes of the objects of one resource type (every namespace) that `keep`
+    /// accepts, in the store's key order (name order for a cluster-scoped resource). Only what
+    /// is kept is copied, keys never: for a check on every write that looks for a few objects
+    /// among many by their text (admission's look for the default PriorityClass on every pod
+    /// create).
+    pub fn matching(&self, resource: &str, keep: impl Fn(&[u8]) -> bool) -> Vec<StoredObject> {
+        let inner = self.lock();
+        inner
+            .objects
+            .get(resource)
+            .into_iter()
+            .flat_map(|objects| objects.values())
+            .filter(|bytes| keep(bytes))
+            .cloned()
+            .collect()
+    }
+
     /// Every resource key that has objects.
     pub fn resources(&self) -> Vec<String> {
         self.lock()
@@ -1401,6 +1418,25 @@ mod tests {
         assert_eq!(store.count("/configmaps"), 2);
         delete(&store, "a");
         assert_eq!(store.counts(["/configmaps", "/secrets"]), [1, 1]);
+    }
+
+    #[test]
+    fn matching_gives_the_kept_objects_bytes_in_key_order() {
+        let store = Store::new(10);
+        for (name, data) in [("c", "yes"), ("a", "yes"), ("b", "no")] {
+            put(&store, name, data);
+        }
+        let kept = store.matching("/configmaps", |bytes| {
+            String::from_utf8_lossy(bytes).contains("\"yes\"")
+        });
+        let names: Vec<Value> = kept
+            .iter()
+            .map(|bytes| json::from_slice(bytes).unwrap()["metadata"]["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("a"), json!("c")]);
+        assert_eq!(kept[0], store.get("/configmaps", "ns", "a").unwrap());
+        assert!(store.matching("/secrets", |_| true).is_empty());
+        assert!(store.matching("/configmaps", |_| false).is_empty());
     }
 
     #[test]
