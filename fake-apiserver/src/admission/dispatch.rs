@@ -218,7 +218,8 @@ async fn call_mutating(
             format!("unsupported patch type {:?}", answer.patch_type),
         ));
     }
-    let own_kind = a.kind.group == a.info.group && a.kind.kind == a.info.kind;
+    let own_kind =
+        crate::resource::same_group(&a.kind.group, &a.info.group) && a.kind.kind == a.info.kind;
     if !own_kind {
         // A subresource's own object (an Eviction) keeps its kind.
         let mut patched = crate::patch::json_patch(object.clone(), &patch)

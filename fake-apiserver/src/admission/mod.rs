@@ -639,7 +639,11 @@ pub(crate) async fn admit(
         .registry
         .all()
         .into_iter()
-        .filter(|r| r.group == info.group && r.plural == info.plural && r.version != info.version)
+        .filter(|r| {
+            crate::resource::same_group(&r.group, &info.group)
+                && r.plural == info.plural
+                && r.version != info.version
+        })
         .map(|r| (r.version, r.kind))
         .collect();
     let scope = Arc::new(Mutex::new(Scope {

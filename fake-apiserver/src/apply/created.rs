@@ -47,7 +47,7 @@ struct Created {
 impl Created {
     fn is_for(&self, info: &ResourceInfo) -> bool {
         self.kind == info.kind
-            && self.group == info.group
+            && crate::resource::same_group(&self.group, &info.group)
             && self.version == info.version
             && self.has_status == info.has_status
     }

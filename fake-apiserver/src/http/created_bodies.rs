@@ -54,7 +54,9 @@ struct Decoded {
 
 impl Kept {
     fn is_for(&self, info: &ResourceInfo) -> bool {
-        self.plural == info.plural && self.group == info.group && self.version == info.version
+        self.plural == info.plural
+            && crate::resource::same_group(&self.group, &info.group)
+            && self.version == info.version
     }
 }
 

@@ -134,6 +134,21 @@ fn read(
     (reader.at == reader.bytes.len()).then_some((value, reader.recorded))
 }
 
+/// Eight bytes at once (`w`, little-endian): the high bit of each byte of it that is special
+/// in a JSON string (a quote, a backslash or a control character), and maybe of bytes after the
+/// first special one: only the lowest flag is exact. 0: none is special.
+#[inline]
+pub(crate) fn special_flags(w: u64) -> u64 {
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
+    zero_byte(w ^ (ONES * u64::from(b'"')))
+        | zero_byte(w ^ (ONES * u64::from(b'\\')))
+        | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+}
+
+/// A byte in each of a word's eight places.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
 /// Where the first byte of `bytes` that ends a run of plain string contents is: a quote, a
 /// backslash or a control character (`None`: there is none; also the bytes a JSON writer
 /// escapes, see `json_writer`). Eight bytes at a time: each word is
@@ -141,16 +156,7 @@ fn read(
 /// all is the first special byte), then the bytes left over as the last eight (most strings
 /// are short: no byte is looked at alone but in strings of one to three bytes).
 pub(crate) fn special_byte(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS;
-    // The high bit of each special byte of `w` (and maybe of bytes after the first special
-    // one: only the lowest flag is read).
-    let flagged = |w: u64| {
-        zero_byte(w ^ (ONES * u64::from(b'"')))
-            | zero_byte(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
-    };
+    let flagged = special_flags;
     let word = |at: usize| -> Option<u64> {
         let mut word = [0u8; 8];
         word.copy_from_slice(bytes.get(at..at + 8)?);

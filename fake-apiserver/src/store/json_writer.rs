@@ -44,8 +44,7 @@ pub fn write(value: &Value, out: &mut Vec<u8>) {
                     out.push(b',');
                 }
                 first = false;
-                write_str(key, out);
-                out.push(b':');
+                write_key(key, out);
                 write(value, out);
             }
             out.push(b'}');
@@ -258,8 +257,7 @@ fn write_map(
             out.push(b',');
         }
         let member = out.len();
-        write_str(key, out);
-        out.push(b':');
+        write_key(key, out);
         write_recording(value, out, written, record);
         if value.is_null() {
             break (i, comma, member);
@@ -282,8 +280,7 @@ fn write_map(
             cut.end = out.len();
         }
         let member = out.len();
-        write_str(key, out);
-        out.push(b':');
+        write_key(key, out);
         write_recording(value, out, written, record);
         if value.is_null() {
             open_cut = cut_null(kept, comma, member, out.len(), &mut record.cuts);
@@ -337,14 +334,101 @@ fn write_number(n: &Number, out: &mut Vec<u8>) {
 
 /// Appends `s` as a JSON string.
 fn write_str(s: &str, out: &mut Vec<u8>) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    if !write_short(s.as_bytes(), false, out) {
+        write_long(s.as_bytes(), out);
+        out.push(b'"');
+    }
+}
+
+/// Appends `key` as a JSON string and the colon after it.
+fn write_key(key: &str, out: &mut Vec<u8>) {
+    if !write_short(key.as_bytes(), true, out) {
+        write_long(key.as_bytes(), out);
+        out.extend_from_slice(b"\":");
+    }
+}
+
+/// The longest string [`write_short`] writes.
+const SHORT: usize = 16;
+
+/// The room [`write_short`] makes: a short string, its quotes and a colon.
+const SHORT_ROOM: usize = SHORT + 3;
+
+/// Appends `bytes` as a JSON string (and a colon after it, for a key) when it is at most
+/// [`SHORT`] bytes long and needs no escape, and answers whether it did.
+///
+/// Most strings of a stored object are keys and values this short. They are read as two
+/// overlapping words (or halves, or three bytes), tested for bytes to escape eight at a time,
+/// and stored as those words into room made once: no `memcpy` call, one capacity check and
+/// one length set for the whole string, where pushing the quotes and copying the contents
+/// checked the capacity three times and called `memcpy` for a few bytes.
+#[inline(always)]
+fn write_short(bytes: &[u8], colon: bool, out: &mut Vec<u8>) -> bool {
+    let len = bytes.len();
+    if len > SHORT {
+        return false;
+    }
+    // The bytes as two words covering them, the same words' places in the written string,
+    // and the test of both: bytes read twice where the words overlap are tested twice.
+    let (first, last, last_at) = match len {
+        8..=SHORT => (word(bytes, 0), word(bytes, len - 8), len - 8),
+        4..=7 => {
+            // Above the four bytes, spaces: no byte to escape. Stored, only the low four.
+            let half = |at| u64::from(u32::from_le_bytes(bytes_at(bytes, at))) | SPACES << 32;
+            (half(0), half(len - 4), len - 4)
+        }
+        _ => {
+            // Up to three bytes as the low bytes of one word, spaces above them.
+            let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
+            let low = byte(0) | byte(1) << 8 | byte(2) << 16;
+            let word = low | SPACES << (8 * len);
+            (word, word, 0)
+        }
+    };
+    if super::json::special_flags(first) | super::json::special_flags(last) != 0 {
+        return false;
+    }
+    let at = out.len();
+    out.extend_from_slice(&[0; SHORT_ROOM]);
+    let room = &mut out[at..];
+    room[0] = b'"';
+    // Eight bytes stored from each word's place, the last word's after the first's: what the
+    // first word stored past a string shorter than eight is written over or cut off below.
+    room[1..9].copy_from_slice(&first.to_le_bytes());
+    room[1 + last_at..9 + last_at].copy_from_slice(&last.to_le_bytes());
+    // The closing quote and a colon, the colon cut off after a value.
+    room[1 + len..3 + len].copy_from_slice(b"\":");
+    out.truncate(at + 2 + len + usize::from(colon));
+    true
+}
+
+/// Spaces in each of a word's eight places: bytes that need no escape.
+const SPACES: u64 = 0x2020_2020_2020_2020;
+
+/// The eight bytes of `bytes` from `at` as a little-endian word (`at + 8 <= bytes.len()`).
+#[inline]
+fn word(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes_at(bytes, at))
+}
+
+/// `N` bytes of `bytes` from `at` (zeros past its end, which the callers never read).
+#[inline]
+fn bytes_at<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes
+        .get(at..at + N)
+        .and_then(|b| b.try_into().ok())
+        .unwrap_or([0; N])
+}
+
+/// Appends the opening quote and the contents of `bytes` as a JSON string, escaped where
+/// needed (a string [`write_short`] did not write).
+fn write_long(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(bytes.len() + 3);
     out.push(b'"');
     match special_byte(bytes) {
         None => out.extend_from_slice(bytes),
         Some(first) => write_escaped(bytes, first, out),
     }
-    out.push(b'"');
 }
 
 /// The contents of a string that has bytes to escape, the first at `first`, escaped as
@@ -582,6 +666,19 @@ mod tests {
                 let mut s = "x".repeat(n);
                 s.insert(n / 2, c);
                 same_as_serde_json(&json!({ s.clone(): s }));
+            }
+        }
+        // Around the short strings' limit, every ASCII byte (and some that are not) at every
+        // place, as a key and as a value: the short path reads them as overlapping words.
+        for len in 0..=SHORT + 2 {
+            for at in 0..len.max(1) {
+                for c in (0u8..0x80).map(char::from).chain(['é', '€', '😀']) {
+                    let mut s: String = "abcdefghijklmnopqrstu".chars().take(len).collect();
+                    if len > 0 {
+                        s.replace_range(at..=at, c.encode_utf8(&mut [0; 4]));
+                    }
+                    same_as_serde_json(&json!({ s.clone(): s, "k": [s.clone()] }));
+                }
             }
         }
     }
