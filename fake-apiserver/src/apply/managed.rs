@@ -394,13 +394,16 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
         // Nothing to order: the time is not read.
         entries.into_iter().map(|e| (0, e)).collect()
     };
+    // Strings ordered by `cmp_bytes`: the subresource is mostly empty on both sides, where
+    // `cmp` would call `memcmp` at dangling pointers (see `crate::resource::same_group`).
+    let text = |a: &str, b: &str| serde_json::short_bytes::cmp_bytes(a.as_bytes(), b.as_bytes());
     sorted.sort_by(|(ta, a), (tb, b)| {
         a.id.operation
             .cmp(&b.id.operation)
             .then_with(|| ta.cmp(tb))
-            .then_with(|| a.id.manager.cmp(&b.id.manager))
-            .then_with(|| a.api_version.cmp(&b.api_version))
-            .then_with(|| a.id.subresource.cmp(&b.id.subresource))
+            .then_with(|| text(&a.id.manager, &b.id.manager))
+            .then_with(|| text(&a.api_version, &b.api_version))
+            .then_with(|| text(&a.id.subresource, &b.id.subresource))
     });
     let mut decoded = Decoded::default();
     let list = sorted

@@ -83,7 +83,7 @@ impl LabelIndex {
         }
         let pair = |(k, v): &(&str, &str)| (k.to_string(), v.to_string());
         super::move_in_index(&mut self.entries, &old, &new, pair, || {
-            ObjectKey(object.clone())
+            ObjectKey::new(object.clone())
         });
     }
 }
@@ -168,7 +168,7 @@ mod tests {
         assert!(index.entries.is_empty(), "no key indexed yet");
         assert_eq!(index.get(("app", "web")), None);
         let bytes = serde_json::to_vec(&object).unwrap();
-        index.add_key("app", [(&ObjectKey(a.clone()), bytes.as_slice())]);
+        index.add_key("app", [(&ObjectKey::new(a.clone()), bytes.as_slice())]);
         assert_eq!(
             index.get(("app", "web")).flatten().map(|s| s.len()),
             Some(1)

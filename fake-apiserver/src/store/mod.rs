@@ -360,7 +360,11 @@ impl Inner {
     /// The stored bytes and parsed form of one object (from the cache if it holds this version,
     /// with what was derived from it).
     fn current(&self, resource: &str, key: &dyn KeyParts) -> Result<Option<Current<'_>>, ApiError> {
-        let Some(bytes) = self.objects.get(resource).and_then(|m| m.get(key)) else {
+        let Some(bytes) = self
+            .objects
+            .get(resource)
+            .and_then(|m| m.get(lookup(key).as_key()))
+        else {
             return Ok(None);
         };
         if let Some(cached) = self.parsed.get(resource, key, bytes) {
@@ -560,7 +564,7 @@ impl Store {
         inner
             .objects
             .get(resource)?
-            .get(lookup(&(namespace, name)))
+            .get(key::Lookup::new(namespace, name).as_key())
             .cloned()
     }
 
@@ -570,7 +574,7 @@ impl Store {
         inner
             .objects
             .get(resource)
-            .is_some_and(|objects| objects.contains_key(lookup(&(namespace, name))))
+            .is_some_and(|objects| objects.contains_key(key::Lookup::new(namespace, name).as_key()))
     }
 
     /// One object, parsed (shared with the store's parse cache when it holds this version).
@@ -596,7 +600,7 @@ impl Store {
         let key = (namespace, name);
         let mut inner = self.lock();
         let inner = &mut *inner;
-        let bytes = inner.objects.get(resource)?.get(&key as &dyn KeyParts)?;
+        let bytes = inner.objects.get(resource)?.get(lookup(&key).as_key())?;
         if let Some(cached) = inner.parsed.get(resource, &key, bytes) {
             return Some(StoredVersion {
                 value: cached.value,
@@ -622,7 +626,7 @@ impl Store {
         let key = (namespace, name);
         let read = {
             let inner = self.lock();
-            let bytes = inner.objects.get(resource)?.get(lookup(&key))?;
+            let bytes = inner.objects.get(resource)?.get(lookup(&key).as_key())?;
             inner.cached_copy(resource, &key, bytes)
         };
         parsed_or_parse(read)
@@ -824,7 +828,7 @@ impl Store {
         let previous = inner
             .objects
             .get(resource)
-            .and_then(|objects| objects.get(lookup(&key)))
+            .and_then(|objects| objects.get(lookup(&key).as_key()))
             .cloned();
         let indexed = inner.labelled.contains_key(resource)
             || names_owners(&bytes)
@@ -858,7 +862,7 @@ impl Store {
             .objects
             .entry(resource.to_string())
             .or_default()
-            .insert(ObjectKey(key), bytes.clone());
+            .insert(ObjectKey::new(key), bytes.clone());
         let event_type = if previous.is_some() {
             EventType::Modified
         } else {
@@ -932,7 +936,7 @@ impl Store {
         let bytes = encode(&last, previous.as_ref().map_or(0, Bytes::len));
         inner.revision = revision;
         if let Some(m) = inner.objects.get_mut(resource) {
-            m.remove(lookup(&key));
+            m.remove(lookup(&key).as_key());
         }
         inner.parsed.remove(resource, &key);
         let (namespace, name) = key;
@@ -1044,7 +1048,7 @@ impl Store {
         let item = |k: &ObjectKey| Some((k.pair().clone(), objects.get(k)?.clone()));
         let items = match namespace {
             Some(ns) => {
-                let first = (ns, "");
+                let first = key::Lookup::new(ns, "");
                 keys.range::<dyn KeyParts, _>(key::from(&first))
                     .take_while(|k| key::in_namespace(*k, ns))
                     .filter_map(item)
@@ -1065,7 +1069,7 @@ impl Store {
         };
         keys.iter()
             .filter_map(|(resource, key)| {
-                let bytes = inner.objects.get(resource)?.get(lookup(key))?;
+                let bytes = inner.objects.get(resource)?.get(lookup(key).as_key())?;
                 Some((resource.clone(), key.clone(), bytes.clone()))
             })
             .collect()
@@ -1102,10 +1106,10 @@ impl Store {
             let key = (event.namespace.clone(), event.name.clone());
             match &event.previous {
                 Some(prev) => {
-                    state.insert(ObjectKey(key), prev.clone());
+                    state.insert(ObjectKey::new(key), prev.clone());
                 }
                 None => {
-                    state.remove(lookup(&key));
+                    state.remove(lookup(&key).as_key());
                 }
             }
         }
@@ -1181,7 +1185,7 @@ impl Store {
                 .objects
                 .entry(resource)
                 .or_default()
-                .insert(ObjectKey(key), bytes);
+                .insert(ObjectKey::new(key), bytes);
         }
         inner.revision = revision.max(inner.revision);
         inner.history.clear();
@@ -1266,7 +1270,7 @@ fn collect(objects: Option<&Objects>, namespace: Option<&str>) -> Vec<((String, 
     };
     match namespace {
         Some(ns) => {
-            let first = (ns, "");
+            let first = key::Lookup::new(ns, "");
             objects
                 .range::<dyn KeyParts, _>(key::from(&first))
                 .take_while(|(k, _)| key::in_namespace(*k, ns))

@@ -131,7 +131,7 @@ fn evict_oldest_of<T>(
 ) -> Option<(Record, T)> {
     let record = segment.pop_oldest(|record| holds(by_key, record, &stamp_of))?;
     let (_, resource, key) = &record;
-    let kept = by_key.get_mut(resource)?.remove(lookup(key))?;
+    let kept = by_key.get_mut(resource)?.remove(lookup(key).as_key())?;
     Some((record, kept))
 }
 
@@ -140,7 +140,7 @@ fn holds<T>(by_key: &ByKey<T>, record: &Record, stamp_of: impl Fn(&T) -> u64) ->
     let (stamp, resource, key) = record;
     by_key
         .get(resource)
-        .and_then(|objects| objects.get(lookup(key)))
+        .and_then(|objects| objects.get(lookup(key).as_key()))
         .is_some_and(|kept| stamp_of(kept) == *stamp)
 }
 
@@ -193,7 +193,7 @@ impl ParsedCache {
     }
 
     fn get_entry(&self, resource: &str, key: &dyn KeyParts, bytes: &Bytes) -> Option<&Entry> {
-        let entry = self.entries.get(resource)?.get(key)?;
+        let entry = self.entries.get(resource)?.get(lookup(key).as_key())?;
         same_allocation(&entry.bytes, bytes).then_some(entry)
     }
 
@@ -220,12 +220,12 @@ impl ParsedCache {
         let Some(objects) = self.entries.get_mut(resource) else {
             return;
         };
-        let previous = objects.get(lookup(&key)).map(|e| e.main);
+        let previous = objects.get(lookup(&key).as_key()).map(|e| e.main);
         let main =
             previous.is_some() || forget_left(&mut self.left, &mut self.left_order, resource, &key);
         let record = (stamp, resource.to_string(), key.clone());
         let replaced = objects.insert(
-            ObjectKey(key),
+            ObjectKey::new(key),
             Entry {
                 stamp,
                 main,
@@ -302,7 +302,7 @@ impl ParsedCache {
         if let Some(entry) = self
             .entries
             .get_mut(resource)
-            .and_then(|o| o.remove(lookup(key)))
+            .and_then(|o| o.remove(lookup(key).as_key()))
         {
             self.segment(entry.main).len -= 1;
         }
