@@ -77,12 +77,17 @@ impl Shared {
 
     /// A random suffix from the alphabet the real server uses for generated names.
     pub(crate) fn random_suffix(&self, len: usize) -> String {
+        let mut suffix = String::with_capacity(len);
+        self.push_random_suffix(&mut suffix, len);
+        suffix
+    }
+
+    /// Appends [`Shared::random_suffix`]`(len)` to `out` (a generated name's prefix).
+    pub(crate) fn push_random_suffix(&self, out: &mut String, len: usize) {
         // Vowels and confusable characters are left out, as in k8s.io/apimachinery/pkg/util/rand.
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
         let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
-        (0..len)
-            .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-            .collect()
+        out.extend((0..len).map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())])));
     }
 }
 

@@ -25,9 +25,7 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
         Some(sent) => sent.clone(),
         None => {
             let n = server.shared.audit_ids.fetch_add(1, Ordering::Relaxed) + 1;
-            // The id is ASCII hex and dashes, so the bytes are taken without a copy.
-            HeaderValue::from_maybe_shared(bytes::Bytes::from(numbered_uuid(n)))
-                .unwrap_or(HeaderValue::from_static(""))
+            HeaderValue::from_bytes(&numbered_uuid(n)).unwrap_or(HeaderValue::from_static(""))
         }
     };
     let indent = crate::http::pretty::indents(&request);
@@ -43,9 +41,17 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
     response
 }
 
-/// The `n`th audit id: a version-4-shaped UUID whose last group is `n`.
-fn numbered_uuid(n: u64) -> String {
-    format!("00000000-0000-4000-8000-{:012x}", n & 0xffff_ffff_ffff)
+/// The `n`th audit id: a version-4-shaped UUID whose last group is `n` (its low 48 bits, in
+/// lower-case hex). Written digit by digit: every request makes one, and `format!` took ~0.8k
+/// instructions for it, 3% of a GET's.
+fn numbered_uuid(n: u64) -> [u8; 36] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = *b"00000000-0000-4000-8000-000000000000";
+    let (_, last) = id.split_at_mut(24);
+    for (i, digit) in last.iter_mut().enumerate() {
+        *digit = HEX[((n >> (4 * (11 - i))) & 0xf) as usize];
+    }
+    id
 }
 
 #[cfg(test)]
@@ -55,7 +61,12 @@ mod tests {
     #[test]
     fn numbered_ids_are_uuids() {
         let id = numbered_uuid(26);
-        assert_eq!(id, "00000000-0000-4000-8000-00000000001a");
-        assert!(uuid::Uuid::parse_str(&id).is_ok());
+        assert_eq!(&id, b"00000000-0000-4000-8000-00000000001a");
+        for n in [0, 1, 26, 0xabc_def0_1234, (1 << 48) - 1, 1 << 48, u64::MAX] {
+            let id = std::str::from_utf8(&numbered_uuid(n)).unwrap().to_string();
+            let expected = format!("00000000-0000-4000-8000-{:012x}", n & 0xffff_ffff_ffff);
+            assert_eq!(id, expected);
+            assert!(uuid::Uuid::parse_str(&id).is_ok());
+        }
     }
 }

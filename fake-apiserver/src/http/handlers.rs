@@ -1836,11 +1836,12 @@ pub(crate) fn create_object(
     let key = resource_key(&info.group, &info.plural);
     for attempt in 1..=attempts {
         let generated = explicit_name.is_empty().then(|| {
-            let prefix: String = generate_name
+            let mut name: String = generate_name
                 .chars()
                 .take(MAX_GENERATE_NAME_PREFIX)
                 .collect();
-            format!("{prefix}{}", server.shared.random_suffix(5))
+            server.shared.push_random_suffix(&mut name, 5);
+            name
         });
         if generated
             .as_deref()

@@ -184,7 +184,8 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
             .get("automountServiceAccountToken")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let volume_name = format!("kube-api-access-{api_access_suffix}");
+        let mut volume_name = String::from("kube-api-access-");
+        volume_name.push_str(api_access_suffix);
         if automount {
             let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
             if let Some(volumes) = volumes.as_array_mut() {

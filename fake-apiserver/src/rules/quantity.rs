@@ -92,9 +92,53 @@ fn product(a: i128, b: i128) -> Option<i128> {
     }
 }
 
+/// How many texts [`remembered`] keeps, and the longest it keeps.
+const REMEMBERED: usize = 8;
+const REMEMBERED_LEN: usize = 16;
+
+thread_local! {
+    /// The texts parsed last on this thread and what they parsed to, the newest first.
+    static LAST_PARSED: std::cell::RefCell<std::collections::VecDeque<(Box<str>, Option<Quantity>)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// `parse(text)`, or what it gave for an equal text among the last [`REMEMBERED`] short texts
+/// parsed on this thread (it is a function of the text alone).
+fn remembered(text: &str, parse: impl Fn(&str) -> Option<Quantity>) -> Option<Quantity> {
+    if text.len() > REMEMBERED_LEN {
+        return parse(text);
+    }
+    let same = |kept: &str| serde_json::short_bytes::eq_bytes(kept.as_bytes(), text.as_bytes());
+    let found = LAST_PARSED.try_with(|last| {
+        let last = last.borrow();
+        last.iter().find(|(kept, _)| same(kept)).map(|(_, q)| *q)
+    });
+    if let Ok(Some(quantity)) = found {
+        return quantity;
+    }
+    let quantity = parse(text);
+    let _ = LAST_PARSED.try_with(|last| {
+        let mut last = last.borrow_mut();
+        if last.len() == REMEMBERED {
+            last.pop_back();
+        }
+        last.push_front((text.into(), quantity));
+    });
+    quantity
+}
+
 impl Quantity {
     /// `resource.ParseQuantity`; `None` when the string is not a quantity.
+    ///
+    /// The last few short texts parsed on this thread are remembered with what they parsed
+    /// to ([`remembered`]): a pod's quantities are read by its validation, its defaults (the
+    /// QoS class) and its warnings, and a template's pods repeat them.
     pub fn parse(s: &str) -> Option<Quantity> {
+        remembered(s, Quantity::parse_text)
+    }
+
+    /// [`Quantity::parse`], not remembered.
+    fn parse_text(s: &str) -> Option<Quantity> {
         let s = trim(s);
         if s.is_empty() {
             return None;
@@ -352,6 +396,45 @@ impl PartialOrd for Quantity {
 mod tests {
     use super::*;
     use rstest::rstest;
+
+    #[test]
+    fn remembered_texts_parse_as_they_did() {
+        // More texts than are remembered, valid and not, short and long, in turn and again,
+        // so that every text is parsed while remembered and after it was pushed out.
+        let texts = [
+            "250m",
+            "256Mi",
+            "500m",
+            "512Mi",
+            "1",
+            "0",
+            "-1",
+            "1.5Gi",
+            "x",
+            "",
+            "1e3",
+            "1E3",
+            "+1",
+            "0100Ki",
+            "12345678901234567",
+            "1Ki ",
+            " 2",
+            "3.",
+            ".5",
+            "1..2",
+        ];
+        let forwards = texts.iter();
+        let backwards = texts.iter().rev();
+        let strided = (0..texts.len()).map(|i| &texts[(i * 7) % texts.len()]);
+        for text in forwards.chain(backwards).chain(strided) {
+            assert_eq!(
+                Quantity::parse(text),
+                Quantity::parse_text(text),
+                "{text:?}"
+            );
+        }
+        assert!(Quantity::parse("250m").is_some() && Quantity::parse("x").is_none());
+    }
 
     /// The nano-units of `digits`·2^`binary_exp`·10^`scale` by checked `i128` arithmetic at
     /// every step (how `parse` computed them before its native fast path).
