@@ -771,9 +771,14 @@ pub(crate) fn discovery_for_path(
     server: &FakeApiServer,
     path: &str,
 ) -> Option<Result<Value, ApiError>> {
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    // Only the three discovery shapes need the resource list; every resource request passes
-    // through here, so it is not built for them.
+    let path = path.trim_matches('/');
+    // Every resource request passes through here: one with more than three segments is none
+    // of the three discovery shapes, told without splitting it.
+    if path.bytes().filter(|&b| b == b'/').count() > 2 {
+        return None;
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    // Only the three discovery shapes need the resource list, so it is not built for others.
     if !matches!(
         segments.as_slice(),
         ["api", _] | ["apis", _] | ["apis", _, _]

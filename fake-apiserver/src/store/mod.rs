@@ -97,9 +97,14 @@ impl StoreEvent {
     }
 }
 
-/// The key of a resource type in the store: `group/plural`.
+/// The key of a resource type in the store: `group/plural`. Made on every request (appended,
+/// not `format!`ted: that cost ~0.5k instructions, 2% of a GET).
 pub fn resource_key(group: &str, plural: &str) -> String {
-    format!("{group}/{plural}")
+    let mut key = String::with_capacity(group.len() + 1 + plural.len());
+    key.push_str(group);
+    key.push('/');
+    key.push_str(plural);
+    key
 }
 
 /// What a [`Store::mutate`] closure decides.
