@@ -27,9 +27,10 @@ pub struct ResourcePath {
 impl ResourcePath {
     /// Parses a path; `None` when it is not a resource path.
     pub fn parse(path: &str) -> Option<Self> {
-        // Split by a predicate, not the `char`: a `char` pattern searches with `memchr`, whose
-        // set-up costs more than the few bytes of a segment.
-        let segments: Vec<&str> = path.trim_matches('/').split(|c| c == '/').collect();
+        // Split by a set of one `char`, not the `char`: a `char` pattern searches with
+        // `memchr`, whose set-up costs more than the few bytes of a segment; a set is tested
+        // char by char.
+        let segments: Vec<&str> = path.trim_matches('/').split(['/']).collect();
         let (group, version, rest) = match segments.as_slice() {
             ["api", version, rest @ ..] => (String::new(), version.to_string(), rest),
             ["apis", group, version, rest @ ..] => (group.to_string(), version.to_string(), rest),
