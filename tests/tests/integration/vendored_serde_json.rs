@@ -430,6 +430,30 @@ fn short_comparisons_agree_with_eq_and_cmp() {
     use serde_json::short_bytes::{cmp_bytes, eq_bytes};
     let mut strings = strings_and_near_misses();
     strings.push(String::new());
+    // Long shared prefixes, ending and differing at every byte from the seventh to the
+    // fortieth (around and past the first word the comparison reads), with zero bytes that a
+    // zero-padded word reads as nothing.
+    let base = "terminationMessagePolicyAndSomeMoreBytes";
+    for len in 7..=base.len() {
+        let prefix = &base[..len];
+        strings.push(prefix.to_string());
+        for tail in ["\0", "\0a", "a", "Z", "\u{7f}", "é"] {
+            strings.push(format!("{prefix}{tail}"));
+        }
+        let mut changed = prefix.as_bytes().to_vec();
+        changed[len - 1] = b'A';
+        strings.push(String::from_utf8(changed).unwrap());
+    }
+    let long: Vec<String> = strings.iter().filter(|s| s.len() >= 7).cloned().collect();
+    for a in &long {
+        for b in &long {
+            assert_eq!(
+                cmp_bytes(a.as_bytes(), b.as_bytes()),
+                a.cmp(b),
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
     for a in strings.iter().step_by(7) {
         for b in &strings {
             assert_eq!(
