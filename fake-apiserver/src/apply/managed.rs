@@ -442,11 +442,65 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
     (Value::Array(list), decoded)
 }
 
+/// An entry's time in seconds since the epoch, for the order of entries (0 when it has none or
+/// it does not parse). A time as the server writes it (`2006-01-02T15:04:05Z`, nearly every
+/// entry's: see [`written_time_seconds`]) is read without a parser; any other is parsed.
 fn time_seconds(t: &Option<String>) -> i64 {
     t.as_deref()
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .map(|t| t.as_second())
+        .and_then(|t| {
+            written_time_seconds(t)
+                .or_else(|| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_second()))
+        })
         .unwrap_or(0)
+}
+
+/// The seconds since the epoch of a valid time in the form the server writes
+/// (`2006-01-02T15:04:05Z`) in the years 1 to 9998; `None` for any other text, valid or not
+/// (then parsed). A second of 60 is left to the parser.
+fn written_time_seconds(t: &str) -> Option<i64> {
+    let b = t.as_bytes();
+    let shape = b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z';
+    if !shape {
+        return None;
+    }
+    let number = |from: usize, to: usize| -> Option<i64> {
+        b[from..to].iter().try_fold(0i64, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+    let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    // Past 9998 the parser's range ends (a timestamp must be a civil time at every offset).
+    let in_range = (1..=9998).contains(&year);
+    if !in_range || day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    // Days from 1970-01-01 to the date (the proleptic Gregorian calendar, years from March).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let year_of_era = y.rem_euclid(400);
+    let day_of_year = (153 * m + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
 }
 
 /// Sorts identities for messages (by manager, then operation, version, subresource).
@@ -457,6 +511,53 @@ pub fn sort_identities(ids: &mut [Identity]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn written_times_read_as_the_parser_reads_them() {
+        let parsed = |t: &str| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_second());
+        // Every day of some years (leap and not, around the epoch and far from it), at several
+        // times of day, as the server writes them.
+        for year in [
+            1, 4, 100, 400, 1900, 1969, 1970, 2000, 2024, 2026, 2100, 9998,
+        ] {
+            let start = jiff::civil::date(year, 1, 1);
+            for day in 0..366 {
+                let Ok(date) = start.checked_add(jiff::Span::new().days(day)) else {
+                    continue;
+                };
+                if date.year() != year {
+                    continue;
+                }
+                for (h, m, s) in [(0, 0, 0), (12, 34, 56), (23, 59, 59)] {
+                    let t = format!("{date}T{h:02}:{m:02}:{s:02}Z");
+                    assert_eq!(written_time_seconds(&t), parsed(&t), "{t}");
+                }
+            }
+        }
+        // Not in the written form, or not a time: left to the parser, whatever it says.
+        for t in [
+            "2026-02-29T00:00:00Z",
+            "2024-02-30T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-00-10T00:00:00Z",
+            "2026-01-00T00:00:00Z",
+            "2026-01-01T24:00:00Z",
+            "2026-01-01T00:60:00Z",
+            "2026-01-01T23:59:60Z",
+            "0000-01-01T00:00:00Z",
+            "9999-12-30T23:59:59Z",
+            "9999-01-01T00:00:00Z",
+            "2026-01-01T00:00:00+01:00",
+            "2026-01-01T00:00:00.5Z",
+            "2026-01-01 00:00:00Z",
+            "2026-0a-01T00:00:00Z",
+            "",
+        ] {
+            assert_eq!(written_time_seconds(t), None, "{t}");
+            let with_parser = time_seconds(&Some(t.to_string()));
+            assert_eq!(with_parser, parsed(t).unwrap_or(0), "{t}");
+        }
+    }
 
     #[test]
     fn entries_round_trip_in_server_order() {
