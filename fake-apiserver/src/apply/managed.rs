@@ -476,14 +476,7 @@ fn written_time_seconds(t: &str) -> Option<i64> {
     };
     let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
     let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let month_days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    };
+    let month_days = crate::rules::schema_format::days_in_month(year, month)?;
     // Past 9998 the parser's range ends (a timestamp must be a civil time at every offset).
     let in_range = (1..=9998).contains(&year);
     if !in_range || day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59 {

@@ -249,15 +249,21 @@ fn is_date(text: &str) -> bool {
     let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
         return false;
     };
+    days_in_month(i64::from(year), i64::from(month))
+        .is_some_and(|days| (1..=days).contains(&i64::from(day)))
+}
+
+/// How many days `month` (1–12) of `year` has in the Gregorian calendar; `None` for a month
+/// out of range.
+pub(crate) fn days_in_month(year: i64, month: i64) -> Option<i64> {
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
+    Some(match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
         2 if leap => 29,
         2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day)
+        _ => return None,
+    })
 }
 
 static TIME_OF_DAY: Pattern =
