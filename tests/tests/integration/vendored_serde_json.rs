@@ -36,6 +36,21 @@ fn same(ours: &Map<String, Value>, theirs: &BTreeMap<String, Value>) {
     assert_eq!(ours.len(), theirs.len());
     assert!(ours.keys().eq(theirs.keys()));
     assert!(ours.values().rev().eq(theirs.values().rev()));
+    // The `Value` index looks keys up by its own path (`get_str`, `get_str_mut`): whatever
+    // built or changed the map, every key is found (and a near miss is not).
+    let mut value = Value::Object(ours.clone());
+    for (k, v) in theirs {
+        assert_eq!(
+            value.get(k.as_str()),
+            Some(v),
+            "{k:?} not found by the index"
+        );
+        let missing = format!("{k}~");
+        assert_eq!(value.get(missing.as_str()), None, "{missing:?} found");
+    }
+    if let Some((k, v)) = theirs.iter().next() {
+        assert_eq!(value.get_mut(k.as_str()), Some(&mut v.clone()));
+    }
 }
 
 #[rstest]
