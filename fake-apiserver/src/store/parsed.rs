@@ -159,11 +159,11 @@ pub struct ParsedCache {
 
 /// The fingerprint a key is remembered by once it left probation: a hash of the resource, the
 /// namespace and the name (foldhash mixes each string's length into the hash, so two splits of
-/// the same bytes hash apart). Two keys with one fingerprint only send an object to the main segment
-/// early; what a read finds is decided by the entries, which are keyed by the key itself.
-/// Remembering fingerprints instead of keys spares every create copying three strings into the
-/// memory and two string-keyed tree walks. Hashed with foldhash's fixed seed: the same keys get
-/// the same fingerprints in every run, at a tenth of SipHash's cost (two a create).
+/// the same bytes hash apart). Two keys with one fingerprint only send an object to the main
+/// segment early; what a read finds is decided by the entries, which are keyed by the key
+/// itself. Remembering fingerprints instead of keys spares every create copying three strings
+/// into the memory and two string-keyed tree walks. Hashed with foldhash's fixed seed: the same
+/// keys get the same fingerprints in every run, at a tenth of SipHash's cost (two a create).
 fn fingerprint(resource: &str, key: &dyn KeyParts) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
     let (namespace, name) = key.parts();
