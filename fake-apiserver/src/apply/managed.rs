@@ -458,28 +458,20 @@ fn time_seconds(t: &Option<String>) -> i64 {
 /// (`2006-01-02T15:04:05Z`) in the years 1 to 9998; `None` for any other text, valid or not
 /// (then parsed). A second of 60 is left to the parser.
 fn written_time_seconds(t: &str) -> Option<i64> {
+    use crate::rules::schema_format::{civil_date, digits};
     let b = t.as_bytes();
-    let shape = b.len() == 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b[19] == b'Z';
+    let shape = b.len() == 20 && b[10] == b'T' && b[13] == b':' && b[16] == b':' && b[19] == b'Z';
     if !shape {
         return None;
     }
-    let number = |from: usize, to: usize| -> Option<i64> {
-        b[from..to].iter().try_fold(0i64, |n, &d| {
-            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
-        })
-    };
-    let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
-    let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
-    let month_days = crate::rules::schema_format::days_in_month(year, month)?;
+    let (year, month, day) = civil_date(&b[..10])?;
+    let (hour, minute, second) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
     // Past 9998 the parser's range ends (a timestamp must be a civil time at every offset).
-    let in_range = (1..=9998).contains(&year);
-    if !in_range || day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59 {
+    if !(1..=9998).contains(&year) || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
     // Days from 1970-01-01 to the date (the proleptic Gregorian calendar, years from March).
