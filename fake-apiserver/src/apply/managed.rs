@@ -474,17 +474,7 @@ fn written_time_seconds(t: &str) -> Option<i64> {
     if !(1..=9998).contains(&year) || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    // Days from 1970-01-01 to the date (the proleptic Gregorian calendar, years from March).
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y.div_euclid(400);
-    let year_of_era = y.rem_euclid(400);
-    let day_of_year = (153 * m + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
+    let days = crate::rules::civil_time::days_from_civil(year, month, day);
     Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
 }
 

@@ -232,15 +232,22 @@ impl Image {
 /// Splits recorded bytes at their open pieces; a `{{uid N}}` must name one of the `created`
 /// objects created so far (this write's own included).
 fn pieces(bytes: &'static str, created: usize) -> Result<Vec<Piece>, String> {
+    // Every start reads the ~60 KB recording: a SIMD search for the two-byte mark, not `str::find`
+    // (its two-way searcher took ~0.1 ms of a start).
+    static OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"{{"));
     let mut pieces = Vec::new();
     let mut rest = bytes;
-    while let Some(start) = rest.find("{{") {
+    while let Some(start) = OPEN.find(rest.as_bytes()) {
         if start > 0 {
             pieces.push(Piece::Text(&rest[..start]));
         }
         let after = &rest[start + 2..];
+        // Holes are short (`uid 123`): a plain scan finds their end.
         let end = after
-            .find("}}")
+            .as_bytes()
+            .windows(2)
+            .position(|pair| pair == b"}}")
             .ok_or_else(|| "an unclosed {{".to_string())?;
         let hole = &after[..end];
         pieces.push(match hole {

@@ -12,6 +12,7 @@
 //! selectors ([`selectors`], [`field_labels`]).
 
 pub mod apiregistration;
+pub(crate) mod civil_time;
 pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
