@@ -20,6 +20,9 @@ use crate::report::{number, Figure, Target};
 pub const ROUNDS: usize = 11;
 /// How long each slice runs.
 pub const SLICE: Duration = Duration::from_millis(80);
+/// Set (to anything), every pair's two rates and ratio are printed to stderr as they are
+/// measured: which side ran first, and how far the pairs spread.
+pub const PAIRS_ENV: &str = "BENCH_PAIRS";
 
 /// One unit of an operation's work, given its call number.
 type Op = Box<dyn FnMut(u64) -> LocalBoxFuture<'static, Result<()>>>;
@@ -99,6 +102,21 @@ pub async fn measure(numerator: &mut Probe, denominator: &mut Probe) -> Result<P
             let d = denominator.run(SLICE).await?;
             (numerator.run(SLICE).await?, d)
         };
+        if std::env::var_os(PAIRS_ENV).is_some() {
+            eprintln!(
+                "# pair {round} ({} first): {} {:.0} / {} {:.0} = {:.3}",
+                if round % 2 == 0 {
+                    "numerator"
+                } else {
+                    "denominator"
+                },
+                numerator.name,
+                n.rate(),
+                denominator.name,
+                d.rate(),
+                n.rate() / d.rate().max(1e-9)
+            );
+        }
         pairs.push((n.rate(), d.rate()));
     }
     Ok(Paired::of(&pairs))

@@ -85,7 +85,7 @@ pub(super) fn find(info: &ResourceInfo, object: &Value) -> Option<Owned> {
 /// Whether `object`, or one of its members, is a map that something else holds too (see
 /// [`copy_unshared`]) but that does not share its entries with `kept` or the same member of
 /// `kept`.
-fn held_elsewhere_only(object: &Value, kept: &Value) -> bool {
+pub(crate) fn held_elsewhere_only(object: &Value, kept: &Value) -> bool {
     let (Some(object), Some(kept)) = (object.as_object(), kept.as_object()) else {
         return false;
     };
@@ -171,7 +171,7 @@ fn same_members(a: &Value, b: &Value, same: impl Fn(&str, &Value, &Value) -> boo
 /// copies those anyway, and sharing them makes the next comparison with an object made from
 /// the same decode end at them. Every other map is copied (a clone would make every later
 /// change of the object copy what it changes).
-fn copy_unshared(value: &Value) -> Value {
+pub(crate) fn copy_unshared(value: &Value) -> Value {
     match value {
         Value::Object(map) if map.is_shared() => value.clone(),
         Value::Object(map) => {

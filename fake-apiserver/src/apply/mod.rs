@@ -15,7 +15,7 @@
 //! `namespace`, `uid`, `resourceVersion`, `generation`, `creationTimestamp`, `managedFields`, ...)
 //! is never recorded.
 
-mod created;
+pub(crate) mod created;
 pub mod fieldpath;
 pub mod fingerprint;
 pub mod managed;

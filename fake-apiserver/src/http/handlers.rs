@@ -1855,8 +1855,14 @@ pub(crate) fn create_object(
         }
         let uid = server.shared.new_uid();
         prepare_create(&ctx, &mut candidate, &uid)?;
+        // A pod's service account token volume name, drawn for each create.
+        let mut api_access = None;
         match (info.group.as_str(), info.kind.as_str()) {
-            ("", "Pod") => defaults::default_pod(&mut candidate, &server.shared.random_suffix(5)),
+            ("", "Pod") => {
+                let suffix = server.shared.random_suffix(5);
+                defaults::default_pod(&mut candidate, &suffix);
+                api_access = Some(defaults::api_access_volume_name(&suffix));
+            }
             ("", "Namespace") => defaults::default_namespace(&mut candidate),
             _ => defaults::on_create(info, &mut candidate),
         }
@@ -1884,15 +1890,25 @@ pub(crate) fn create_object(
                 .filter_map(|(_, o)| crate::store::json::from_slice(o).ok())
                 .collect()
         })?;
-        crate::rules::validate_create(info, &candidate)?;
+        // A pod alike to one this thread found valid (see `rules::valid_creates`) skips the
+        // kind's checks and takes its warnings.
+        let known = api_access
+            .as_deref()
+            .and_then(|token| crate::rules::valid_creates::find(info, &candidate, token));
+        crate::rules::validate_create_known(info, &candidate, known.is_some())?;
         ctx.memos
             .set_written_pod_spec_valid(info.is_builtin("", "Pod"));
         if crate::rules::meta::checks_labels_and_annotations(info) {
             ctx.memos.set_validated_maps(&candidate);
         }
-        ctx.warnings
-            .borrow_mut()
-            .extend(crate::rules::warnings::on_create(info, &candidate));
+        let warnings = known.unwrap_or_else(|| {
+            let warnings = crate::rules::warnings::on_create(info, &candidate);
+            if let Some(token) = &api_access {
+                crate::rules::valid_creates::keep(info, &candidate, token, &warnings);
+            }
+            warnings
+        });
+        ctx.warnings.borrow_mut().extend(warnings);
         finish_custom_object(&ctx, &mut candidate, None)?;
         match tracked_early.as_mut() {
             Some((managed, written)) => {
@@ -2339,5 +2355,56 @@ mod body_reading {
         }
         let at_limit = read_body(body_of(vec![Bytes::from(vec![b' '; MAX_BODY_BYTES])])).await;
         assert_eq!(at_limit.unwrap().len(), MAX_BODY_BYTES);
+    }
+}
+
+/// Pods alike to one found valid skip the kind's checks (`rules::valid_creates`).
+#[cfg(test)]
+mod valid_creates_memo {
+    use crate::rules::valid_creates::{forget_kept, kept_here};
+    use serde_json::{json, Value};
+
+    /// Creates a pod named `name` with `image` through the server's create path.
+    fn create(
+        server: &crate::FakeApiServer,
+        name: &str,
+        image: &str,
+    ) -> Result<Value, crate::error::ApiError> {
+        super::apply_own(
+            server,
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default", "labels": {"app": "a"}},
+                "spec": {"containers": [{"name": "c", "image": image,
+                    "ports": [{"containerPort": 80}]}]}}),
+        )
+    }
+
+    /// The second of two alike pods finds the first kept (nothing more is kept; debug builds
+    /// checked that the skipped checks find nothing); a pod that differs is checked and kept
+    /// too, and one that differs by being invalid is refused.
+    #[test]
+    fn an_alike_pod_finds_the_kept_one_and_others_are_checked() {
+        let server = crate::FakeApiServer::new();
+        forget_kept();
+        let first = create(&server, "first", "nginx").expect("a valid pod");
+        assert_eq!(kept_here(), 1);
+        let token = first["spec"]["volumes"][0]["name"]
+            .as_str()
+            .expect("a token volume");
+        assert!(token.starts_with("kube-api-access-"), "{first}");
+        create(&server, "second", "nginx").expect("a valid pod");
+        assert_eq!(kept_here(), 1, "the second pod was found alike");
+        create(&server, "third", "busybox").expect("a valid pod");
+        assert_eq!(kept_here(), 2);
+        let err = super::apply_own(
+            &server,
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "fourth", "namespace": "default", "labels": {"app": "a"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx",
+                    "ports": [{"containerPort": 99999}]}]}}),
+        )
+        .expect_err("an invalid port");
+        assert_eq!(err.code, 422, "{err:?}");
+        assert_eq!(kept_here(), 2);
     }
 }

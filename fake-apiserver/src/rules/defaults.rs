@@ -159,6 +159,18 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
 /// Adds to a decoded (so defaulted) pod what the ServiceAccount and DefaultTolerationSeconds
 /// admission plugins add, and the initial status (its QoS class is `ComputePodQOS` of the
 /// spec), as the pod strategy sets it.
+/// How the name of the service account token volume a pod is given begins (ServiceAccount
+/// admission's `kube-api-access-` and five random characters).
+pub(crate) const API_ACCESS_PREFIX: &str = "kube-api-access-";
+
+/// The name of the service account token volume drawn with `suffix`.
+pub(crate) fn api_access_volume_name(suffix: &str) -> String {
+    let mut name = String::with_capacity(API_ACCESS_PREFIX.len() + suffix.len());
+    name.push_str(API_ACCESS_PREFIX);
+    name.push_str(suffix);
+    name
+}
+
 pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     let Some(obj) = pod.as_object_mut() else {
         return;
@@ -184,8 +196,7 @@ pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
             .get("automountServiceAccountToken")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        let mut volume_name = String::from("kube-api-access-");
-        volume_name.push_str(api_access_suffix);
+        let volume_name = api_access_volume_name(api_access_suffix);
         if automount {
             let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
             if let Some(volumes) = volumes.as_array_mut() {

@@ -27,6 +27,7 @@ pub mod schema;
 pub mod schema_format;
 pub mod selectors;
 pub mod strconv;
+pub(crate) mod valid_creates;
 pub mod validation;
 
 pub mod apps;
@@ -74,8 +75,16 @@ pub enum Target {
 /// The causes of creating `object` (metadata and the kind's own rules), as the kind's strategy
 /// `Validate` gives them.
 pub fn create_causes(info: &ResourceInfo, object: &Value) -> Vec<Cause> {
+    create_causes_known(info, object, false)
+}
+
+/// [`create_causes`], but for the kind's own checks when `kind_valid` says they are known to
+/// find nothing (an object alike to one that passed them: see [`valid_creates`]).
+fn create_causes_known(info: &ResourceInfo, object: &Value, kind_valid: bool) -> Vec<Cause> {
     let mut causes = meta::create_causes(info, object);
-    causes.extend(kind_create_causes(info, object));
+    if !kind_valid {
+        causes.extend(kind_create_causes(info, object));
+    }
     if causes.is_empty() {
         // `rest.BeforeCreate` runs the generic metadata check only once the strategy passed.
         causes = meta::generic_create_causes(info, object);
@@ -119,6 +128,16 @@ pub fn update_causes(
 /// [`create_causes`] as a 422 `Invalid` error naming the object.
 pub fn validate_create(info: &ResourceInfo, object: &Value) -> Result<(), ApiError> {
     invalid(info, object, create_causes(info, object))
+}
+
+/// [`validate_create`] of an object the kind's own checks are known to pass when `kind_valid`
+/// (see [`valid_creates`]): only the metadata checks run then.
+pub(crate) fn validate_create_known(
+    info: &ResourceInfo,
+    object: &Value,
+    kind_valid: bool,
+) -> Result<(), ApiError> {
+    invalid(info, object, create_causes_known(info, object, kind_valid))
 }
 
 /// [`update_causes`] as a 422 `Invalid` error naming the object.
