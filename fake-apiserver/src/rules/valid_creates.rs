@@ -22,6 +22,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
+use serde_json::short_bytes::eq_bytes;
 use serde_json::Value;
 
 use crate::resource::ResourceInfo;
@@ -139,45 +140,17 @@ struct Rename<'a> {
 /// Whether the new pod `new` is alike to the kept pod `kept`: equal but for `metadata.name`,
 /// `metadata.uid` and `metadata.creationTimestamp` (strings in both) and the token names.
 fn alike_pods(kept: &Value, new: &Value, rename: Rename<'_>) -> bool {
-    let (Some(kept), Some(new)) = (kept.as_object(), new.as_object()) else {
-        return false;
-    };
-    kept.len() == new.len()
-        && kept
-            .iter()
-            .zip(new)
-            .all(|((kept_key, kept_value), (new_key, new_value))| {
-                kept_key == new_key
-                    && match kept_key.as_str() {
-                        "metadata" => alike_metadata(kept_value, new_value, rename),
-                        _ => alike(kept_value, new_value, rename),
-                    }
-            })
+    alike_members(kept, new, |key, kept, new| match key {
+        "metadata" => alike_members(kept, new, |key, kept, new| match key {
+            "name" | "uid" | "creationTimestamp" => kept.is_string() && new.is_string(),
+            _ => alike(kept, new, rename),
+        }),
+        _ => alike(kept, new, rename),
+    })
 }
 
-fn alike_metadata(kept: &Value, new: &Value, rename: Rename<'_>) -> bool {
-    let (Some(kept), Some(new)) = (kept.as_object(), new.as_object()) else {
-        return false;
-    };
-    kept.len() == new.len()
-        && kept
-            .iter()
-            .zip(new)
-            .all(|((kept_key, kept_value), (new_key, new_value))| {
-                kept_key == new_key
-                    && match kept_key.as_str() {
-                        "name" | "uid" | "creationTimestamp" => {
-                            kept_value.is_string() && new_value.is_string()
-                        }
-                        _ => alike(kept_value, new_value, rename),
-                    }
-            })
-}
-
-/// Equal values, but for the token names (see [`Rename`]). Keys are compared as they are: a
-/// kept pod has no key that could be a token's name (see `keep`), so an alike one has none.
+/// Equal values, but for the token names (see [`Rename`]).
 fn alike(kept: &Value, new: &Value, rename: Rename<'_>) -> bool {
-    use serde_json::short_bytes::eq_bytes;
     match (kept, new) {
         // Both token names have one length; other strings are alike only when equal.
         (Value::String(kept), Value::String(new)) if kept.len() == rename.kept.len() => {
@@ -188,17 +161,8 @@ fn alike(kept: &Value, new: &Value, rename: Rename<'_>) -> bool {
             }
         }
         (Value::String(kept), Value::String(new)) => eq_bytes(kept.as_bytes(), new.as_bytes()),
-        (Value::Object(kept), Value::Object(new)) => {
-            // Maps sharing their entries hold no token name (see `keep`).
-            kept.shares_entries(new)
-                || (kept.len() == new.len()
-                    && kept
-                        .iter()
-                        .zip(new)
-                        .all(|((kept_key, kept_value), (key, value))| {
-                            eq_bytes(kept_key.as_bytes(), key.as_bytes())
-                                && alike(kept_value, value, rename)
-                        }))
+        (Value::Object(_), Value::Object(_)) => {
+            alike_members(kept, new, |_, kept, new| alike(kept, new, rename))
         }
         (Value::Array(kept), Value::Array(new)) => {
             kept.len() == new.len()
@@ -209,6 +173,24 @@ fn alike(kept: &Value, new: &Value, rename: Rename<'_>) -> bool {
         }
         (kept, new) => kept == new,
     }
+}
+
+/// Whether `kept` and `new` are maps with the same keys in the same order whose members
+/// `member` finds alike (given the key). Keys are compared as they are: a kept pod has no key
+/// that could be a token's name (see `keep`), so an alike one has none. Maps sharing their
+/// entries are alike: they hold no token name either (see `keep`).
+fn alike_members(kept: &Value, new: &Value, member: impl Fn(&str, &Value, &Value) -> bool) -> bool {
+    let (Some(kept), Some(new)) = (kept.as_object(), new.as_object()) else {
+        return false;
+    };
+    kept.shares_entries(new)
+        || (kept.len() == new.len()
+            && kept
+                .iter()
+                .zip(new)
+                .all(|((kept_key, kept_value), (key, value))| {
+                    eq_bytes(kept_key.as_bytes(), key.as_bytes()) && member(key, kept_value, value)
+                }))
 }
 
 /// Whether `value` has a key that could be a token volume's name (`kube-api-access-...`)
