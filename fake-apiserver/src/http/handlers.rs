@@ -2361,7 +2361,7 @@ mod body_reading {
 /// Pods alike to one found valid skip the kind's checks (`rules::valid_creates`).
 #[cfg(test)]
 mod valid_creates_memo {
-    use crate::rules::valid_creates::{forget_kept, kept_here};
+    use crate::rules::valid_creates::{forget_kept, kept_here, misses_here};
     use serde_json::{json, Value};
 
     /// Creates a pod named `name` with `image` through the server's create path.
@@ -2406,5 +2406,26 @@ mod valid_creates_memo {
         .expect_err("an invalid port");
         assert_eq!(err.code, 422, "{err:?}");
         assert_eq!(kept_here(), 2);
+    }
+    /// A run of pods that are each new keeps only the 1st, 2nd, 4th, ... of them; a run of
+    /// alike pods after it is found again once one of them is kept.
+    #[test]
+    fn a_run_of_new_pods_keeps_few_and_alike_ones_are_found_again() {
+        let server = crate::FakeApiServer::new();
+        forget_kept();
+        for (i, kept) in [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (6, 3)] {
+            create(&server, &format!("new-{i}"), &format!("image-{i}")).expect("a valid pod");
+            assert_eq!(kept_here(), kept, "after pod {i}");
+        }
+        assert_eq!(misses_here(), 6);
+        // Alike to one another: the 7th misses and is not kept, the 8th is kept, then found.
+        for (i, kept, misses) in [(7, 3, 7), (8, 4, 8), (9, 4, 0), (10, 4, 0)] {
+            create(&server, &format!("alike-{i}"), "alike").expect("a valid pod");
+            assert_eq!(
+                (kept_here(), misses_here()),
+                (kept, misses),
+                "after pod {i}"
+            );
+        }
     }
 }

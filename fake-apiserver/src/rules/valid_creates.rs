@@ -19,7 +19,7 @@
 //! Debug builds also run the checks on every pod found alike and assert that they find nothing
 //! and the same warnings.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
 use serde_json::short_bytes::eq_bytes;
@@ -46,6 +46,11 @@ struct Kept {
 thread_local! {
     /// The valid pods kept, oldest first.
     static KEPT_HERE: RefCell<VecDeque<Kept>> = const { RefCell::new(VecDeque::new()) };
+    /// Pods looked for and not found since one was last found. Keeping a pod copies what it
+    /// does not share, so a long run of pods that are each new (a new name and label each
+    /// time) keeps only the 1st, 2nd, 4th, 8th, ... of them: the cost of keeping stays a
+    /// vanishing part of their creates, and a run of alike pods after them is still found.
+    static MISSES: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Whether `info` is the kind whose creates are kept: the built-in Pod.
@@ -84,7 +89,14 @@ pub(crate) fn find(info: &ResourceInfo, pod: &Value, token: &str) -> Option<Vec<
             found.replaced = true;
         }
         Some(found.warnings.clone())
-    })?;
+    });
+    MISSES.with(|misses| {
+        misses.set(match warnings {
+            Some(_) => 0,
+            None => misses.get().saturating_add(1),
+        })
+    });
+    let warnings = warnings?;
     if cfg!(debug_assertions) {
         assert!(
             super::kind_create_causes(info, pod).is_empty(),
@@ -100,10 +112,14 @@ pub(crate) fn find(info: &ResourceInfo, pod: &Value, token: &str) -> Option<Vec<
 }
 
 /// Keeps `pod`, which passed the kind's checks with `warnings`, its create having drawn the
-/// token volume name `token`. Pods whose checks read their name, whose warnings name the token
-/// volume, or that could hold a token volume's name where a comparison does not look (see
+/// token volume name `token`, unless the misses since the last pod found are neither none nor a
+/// power of two (see `MISSES`). Pods whose checks read their name, whose warnings name the
+/// token volume, or that could hold a token volume's name where a comparison does not look (see
 /// [`names_a_token_where_unseen`]) are not kept.
 pub(crate) fn keep(info: &ResourceInfo, pod: &Value, token: &str, warnings: &[String]) {
+    if MISSES.with(Cell::get).count_ones() > 1 {
+        return;
+    }
     let reads_name = pod["spec"]["volumes"]
         .as_array()
         .is_some_and(|volumes| volumes.iter().any(|v| v.get("ephemeral").is_some()));
@@ -198,12 +214,11 @@ fn alike_members(kept: &Value, new: &Value, member: impl Fn(&str, &Value, &Value
 /// the comparison of an alike pod ends unseen at such a map, and compares keys as they are.
 fn names_a_token_where_unseen(value: &Value, held: bool) -> bool {
     match value {
-        Value::String(s) => held && s.starts_with(API_ACCESS_PREFIX),
+        Value::String(s) => held && token_like(s),
         Value::Object(map) => {
             let held = held || map.is_shared();
-            map.iter().any(|(key, value)| {
-                key.starts_with(API_ACCESS_PREFIX) || names_a_token_where_unseen(value, held)
-            })
+            map.iter()
+                .any(|(key, value)| token_like(key) || names_a_token_where_unseen(value, held))
         }
         Value::Array(items) => items
             .iter()
@@ -212,16 +227,28 @@ fn names_a_token_where_unseen(value: &Value, held: bool) -> bool {
     }
 }
 
+/// Whether `s` could be a token volume's name (most strings are told apart by their first byte).
+fn token_like(s: &str) -> bool {
+    s.as_bytes().first() == API_ACCESS_PREFIX.as_bytes().first() && s.starts_with(API_ACCESS_PREFIX)
+}
+
 /// How many pods this thread keeps (for tests).
 #[cfg(test)]
 pub(crate) fn kept_here() -> usize {
     KEPT_HERE.with(|all| all.borrow().len())
 }
 
+/// Pods looked for and not found since one was last found, on this thread (for tests).
+#[cfg(test)]
+pub(crate) fn misses_here() -> u32 {
+    MISSES.with(Cell::get)
+}
+
 /// Forgets the pods this thread keeps (for tests).
 #[cfg(test)]
 pub(crate) fn forget_kept() {
     KEPT_HERE.with(|all| all.borrow_mut().clear());
+    MISSES.with(|misses| misses.set(0));
 }
 
 #[cfg(test)]
