@@ -68,14 +68,16 @@ pub(crate) fn find(info: &ResourceInfo, pod: &Value, token: &str) -> Option<Vec<
     let warnings = KEPT_HERE.with(|kept| {
         let mut kept = kept.borrow_mut();
         let found = kept.iter_mut().rev().find(|kept| {
-            alike_pods(
-                &kept.pod,
-                pod,
-                Rename {
-                    kept: &kept.token,
-                    new: token,
-                },
-            )
+            // Drawn alike, the two names have one length, which `alike` relies on.
+            kept.token.len() == token.len()
+                && alike_pods(
+                    &kept.pod,
+                    pod,
+                    Rename {
+                        kept: &kept.token,
+                        new: token,
+                    },
+                )
         })?;
         // As `apply::created` does: the first pod of a run is its own decode's, so later pods
         // from the kept decode compared all of it; the first alike pod whose maps are held
