@@ -2407,6 +2407,7 @@ mod valid_creates_memo {
         assert_eq!(err.code, 422, "{err:?}");
         assert_eq!(kept_here(), 2);
     }
+
     /// A run of pods that are each new keeps only the 1st, 2nd, 4th, ... of them; a run of
     /// alike pods after it is found again once one of them is kept.
     #[test]

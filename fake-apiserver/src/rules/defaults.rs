@@ -156,9 +156,6 @@ pub fn on_create(info: &ResourceInfo, object: &mut Value) {
     }
 }
 
-/// Adds to a decoded (so defaulted) pod what the ServiceAccount and DefaultTolerationSeconds
-/// admission plugins add, and the initial status (its QoS class is `ComputePodQOS` of the
-/// spec), as the pod strategy sets it.
 /// How the name of the service account token volume a pod is given begins (ServiceAccount
 /// admission's `kube-api-access-` and five random characters).
 pub(crate) const API_ACCESS_PREFIX: &str = "kube-api-access-";
@@ -171,6 +168,9 @@ pub(crate) fn api_access_volume_name(suffix: &str) -> String {
     name
 }
 
+/// Adds to a decoded (so defaulted) pod what the ServiceAccount and DefaultTolerationSeconds
+/// admission plugins add, and the initial status (its QoS class is `ComputePodQOS` of the
+/// spec), as the pod strategy sets it.
 pub fn default_pod(pod: &mut Value, api_access_suffix: &str) {
     let Some(obj) = pod.as_object_mut() else {
         return;
