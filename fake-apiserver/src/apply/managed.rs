@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::fieldpath::Set;
 use super::fingerprint;
+use crate::rules::civil_time::written_second;
 use crate::store::value_eq::equal;
 
 /// `Apply` or `Update`.
@@ -444,38 +445,13 @@ pub fn encode_owned(entries: Vec<Entry>) -> (Value, Decoded) {
 
 /// An entry's time in seconds since the epoch, for the order of entries (0 when it has none or
 /// it does not parse). A time as the server writes it (`2006-01-02T15:04:05Z`, nearly every
-/// entry's: see [`written_time_seconds`]) is read without a parser; any other is parsed.
+/// entry's: see [`written_second`]) is read without a parser; any other is parsed.
 fn time_seconds(t: &Option<String>) -> i64 {
     t.as_deref()
         .and_then(|t| {
-            written_time_seconds(t)
-                .or_else(|| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_second()))
+            written_second(t).or_else(|| t.parse::<jiff::Timestamp>().ok().map(|t| t.as_second()))
         })
         .unwrap_or(0)
-}
-
-/// The seconds since the epoch of a valid time in the form the server writes
-/// (`2006-01-02T15:04:05Z`) in the years 1 to 9998; `None` for any other text, valid or not
-/// (then parsed). A second of 60 is left to the parser.
-fn written_time_seconds(t: &str) -> Option<i64> {
-    use crate::rules::schema_format::{civil_date, digits};
-    let b = t.as_bytes();
-    let shape = b.len() == 20 && b[10] == b'T' && b[13] == b':' && b[16] == b':' && b[19] == b'Z';
-    if !shape {
-        return None;
-    }
-    let (year, month, day) = civil_date(&b[..10])?;
-    let (hour, minute, second) = (
-        digits(&b[11..13])?,
-        digits(&b[14..16])?,
-        digits(&b[17..19])?,
-    );
-    // Past 9998 the parser's range ends (a timestamp must be a civil time at every offset).
-    if !(1..=9998).contains(&year) || hour > 23 || minute > 59 || second > 59 {
-        return None;
-    }
-    let days = crate::rules::civil_time::days_from_civil(year, month, day);
-    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
 }
 
 /// Sorts identities for messages (by manager, then operation, version, subresource).
@@ -505,7 +481,7 @@ mod tests {
                 }
                 for (h, m, s) in [(0, 0, 0), (12, 34, 56), (23, 59, 59)] {
                     let t = format!("{date}T{h:02}:{m:02}:{s:02}Z");
-                    assert_eq!(written_time_seconds(&t), parsed(&t), "{t}");
+                    assert_eq!(written_second(&t), parsed(&t), "{t}");
                 }
             }
         }
@@ -528,7 +504,7 @@ mod tests {
             "2026-0a-01T00:00:00Z",
             "",
         ] {
-            assert_eq!(written_time_seconds(t), None, "{t}");
+            assert_eq!(written_second(t), None, "{t}");
             let with_parser = time_seconds(&Some(t.to_string()));
             assert_eq!(with_parser, parsed(t).unwrap_or(0), "{t}");
         }

@@ -1,7 +1,7 @@
 //! Days since the Unix epoch and the proleptic Gregorian calendar's dates, both ways, and the
-//! `metav1.Time` text of a second (`2006-01-02T15:04:05Z`): the arithmetic behind the time
-//! fast paths that skip a general parser or formatter (a managedFields entry's time, the time
-//! every write stamps).
+//! `metav1.Time` text of a second (`2006-01-02T15:04:05Z`), both ways: the arithmetic behind the
+//! time fast paths that skip a general parser or formatter (a managedFields entry's time, the
+//! time every write stamps, the schema's `date` format).
 
 /// Seconds in a day.
 const DAY: i64 = 86_400;
@@ -78,6 +78,65 @@ pub(crate) fn format_second(second: i64) -> Option<String> {
     }
     // Only ASCII digits and marks were written.
     String::from_utf8(text.to_vec()).ok()
+}
+
+/// The year, month and day of a `2006-01-02` date (a four-digit year, two-digit month and day,
+/// the day within its month in the Gregorian calendar); `None` for any other text.
+pub(crate) fn civil_date(text: &[u8]) -> Option<(i64, i64, i64)> {
+    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (
+        digits(&text[0..4])?,
+        digits(&text[5..7])?,
+        digits(&text[8..10])?,
+    );
+    let days = days_in_month(year, month)?;
+    (1..=days).contains(&day).then_some((year, month, day))
+}
+
+/// The number a run of ASCII digits spells; `None` when a byte is not a digit.
+fn digits(text: &[u8]) -> Option<i64> {
+    text.iter().try_fold(0i64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+    })
+}
+
+/// How many days `month` (1–12) of `year` has in the Gregorian calendar; `None` for a month
+/// out of range.
+fn days_in_month(year: i64, month: i64) -> Option<i64> {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    Some(match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    })
+}
+
+/// The seconds since the epoch of a valid time in the form the server writes
+/// (`2006-01-02T15:04:05Z`, as [`format_second`] writes it) in the years 1 to 9998, read
+/// without a general parser; `None` for any other text, valid or not (a parser's work). A
+/// second of 60 is left to the parser.
+pub(crate) fn written_second(t: &str) -> Option<i64> {
+    let b = t.as_bytes();
+    let shape = b.len() == 20 && b[10] == b'T' && b[13] == b':' && b[16] == b':' && b[19] == b'Z';
+    if !shape {
+        return None;
+    }
+    let (year, month, day) = civil_date(&b[..10])?;
+    let (hour, minute, second) = (
+        digits(&b[11..13])?,
+        digits(&b[14..16])?,
+        digits(&b[17..19])?,
+    );
+    // Past 9998 the parser's range ends (a timestamp must be a civil time at every offset).
+    if !(1..=9998).contains(&year) || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second)
 }
 
 #[cfg(test)]

@@ -236,42 +236,7 @@ fn is_credit_card(text: &str) -> bool {
 /// `time.Parse("2006-01-02", text)`: a four-digit year, two-digit month and day, the day within
 /// its month.
 fn is_date(text: &str) -> bool {
-    civil_date(text.as_bytes()).is_some()
-}
-
-/// The year, month and day of a `2006-01-02` date (a four-digit year, two-digit month and day,
-/// the day within its month in the Gregorian calendar); `None` for any other text.
-pub(crate) fn civil_date(text: &[u8]) -> Option<(i64, i64, i64)> {
-    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
-        return None;
-    }
-    let (year, month, day) = (
-        digits(&text[0..4])?,
-        digits(&text[5..7])?,
-        digits(&text[8..10])?,
-    );
-    let days = days_in_month(year, month)?;
-    (1..=days).contains(&day).then_some((year, month, day))
-}
-
-/// The number a run of ASCII digits spells; `None` when a byte is not a digit.
-pub(crate) fn digits(text: &[u8]) -> Option<i64> {
-    text.iter().try_fold(0i64, |n, &d| {
-        d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
-    })
-}
-
-/// How many days `month` (1–12) of `year` has in the Gregorian calendar; `None` for a month
-/// out of range.
-fn days_in_month(year: i64, month: i64) -> Option<i64> {
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    Some(match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return None,
-    })
+    crate::rules::civil_time::civil_date(text.as_bytes()).is_some()
 }
 
 static TIME_OF_DAY: Pattern =
