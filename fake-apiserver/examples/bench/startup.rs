@@ -86,7 +86,7 @@ pub fn run(all: &mut Vec<Figure>) -> Result<()> {
             println!("# startup.exec_readyz where the time goes (medians): {steps}");
             println!(
                 "# startup.exec_readyz floor of this machine: {}",
-                machine_floor()
+                machine_floor(&binary()?)
             );
             if let Some(line) = compare_builds() {
                 println!("# startup.exec_readyz against {COMPARE_ENV}: {line}");
@@ -302,20 +302,32 @@ fn interleaved(this: &std::path::Path, other: &std::path::Path, runs: usize) -> 
 /// `/bin/true` (fork, exec, glibc's loader and exit, measured as the binary is), and what one
 /// `cpuid` instruction costs. glibc's loader detects the CPU's features and caches with dozens
 /// of them at every exec; on a nested-virtualized machine each is a VM exit of several µs, so
-/// the floor moves with the machine more than with this server.
-fn machine_floor() -> String {
+/// the floor moves with the machine more than with this server. Beside it, in turn with it,
+/// spawn → exit of `binary --version`: the same plus what this binary pays before and just
+/// after its `main` (its larger image, std's and the allocator's set-up, argument parsing),
+/// so the two show how much of the spawn → `main` step is the machine's.
+fn machine_floor(binary: &std::path::Path) -> String {
     let mut floor = Samples::with_capacity(EXEC_RUNS);
+    let mut version = Samples::with_capacity(EXEC_RUNS);
     for _ in 0..EXEC_RUNS {
-        let start = Instant::now();
-        match Command::new("/bin/true").status() {
-            Ok(_) => floor.push(start.elapsed()),
+        match spawn_to_exit(&mut Command::new("/bin/true")) {
+            Ok(took) => floor.push(took),
             Err(e) => return format!("/bin/true cannot be run ({e})"),
+        }
+        if let Ok(took) = spawn_to_exit(Command::new(binary).arg("--version")) {
+            version.push(took);
         }
     }
     let mut text = format!(
         "spawn to exit of /bin/true {:.2} ms",
         floor.percentile_ms(50.0)
     );
+    if !version.is_empty() {
+        text.push_str(&format!(
+            ", of fake-apiserver --version {:.2} ms",
+            version.percentile_ms(50.0)
+        ));
+    }
     if let Some(ns) = cpuid_ns() {
         text.push_str(&format!(
             "; one cpuid {:.2} µs (glibc's loader runs dozens at every exec)",
@@ -323,6 +335,16 @@ fn machine_floor() -> String {
         ));
     }
     text
+}
+
+/// Runs `command` to its exit with its output discarded; how long from the spawn.
+fn spawn_to_exit(command: &mut Command) -> std::io::Result<Duration> {
+    let start = Instant::now();
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    Ok(start.elapsed())
 }
 
 /// What one `cpuid` instruction costs here, in ns (`None` off x86-64).
