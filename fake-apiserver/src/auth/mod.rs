@@ -274,7 +274,10 @@ pub(crate) async fn filter(
             Err(e) => return e.into_response(),
         },
     };
-    let path = request.uri().path().to_string();
+    let Some(path) = crate::http::request::decode_path(request.uri().path()).map(String::from)
+    else {
+        return crate::http::request::malformed_request();
+    };
     let user = if impersonating {
         let checked = impersonation::impersonate(&user, request.headers(), &path, |attrs| {
             let decision = authorize(shared, attrs);

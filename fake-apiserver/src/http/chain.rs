@@ -21,6 +21,10 @@ pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
 
 /// The middleware (one, so that a request pays for one hop).
 pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: Next) -> Response {
+    if crate::http::request::decode_path(request.uri().path()).is_none() {
+        // Go's server refuses it while reading the request: no handler, no audit id.
+        return crate::http::request::malformed_request();
+    }
     let audit_id = match request.headers().get(&AUDIT_ID).filter(|v| !v.is_empty()) {
         Some(sent) => sent.clone(),
         None => {

@@ -38,7 +38,9 @@ const MAX_GENERATE_NAME_PREFIX: usize = 58;
 /// The router's fallback: resource requests, discovery below the roots, OpenAPI and health checks.
 pub(crate) async fn dispatch(State(server): State<FakeApiServer>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let path = parts.uri.path().to_string();
+    let Some(path) = crate::http::request::decode_path(parts.uri.path()).map(String::from) else {
+        return crate::http::request::malformed_request();
+    };
     if ["/healthz/", "/livez/", "/readyz/"]
         .iter()
         .any(|p| path.starts_with(p))
@@ -470,6 +472,22 @@ impl Call<'_> {
         self.path.name.as_deref().unwrap_or_default()
     }
 
+    /// The checks the real registry's key functions (`NamespaceKeyFunc`, `NoNamespaceKeyFunc`)
+    /// make of the URL's name before any read or write of storage: a name that cannot be a
+    /// path segment (`.`, `..`, or holding `/` or `%` once the path is decoded) is a `400`.
+    fn check_key_name(&self) -> Result<(), ApiError> {
+        let name = self.name();
+        let problems = crate::rules::validation::validate_path_segment_name(name);
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::bad_request(format!(
+            "Name parameter invalid: {}: {}",
+            crate::rules::validation::go_quote(name),
+            problems.join(";")
+        )))
+    }
+
     fn target(&self) -> UpdateTarget {
         match self.path.subresource.as_deref() {
             Some("status") => UpdateTarget::Status,
@@ -644,6 +662,7 @@ impl Call<'_> {
     }
 
     fn get(&self) -> Result<Response, ApiError> {
+        self.check_key_name()?;
         self.check_get_resource_version()?;
         let bytes = self
             .server
@@ -786,6 +805,9 @@ impl Call<'_> {
 
     /// A request to a subresource other than `status` (whose verb the subresource allows).
     fn subresource(&self, verb: &str, body: Bytes) -> Result<Response, ApiError> {
+        if self.path.name.is_some() {
+            self.check_key_name()?;
+        }
         match (self.path.subresource.as_deref().unwrap_or_default(), verb) {
             ("binding", _) => self.bind(body),
             ("eviction", _) => self.evict(body),
@@ -968,6 +990,7 @@ impl Call<'_> {
         check_type_meta(self.info, &mut object)?;
         self.check_name(&object)?;
         check_namespace(self.info, self.path.namespace.as_deref(), &mut object)?;
+        self.check_key_name()?;
         let now = self.server.shared.now_string();
         let ctx = self.write_context(&now);
         let target = self.target();
@@ -1070,6 +1093,7 @@ impl Call<'_> {
         let patch_type =
             crate::patch::check_patch_type(&content_type(self.headers), self.info.custom)?;
         check_write_options(self.query, "PatchOptions", patch_type == PatchType::Apply)?;
+        self.check_key_name()?;
         if patch_type == PatchType::Apply {
             return self.apply(body);
         }
@@ -1229,6 +1253,7 @@ impl Call<'_> {
 
     fn delete(&self, body: Bytes) -> Result<Response, ApiError> {
         let opts = self.delete_options(&body)?;
+        self.check_key_name()?;
         self.admit_delete(self.namespace(), self.name(), opts.is_dry_run())?;
         let (object, gone) = if opts.is_dry_run() {
             let outcome = self.server.shared.store.preview(

@@ -1,8 +1,56 @@
 //! Parsing of resource request paths and query parameters.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::error::ApiError;
+
+/// A request path as the real server reads it: Go's `net/http` parses the request target with
+/// `url.ParseRequestURI`, and everything after it (the request info, authorization, routing)
+/// reads `URL.Path`, its `%XX` escapes decoded (`+` stays a plus: it means a space only in a
+/// query). `None` when an escape is not `%` and two hex digits: Go then refuses the request
+/// before any handler sees it (see [`malformed_request`]). Bytes that decode to no UTF-8 are
+/// replaced (Go keeps them; no valid name or path holds them).
+pub fn decode_path(raw: &str) -> Option<Cow<'_, str>> {
+    if !raw.contains('%') {
+        return Some(Cow::Borrowed(raw));
+    }
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let digits = std::str::from_utf8(hex).ok()?;
+            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            out.push(u8::from_str_radix(digits, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
+}
+
+/// The answer Go's `net/http` server writes itself, before any handler, to a request it cannot
+/// parse (here: a path with a malformed `%` escape): `400 Bad Request` in plain text, and the
+/// connection closed.
+pub fn malformed_request() -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    (
+        StatusCode::BAD_REQUEST,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::CONNECTION, "close"),
+        ],
+        "400 Bad Request",
+    )
+        .into_response()
+}
 
 /// The parts of a resource URL: `/api/v1/namespaces/{ns}/{plural}/{name}/{subresource}` and the
 /// `/apis/{group}/{version}/...` forms.
@@ -288,5 +336,23 @@ mod tests {
         assert!(q.all("missing").is_empty());
         q.remove("dryRun");
         assert_eq!(q.get("dryRun"), None);
+    }
+
+    /// Paths decode as Go's `url.ParseRequestURI` decodes `URL.Path`.
+    #[rstest]
+    #[case::plain("/api/v1/pods", Some("/api/v1/pods"))]
+    #[case::space("/a%20b", Some("/a b"))]
+    #[case::slash("/a%2Fb", Some("/a/b"))]
+    #[case::percent("/%25", Some("/%"))]
+    #[case::lower_hex("/%2e%2E", Some("/.."))]
+    #[case::plus_stays("/a+b", Some("/a+b"))]
+    #[case::at_the_end("/a%41", Some("/aA"))]
+    #[case::not_hex("/%zz", None)]
+    #[case::one_digit("/a%4", None)]
+    #[case::bare("/a%", None)]
+    #[case::sign_is_not_a_digit("/%+1", None)]
+    #[case::not_utf8("/%ff", Some("/\u{fffd}"))]
+    fn paths_decode_as_go_reads_them(#[case] raw: &str, #[case] decoded: Option<&str>) {
+        assert_eq!(decode_path(raw).as_deref(), decoded);
     }
 }

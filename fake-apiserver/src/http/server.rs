@@ -650,7 +650,9 @@ fn nonresource(request: &Request) -> RequestInfo {
     RequestInfo {
         method: request.method().to_string(),
         verb: "nonresource".into(),
-        path: request.uri().path().to_string(),
+        path: crate::http::request::decode_path(request.uri().path())
+            .map(String::from)
+            .unwrap_or_default(),
         user_agent: user_agent(request.headers()),
         ..Default::default()
     }

@@ -24,6 +24,7 @@ mod limit_ranges;
 mod metadata_only;
 mod model;
 mod node_taints;
+mod path_names;
 mod pod_security;
 mod pod_update_decoding;
 mod pod_update_validation;
