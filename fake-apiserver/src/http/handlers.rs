@@ -207,8 +207,8 @@ async fn serve_resource(
     let output = if streams {
         crate::http::negotiation::Output::Json
     } else {
-        match crate::http::negotiation::output(&parts.headers) {
-            Ok(output) => output,
+        match crate::http::negotiation::for_resource(&parts.headers, info.custom) {
+            Ok(negotiated) => negotiated.output,
             Err(e) => return e.into_response(),
         }
     };
@@ -306,7 +306,7 @@ async fn serve_resource(
                 }
                 None => response,
             };
-            match crate::http::metadata_only::requested(&parts.headers) {
+            match crate::http::metadata_only::requested(&parts.headers, info.custom) {
                 Some(requested) => {
                     Box::pin(crate::http::metadata_only::answer(
                         info, &requested, response,
@@ -472,6 +472,11 @@ impl Call<'_> {
         self.path.name.as_deref().unwrap_or_default()
     }
 
+    /// The version of the Table the client asked for, if it asked for one.
+    fn wants_table(&self) -> Option<&'static str> {
+        crate::http::table::wants_table(self.headers, self.info.custom)
+    }
+
     /// The checks the real registry's key functions (`NamespaceKeyFunc`, `NoNamespaceKeyFunc`)
     /// make of the URL's name before any read or write of storage: a name that cannot be a
     /// path segment (`.`, `..`, or holding `/` or `%` once the path is decoded) is a `400`.
@@ -501,13 +506,14 @@ impl Call<'_> {
 
     fn object_response(&self, code: StatusCode, mut object: Value) -> Result<Response, ApiError> {
         add_type_meta(self.info, &mut object);
-        if crate::http::table::wants_table(self.headers) {
+        if let Some(version) = self.wants_table() {
             let table = crate::http::table::to_table(
                 self.info,
                 std::slice::from_ref(&object),
                 &crate::registry::semantics::format_time(self.server.shared.now()),
                 true,
                 crate::http::table::IncludeObject::parse(self.query.get("includeObject"))?,
+                version,
             );
             return Ok(self.with_warnings(value_response(code, &table)));
         }
@@ -654,7 +660,7 @@ impl Call<'_> {
         outcome: crate::store::Outcome,
     ) -> Result<Response, ApiError> {
         match &outcome.stored {
-            Some(stored) if !crate::http::table::wants_table(self.headers) => {
+            Some(stored) if self.wants_table().is_none() => {
                 Ok(self.with_warnings(json_response(code, typed_bytes(self.info, stored))))
             }
             _ => self.object_response(code, outcome.into_object()),
@@ -670,7 +676,7 @@ impl Call<'_> {
             .store
             .get(&self.key(), self.namespace(), self.name())
             .ok_or_else(|| ApiError::not_found(&self.info.group, &self.info.plural, self.name()))?;
-        if crate::http::table::wants_table(self.headers) {
+        if self.wants_table().is_some() {
             let object: Value = crate::store::json::from_slice(&bytes)
                 .map_err(|e| ApiError::internal(e.to_string()))?;
             // The printer columns read the object at the request's version.
@@ -776,7 +782,7 @@ impl Call<'_> {
     /// `GET componentstatuses` (as a table when asked, as kubectl asks).
     fn component_statuses(&self) -> Result<Response, ApiError> {
         let list = crate::http::component_status::list(self.server, self.info, self.query)?;
-        if crate::http::table::wants_table(self.headers) {
+        if let Some(version) = self.wants_table() {
             let items = list["items"]
                 .as_array()
                 .map(Vec::as_slice)
@@ -784,7 +790,8 @@ impl Call<'_> {
             let now = crate::registry::semantics::format_time(self.server.shared.now());
             let include =
                 crate::http::table::IncludeObject::parse(self.query.get("includeObject"))?;
-            let mut table = crate::http::table::to_table(self.info, items, &now, true, include);
+            let mut table =
+                crate::http::table::to_table(self.info, items, &now, true, include, version);
             table["metadata"] = list["metadata"].clone();
             return Ok(self.with_warnings(value_response(StatusCode::OK, &table)));
         }

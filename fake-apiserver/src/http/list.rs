@@ -338,7 +338,7 @@ pub fn serve(
             metadata["remainingItemCount"] = json!(remaining);
         }
     }
-    if crate::http::table::wants_table(headers) {
+    if let Some(version) = crate::http::table::wants_table(headers, info.custom) {
         let objects: Vec<Value> = page
             .iter()
             .filter_map(|(_, b)| crate::store::json::from_slice(&typed_bytes(info, b)).ok())
@@ -347,7 +347,7 @@ pub fn serve(
         let objects = crate::registry::conversion::to_served_all(info, objects)?;
         let now = crate::registry::semantics::format_time(server.shared.now());
         let include = IncludeObject::parse(request.include_object.as_deref())?;
-        let mut table = crate::http::table::to_table(info, &objects, &now, true, include);
+        let mut table = crate::http::table::to_table(info, &objects, &now, true, include, version);
         table["metadata"] = metadata;
         return Ok(value_response(StatusCode::OK, &table));
     }

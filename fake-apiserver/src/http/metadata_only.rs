@@ -29,29 +29,22 @@ pub(crate) struct Requested {
     version: String,
 }
 
-/// The metadata-only shape the first media type of `Accept` asks for, if it asks for one.
-pub(crate) fn requested(headers: &HeaderMap) -> Option<Requested> {
-    let accept = headers.get(header::ACCEPT)?.to_str().ok()?;
-    let first = accept.split(',').next()?;
-    let mut kind = None;
-    let mut group = None;
-    let mut version = None;
-    for param in first.split(';').skip(1) {
-        match param.trim().split_once('=') {
-            Some(("as", v)) => kind = Some(v.trim()),
-            Some(("g", v)) => group = Some(v.trim()),
-            Some(("v", v)) => version = Some(v.trim()),
-            _ => {}
-        }
+/// The metadata-only shape the request's `Accept` negotiates to
+/// ([`crate::http::negotiation::for_resource`]), if it asks for one.
+pub(crate) fn requested(headers: &HeaderMap, custom: bool) -> Option<Requested> {
+    if !headers.contains_key(header::ACCEPT) {
+        return None;
     }
-    let list = match kind? {
+    let negotiated = crate::http::negotiation::for_resource(headers, custom).ok()?;
+    let transform = negotiated.transform?;
+    let list = match transform.kind.as_str() {
         "PartialObjectMetadata" => false,
         "PartialObjectMetadataList" => true,
         _ => return None,
     };
-    (group? == META_GROUP).then(|| Requested {
+    Some(Requested {
         list,
-        version: version.unwrap_or_default().to_string(),
+        version: transform.version,
     })
 }
 
@@ -210,8 +203,20 @@ mod tests {
         "application/json,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
         None
     )]
-    fn the_first_media_type_decides(#[case] accept: &str, #[case] expected: Option<(bool, &str)>) {
-        let got = requested(&headers(accept)).map(|r| (r.list, r.version));
+    #[case::unknown_version_falls_back(
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2,application/json",
+        None
+    )]
+    #[case::preferred_by_q(
+        "application/json;q=0.5,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        Some((false, "v1"))
+    )]
+    #[case::any_media_type(
+        "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        Some((true, "v1"))
+    )]
+    fn the_negotiated_clause_decides(#[case] accept: &str, #[case] expected: Option<(bool, &str)>) {
+        let got = requested(&headers(accept), false).map(|r| (r.list, r.version));
         assert_eq!(got, expected.map(|(l, v)| (l, v.to_string())));
     }
 

@@ -97,7 +97,8 @@ struct WatchSpec {
     filter: ListRequest,
     bookmarks: bool,
     timeout: Duration,
-    table: bool,
+    /// Events carry a Table of this `meta.k8s.io` version.
+    table: Option<&'static str>,
     /// What a Table event's row carries.
     include_object: crate::http::table::IncludeObject,
     /// Events carry `PartialObjectMetadata` (see [`crate::http::metadata_only`]).
@@ -208,14 +209,14 @@ fn start(
         .filter(|t| *t > 0)
         .map(|t| Duration::from_secs(t as u64))
         .unwrap_or(DEFAULT_TIMEOUT);
-    let metadata_only = crate::http::metadata_only::requested(headers);
+    let metadata_only = crate::http::metadata_only::requested(headers, info.custom);
     if let Some(requested) = &metadata_only {
         crate::http::metadata_only::check_watch(&info, requested)?;
     }
-    let table = crate::http::table::wants_table(headers);
+    let table = crate::http::table::wants_table(headers, info.custom);
     let include_object = match table {
-        true => crate::http::table::IncludeObject::parse(query.get("includeObject"))?,
-        false => Default::default(),
+        Some(_) => crate::http::table::IncludeObject::parse(query.get("includeObject"))?,
+        None => Default::default(),
     };
     let spec = WatchSpec {
         metadata_only,
@@ -318,7 +319,7 @@ impl WatchSpec {
     }
 
     fn render(&self, event_type: &str, bytes: &Bytes) -> Bytes {
-        if self.table {
+        if let Some(version) = self.table {
             let typed = typed_bytes(&self.info, bytes);
             let object: Value = crate::store::json::from_slice(&typed).unwrap_or(Value::Null);
             let table = crate::http::table::to_table(
@@ -328,6 +329,7 @@ impl WatchSpec {
                 self.first_table
                     .swap(false, std::sync::atomic::Ordering::Relaxed),
                 self.include_object,
+                version,
             );
             return event_line(event_type, &serde_json::to_vec(&table).unwrap_or_default());
         }
@@ -430,10 +432,10 @@ fn spawn_stream(
     };
     // Events of a CRD that converts through a webhook are converted on their way out.
     let converter = crate::registry::conversion::webhook_of(&spec.info)
-        .filter(|_| !spec.table)
+        .filter(|_| spec.table.is_none())
         .cloned()
         .map(|webhook| (server.clone(), webhook, spec.info.clone()));
-    let metadata_only = spec.metadata_only.clone().filter(|_| !spec.table);
+    let metadata_only = spec.metadata_only.clone().filter(|_| spec.table.is_none());
     let out = tx.clone();
     let send = move |line: Bytes| {
         let tx = out.clone();

@@ -143,3 +143,99 @@ async fn discovery_documents_are_negotiated_too() {
         "{content_type}"
     );
 }
+
+/// The transformation asked for is read with the clause that wins: `as`, `g` and `v` are
+/// options of the clause (`acceptMediaTypeOptions`), and a clause whose transformation the
+/// endpoint does not allow is passed over (`AllowsMediaTypeTransform`).
+#[tokio::test]
+async fn transformations_are_negotiated_with_their_clause() {
+    let server = FakeApiServer::new();
+    let namespace = "/api/v1/namespaces/default";
+    let get = |accept: &'static str| {
+        let server = server.clone();
+        async move {
+            let (status, _, body) = send(&server, Method::GET, namespace, accept, None).await;
+            (
+                status,
+                serde_json::from_str::<Value>(&body).unwrap_or(Value::Null),
+            )
+        }
+    };
+    // `meta.k8s.io/v1beta1` Tables are still served, at that version, rows included.
+    let (status, table) = get("application/json;as=Table;v=v1beta1;g=meta.k8s.io").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(
+        table["rows"][0]["object"]["apiVersion"],
+        "meta.k8s.io/v1beta1"
+    );
+    // A clause preferred by `q` wins though it comes last.
+    let (status, table) =
+        get("application/json;q=0.1, application/json;as=Table;v=v1;g=meta.k8s.io").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(table["kind"], "Table");
+    assert_eq!(table["apiVersion"], "meta.k8s.io/v1");
+    // A Table of no known version, or of no group, is passed over for the next clause...
+    let (status, plain) =
+        get("application/json;as=Table;v=v2;g=meta.k8s.io, application/json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(plain["kind"], "Namespace");
+    // ...and with none left nothing is acceptable; nor is a Table as protobuf, or another kind.
+    for accept in [
+        "application/json;as=Table",
+        "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io",
+        "application/json;as=Foo;g=meta.k8s.io;v=v1",
+        "application/yaml;stream=watch",
+    ] {
+        let (status, refusal) = get(accept).await;
+        assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "{accept}: {refusal}");
+        assert_eq!(refusal["reason"], "NotAcceptable");
+    }
+    // A Table may be YAML.
+    let (status, content_type, yaml) = send(
+        &server,
+        Method::GET,
+        "/api/v1/namespaces",
+        "application/yaml;as=Table;v=v1;g=meta.k8s.io",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(content_type, "application/yaml");
+    assert!(yaml.contains("kind: Table"), "{yaml}");
+}
+
+/// Custom resources are not written as protobuf (the CRD handler's standard serializers): a
+/// client that accepts only protobuf gets a 406; client-go's `protobuf, */*` gets JSON.
+#[tokio::test]
+async fn custom_resources_are_not_answered_for_protobuf_alone() {
+    let server = FakeApiServer::new();
+    let (status, body) = http_support::json(
+        &server,
+        Method::POST,
+        http_support::CRDS,
+        &http_support::gizmo_crd(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let gizmos = "/apis/ex.com/v1/namespaces/default/gizmos";
+    let protobuf = "application/vnd.kubernetes.protobuf";
+    let (status, _, _) = send(&server, Method::GET, gizmos, protobuf, None).await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+    let (status, content_type, _) = send(
+        &server,
+        Method::GET,
+        gizmos,
+        "application/vnd.kubernetes.protobuf, */*",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (StatusCode::OK, "application/json")
+    );
+    // A built-in kind's list is (answered as JSON here; see `negotiation`).
+    let (status, _, _) = send(&server, Method::GET, CONFIGMAPS, protobuf, None).await;
+    assert_eq!(status, StatusCode::OK);
+}

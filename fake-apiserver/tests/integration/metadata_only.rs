@@ -171,11 +171,22 @@ async fn the_shape_must_fit_the_answer() {
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2",
     )
     .await;
+    // Another version is ruled out while the answer is negotiated (the scope's
+    // `AllowsMediaTypeTransform`), before any transformation: with no other clause, nothing is
+    // acceptable; with one, it is answered.
     assert_eq!(code, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(
         status["message"],
-        "no PartialObjectMetadataList exists in group version meta.k8s.io/v2"
+        "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     );
+    let (code, plain) = get(
+        &server,
+        "/api/v1/namespaces/default",
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2, application/json",
+    )
+    .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(plain["kind"], "Namespace");
     // A missing object is still the 404 Status.
     let (code, status) = get(
         &server,

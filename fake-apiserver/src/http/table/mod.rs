@@ -26,17 +26,18 @@ use crate::error::ApiError;
 use crate::resource::ResourceInfo;
 use crate::rules::selectors::{LabelSelector, Operator};
 
-/// Whether the client asked for a Table (`Accept: application/json;as=Table;...`).
-pub fn wants_table(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| {
-            accept
-                .split(',')
-                .next()
-                .is_some_and(|first| first.contains("as=Table"))
-        })
+/// The `meta.k8s.io` version (`v1` or `v1beta1`) of the Table the request's `Accept`
+/// negotiates to ([`crate::http::negotiation::for_resource`]: `application/json;as=Table;
+/// g=meta.k8s.io;v=v1`, as `kubectl get` asks), if it asks for one.
+pub fn wants_table(headers: &HeaderMap, custom: bool) -> Option<&'static str> {
+    if !headers.contains_key(header::ACCEPT) {
+        return None;
+    }
+    let negotiated = crate::http::negotiation::for_resource(headers, custom).ok()?;
+    match negotiated.transform_to("Table")? {
+        "v1beta1" => Some("v1beta1"),
+        _ => Some("v1"),
+    }
 }
 
 /// What a Table row carries as its `object` (`TableOptions.includeObject`).
@@ -514,15 +515,18 @@ fn cell(column: &Column, object: &Value, now: Now) -> Value {
     }
 }
 
-/// Renders objects as a Table. `now` is the server's time (for ages); column definitions are
-/// included when `include_columns` (watch events after the first leave them out).
+/// Renders objects as a Table of `meta.k8s.io/{version}` (its rows' `PartialObjectMetadata`
+/// too). `now` is the server's time (for ages); column definitions are included when
+/// `include_columns` (watch events after the first leave them out).
 pub fn to_table(
     info: &ResourceInfo,
     objects: &[Value],
     now: &str,
     include_columns: bool,
     include: IncludeObject,
+    version: &str,
 ) -> Value {
+    let api_version = format!("meta.k8s.io/{version}");
     let columns = columns_for(info);
     let now: Now = now.parse().ok();
     let rows: Vec<Value> = objects
@@ -541,7 +545,7 @@ pub fn to_table(
             let object = match include {
                 IncludeObject::Metadata => json!({
                     "kind": "PartialObjectMetadata",
-                    "apiVersion": "meta.k8s.io/v1",
+                    "apiVersion": api_version,
                     "metadata": o["metadata"].clone(),
                 }),
                 IncludeObject::Object => o.clone(),
@@ -567,7 +571,7 @@ pub fn to_table(
     };
     json!({
         "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
+        "apiVersion": api_version,
         "metadata": {},
         "columnDefinitions": definitions,
         "rows": rows,
@@ -599,7 +603,14 @@ mod tests {
             .unwrap();
         let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}});
         let row = |include| {
-            to_table(&info, std::slice::from_ref(&object), "", true, include)["rows"][0]["object"]
+            to_table(
+                &info,
+                std::slice::from_ref(&object),
+                "",
+                true,
+                include,
+                "v1",
+            )["rows"][0]["object"]
                 .clone()
         };
         assert_eq!(row(IncludeObject::Object), object);
@@ -631,6 +642,7 @@ mod tests {
             "2024-01-01T00:01:00Z",
             true,
             IncludeObject::Metadata,
+            "v1",
         );
         let names = t["columnDefinitions"]
             .as_array()
@@ -744,6 +756,7 @@ mod tests {
             "2024-01-01T00:01:00Z",
             true,
             IncludeObject::Metadata,
+            "v1",
         );
         assert_eq!(t["rows"][0]["cells"], json!(["w", null, "30s"]));
         assert_eq!(t["columnDefinitions"][2]["type"], "string");
@@ -762,6 +775,7 @@ mod tests {
             "",
             false,
             IncludeObject::Metadata,
+            "v1",
         );
         assert_eq!(t["columnDefinitions"], json!([]));
         assert_eq!(t["rows"][0]["cells"], json!(["c", 0, "<unknown>"]));
@@ -789,6 +803,7 @@ mod tests {
                     "2024-01-01T00:01:00Z",
                     true,
                     IncludeObject::Metadata,
+                    "v1",
                 );
                 assert_eq!(
                     t["rows"][0]["cells"].as_array().map(Vec::len),
