@@ -48,6 +48,19 @@ pub fn output(headers: &HeaderMap) -> Result<Output, ApiError> {
         .ok_or_else(not_acceptable)
 }
 
+/// Whether the clause the negotiation takes asks for the pretty serializer (`pretty=1`, the
+/// media type's own option beside `isPrettyPrint`'s query and agent; Go's `Header.Get` reads
+/// the first `Accept` header only).
+pub fn asks_pretty(headers: &HeaderMap) -> bool {
+    let Some(clauses) = ranked_clauses(headers.get(header::ACCEPT).into_iter()) else {
+        return false;
+    };
+    clauses
+        .iter()
+        .find(|clause| clause.offers().next().is_some())
+        .is_some_and(|clause| clause.params.contains(&("pretty", "1")))
+}
+
 /// A transformation of a resource's answer a client asked for with the `as`, `g` and `v`
 /// parameters of the `Accept` clause that won (`as=Table;g=meta.k8s.io;v=v1`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,5 +1,5 @@
 //! Indented JSON for people (applied by [`crate::http::chain`]): a real server answers with indented JSON when the request asks
-//! `?pretty=true`, or, without a `pretty` parameter, when its `User-Agent` is a browser's or a
+//! `?pretty=true` or its media type says `pretty=1`, or, without a `pretty` parameter, when its `User-Agent` is a browser's or a
 //! command-line HTTP tool's (`curl`, `Wget`, `Mozilla/5.0`): the negotiation's `isPrettyPrint`,
 //! which picks the JSON serializer's pretty form (`json.MarshalIndent` with two spaces). Watch
 //! streams (their serializer has no pretty form) and the OpenAPI documents (not negotiated) are
@@ -13,8 +13,12 @@ use http_body_util::BodyExt;
 
 use crate::http::request::Query;
 
-/// Whether the request asks for indented answers (Go's `isPrettyPrint`).
+/// Whether the request asks for indented answers: its `Accept` clause's `pretty=1`, else Go's
+/// `isPrettyPrint`.
 pub fn wanted(request: &Request) -> bool {
+    if crate::http::negotiation::asks_pretty(request.headers()) {
+        return true;
+    }
     let raw_query = request.uri().query().unwrap_or_default();
     if raw_query.contains("pretty") {
         let query = Query::parse(Some(raw_query));

@@ -11,9 +11,20 @@ use rstest::rstest;
 
 /// GETs `uri` as `user_agent`; the status and the body.
 async fn get(server: &FakeApiServer, uri: &str, user_agent: &str) -> (StatusCode, String) {
+    get_accepting(server, uri, user_agent, "application/json").await
+}
+
+/// GETs `uri` as `user_agent`, accepting `accept`; the status and the body.
+async fn get_accepting(
+    server: &FakeApiServer,
+    uri: &str,
+    user_agent: &str,
+    accept: &str,
+) -> (StatusCode, String) {
     let request = Request::builder()
         .uri(uri)
         .header("user-agent", user_agent)
+        .header("accept", accept)
         .body(Body::empty())
         .expect("a valid request");
     let (status, _, body) = http_support::send_raw(server, request).await;
@@ -50,6 +61,24 @@ async fn json_is_indented_when_asked_or_for_people(
     let a: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     let b: serde_json::Value = serde_json::from_str(&compact).expect("JSON");
     assert_eq!(a, b);
+}
+
+/// The media type's own `pretty=1` asks for it too, whatever the query and the agent say.
+#[rstest]
+#[case::asked("application/json;pretty=1", NAMESPACE, true)]
+#[case::over_the_query("application/json;pretty=1", &format!("{NAMESPACE}?pretty=false"), true)]
+#[case::only_1("application/json;pretty=true", NAMESPACE, false)]
+#[case::of_the_clause_taken("text/html;pretty=1, application/json", NAMESPACE, false)]
+#[tokio::test]
+async fn the_media_type_may_ask_for_indented_json(
+    #[case] accept: &str,
+    #[case] uri: &str,
+    #[case] indented: bool,
+) {
+    let server = FakeApiServer::new();
+    let (status, body) = get_accepting(&server, uri, "kube-rs/1.0", accept).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body.starts_with("{\n  \""), indented, "{body}");
 }
 
 #[tokio::test]
