@@ -1,5 +1,6 @@
 //! The filters in front of every handler, as the real server's handler chain has them, in one
-//! middleware: authentication and authorization ([`crate::auth::filter`]), indented JSON for
+//! middleware: the request deadline's `timeout` check ([`invalid_timeout`]), authentication and
+//! authorization ([`crate::auth::filter`]), indented JSON for
 //! people ([`crate::http::pretty`]), and the headers every answer carries, whatever answers
 //! it: `Audit-Id` (`WithAuditInit`: the request's own `Audit-ID`, echoed as sent, else a new
 //! id) and `Cache-Control: no-cache, private` (`WithCacheControl`, unless the handler set one).
@@ -15,6 +16,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::context::FakeApiServer;
+use crate::error::ApiError;
+use crate::http::request::{Query, ResourcePath};
 
 /// The header carrying a request's audit id, both ways.
 pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
@@ -33,7 +36,10 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
         }
     };
     let indent = crate::http::pretty::indents(&request);
-    let mut response = crate::auth::filter(State(server), request, next).await;
+    let mut response = match invalid_timeout(&request) {
+        Some(refusal) => axum::response::IntoResponse::into_response(refusal),
+        None => crate::auth::filter(State(server), request, next).await,
+    };
     if indent {
         response = crate::http::pretty::indent(response).await;
     }
@@ -43,6 +49,57 @@ pub async fn layer(State(server): State<FakeApiServer>, request: Request, next: 
         .entry(axum::http::header::CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-cache, private"));
     response
+}
+
+/// The refusal of `WithRequestDeadline`, which runs before authentication: a request that is
+/// not long-running whose `timeout` query parameter Go's `time.ParseDuration` cannot read is a
+/// `400` (`invalid timeout specified in the request URL - time: invalid duration "abc"`). A
+/// readable one sets the request's deadline (up to the server's maximum), which nothing here
+/// runs long enough to reach.
+fn invalid_timeout(request: &Request) -> Option<ApiError> {
+    let raw = request.uri().query()?;
+    if !raw.contains("timeout") {
+        return None;
+    }
+    let query = Query::parse(Some(raw));
+    let value = query.get("timeout").filter(|v| !v.is_empty())?;
+    let error = crate::rules::go_duration::parse_duration(value).err()?;
+    if long_running(request, &query) {
+        return None;
+    }
+    Some(ApiError::bad_request(format!(
+        "invalid timeout specified in the request URL - {error}"
+    )))
+}
+
+/// The real server's `BasicLongRunningRequestCheck`: the `watch` and `proxy` verbs, the
+/// `attach`, `exec`, `log`, `portforward` and `proxy` subresources, and `/debug/pprof/`.
+fn long_running(request: &Request, query: &Query) -> bool {
+    let Some(path) = crate::http::request::decode_path(request.uri().path()) else {
+        return false;
+    };
+    if path.starts_with("/debug/pprof/") {
+        return true;
+    }
+    // The legacy verb prefixes: `/api/v1/watch/...`, `/apis/{group}/{version}/proxy/...`.
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let verb_segment = match segments.first() {
+        Some(&"api") => segments.get(2),
+        Some(&"apis") => segments.get(3),
+        _ => None,
+    };
+    if matches!(verb_segment, Some(&("watch" | "proxy"))) {
+        return true;
+    }
+    let Some(resource) = ResourcePath::parse(&path) else {
+        return false;
+    };
+    let lists = request.method() == axum::http::Method::GET && resource.name.is_none();
+    (lists && query.flag("watch"))
+        || matches!(
+            resource.subresource.as_deref(),
+            Some("attach" | "exec" | "log" | "portforward" | "proxy")
+        )
 }
 
 /// The `n`th audit id: a version-4-shaped UUID whose last group is `n` (its low 48 bits, in
@@ -61,6 +118,49 @@ fn numbered_uuid(n: u64) -> [u8; 36] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
+
+    /// Which requests the deadline filter refuses for an unreadable `timeout`.
+    #[rstest]
+    #[case::list("GET", "/api/v1/namespaces/default/configmaps?timeout=abc", true)]
+    #[case::get("GET", "/api/v1/namespaces/default/configmaps/a?timeout=1d", true)]
+    #[case::create("POST", "/api/v1/namespaces/default/configmaps?timeout=x", true)]
+    #[case::non_resource("GET", "/version?timeout=abc", true)]
+    #[case::readable("GET", "/api/v1/namespaces?timeout=5s", false)]
+    #[case::empty("GET", "/api/v1/namespaces?timeout=", false)]
+    #[case::other_parameter("GET", "/api/v1/namespaces?timeoutSeconds=abc", false)]
+    #[case::watch("GET", "/api/v1/namespaces?watch=true&timeout=abc", false)]
+    #[case::not_watch("GET", "/api/v1/namespaces?watch=false&timeout=abc", true)]
+    #[case::legacy_watch("GET", "/api/v1/watch/namespaces?timeout=abc", false)]
+    #[case::group_legacy_watch("GET", "/apis/apps/v1/watch/deployments?timeout=abc", false)]
+    #[case::log("GET", "/api/v1/namespaces/d/pods/p/log?timeout=abc", false)]
+    #[case::exec("POST", "/api/v1/namespaces/d/pods/p/exec?timeout=abc", false)]
+    #[case::proxy("GET", "/api/v1/namespaces/d/pods/p/proxy/x?timeout=abc", false)]
+    #[case::status("GET", "/api/v1/namespaces/d/pods/p/status?timeout=abc", true)]
+    #[case::pprof("GET", "/debug/pprof/heap?timeout=abc", false)]
+    fn unreadable_timeouts_are_refused_unless_long_running(
+        #[case] method: &str,
+        #[case] uri: &str,
+        #[case] refused: bool,
+    ) {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .expect("a valid request");
+        let refusal = invalid_timeout(&request);
+        assert_eq!(refusal.is_some(), refused, "{method} {uri}");
+        if let Some(e) = refusal {
+            assert_eq!(e.code, 400);
+            assert_eq!(e.reason, "BadRequest");
+            assert!(
+                e.message
+                    .starts_with("invalid timeout specified in the request URL - time: "),
+                "{}",
+                e.message
+            );
+        }
+    }
 
     #[test]
     fn numbered_ids_are_uuids() {

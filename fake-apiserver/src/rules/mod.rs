@@ -17,6 +17,7 @@ pub mod crd_validation;
 pub mod defaults;
 pub mod field_labels;
 pub mod field_path;
+pub mod go_duration;
 pub mod go_encoding;
 pub mod go_regexp;
 pub(crate) mod known_maps;

@@ -266,62 +266,7 @@ fn is_date_time(text: &str) -> bool {
 /// `strfmt.ParseDuration`: Go's `time.ParseDuration`, else any number followed by a unit word
 /// (`5 days`, `1 week`) found in the text.
 fn is_duration(text: &str) -> bool {
-    go_parse_duration(text) || loose_duration(text)
-}
-
-/// `time.ParseDuration`'s grammar: an optional sign, then one or more decimal numbers each with
-/// a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`); `0` alone is valid. Overflow past
-/// ~292 years is an error.
-fn go_parse_duration(text: &str) -> bool {
-    let rest = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if rest == "0" {
-        return true;
-    }
-    if rest.is_empty() {
-        return false;
-    }
-    let mut total: f64 = 0.0;
-    let mut s = rest;
-    while !s.is_empty() {
-        let integer_len = s.bytes().take_while(u8::is_ascii_digit).count();
-        let integer = &s[..integer_len];
-        s = &s[integer_len..];
-        let mut fraction = "";
-        if let Some(after_dot) = s.strip_prefix('.') {
-            let fraction_len = after_dot.bytes().take_while(u8::is_ascii_digit).count();
-            fraction = &after_dot[..fraction_len];
-            s = &after_dot[fraction_len..];
-        }
-        if integer.is_empty() && fraction.is_empty() {
-            return false;
-        }
-        let unit_len = s
-            .char_indices()
-            .find(|(_, c)| c.is_ascii_digit() || *c == '.')
-            .map_or(s.len(), |(i, _)| i);
-        let nanos = match &s[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return false,
-        };
-        s = &s[unit_len..];
-        let value: f64 = format!(
-            "{}.{}",
-            if integer.is_empty() { "0" } else { integer },
-            fraction
-        )
-        .parse()
-        .unwrap_or(f64::INFINITY);
-        total += value * nanos;
-        if total > 9.223_372_036_854_776e18 {
-            return false;
-        }
-    }
-    true
+    crate::rules::go_duration::parse_duration(text).is_ok() || loose_duration(text)
 }
 
 static DURATION_TERM: Pattern = Pattern::new(r"(([0-9]+)\s*([A-Za-zµ]+))");

@@ -438,3 +438,53 @@ async fn an_update_s_revision_is_compared_as_a_number() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"]["k"], "v");
 }
+
+/// A `timeout` Go's `time.ParseDuration` cannot read is refused before anything is done
+/// (`WithRequestDeadline`), with the filter's words and Go's; a readable one is taken.
+#[tokio::test]
+async fn an_unreadable_timeout_is_refused_before_the_request_runs() {
+    let server = FakeApiServer::new();
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"}});
+    let (status, refusal) = http_support::json(
+        &server,
+        Method::POST,
+        &format!("{configmaps}?timeout=abc"),
+        &body,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refusal}");
+    assert_eq!(refusal["reason"], "BadRequest");
+    assert_eq!(
+        refusal["message"],
+        r#"invalid timeout specified in the request URL - time: invalid duration "abc""#
+    );
+    let (status, _) = http_support::json(
+        &server,
+        Method::GET,
+        &format!("{configmaps}/t"),
+        &Value::Null,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing was created");
+    let (status, refusal) = http_support::json(
+        &server,
+        Method::GET,
+        &format!("{configmaps}?timeout=1d"),
+        &Value::Null,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        refusal["message"],
+        r#"invalid timeout specified in the request URL - time: unknown unit "d" in duration "1d""#
+    );
+    let (status, created) = http_support::json(
+        &server,
+        Method::POST,
+        &format!("{configmaps}?timeout=30s"),
+        &body,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+}
