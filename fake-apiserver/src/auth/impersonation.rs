@@ -57,7 +57,8 @@ pub fn impersonate(
     let mut extras: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (name, value) in headers {
         if let Some(key) = name.as_str().strip_prefix(EXTRA_PREFIX) {
-            let key = crate::http::request::percent_decode(key).to_lowercase();
+            // `unescapeExtraKey` of the lower-cased name (header names are lower case here).
+            let key = crate::http::request::path_unescape_or_raw(key);
             if let Ok(value) = value.to_str() {
                 extras.entry(key).or_default().push(value.to_string());
             }

@@ -12,24 +12,44 @@ use crate::error::ApiError;
 /// before any handler sees it (see [`malformed_request`]). Bytes that decode to no UTF-8 are
 /// replaced (Go keeps them; no valid name or path holds them).
 pub fn decode_path(raw: &str) -> Option<Cow<'_, str>> {
-    if !raw.contains('%') {
+    unescape(raw, false)
+}
+
+/// Go's `url.PathUnescape` of `raw`, or `raw` itself when an escape is malformed (how the
+/// impersonation filter reads the keys of `Impersonate-Extra-` headers).
+pub fn path_unescape_or_raw(raw: &str) -> String {
+    unescape(raw, false).map_or_else(|| raw.to_string(), Cow::into_owned)
+}
+
+/// Go's `url.PathUnescape` (`plus_is_space` false) and `url.QueryUnescape` (true): `%XX`
+/// escapes decoded; `None` when one is not `%` and two hex digits.
+fn unescape(raw: &str, plus_is_space: bool) -> Option<Cow<'_, str>> {
+    let escaped = raw.contains('%') || (plus_is_space && raw.contains('+'));
+    if !escaped {
         return Some(Cow::Borrowed(raw));
     }
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let digits = std::str::from_utf8(hex).ok()?;
-            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3)?;
+                let digits = std::str::from_utf8(hex).ok()?;
+                if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                out.push(u8::from_str_radix(digits, 16).ok()?);
+                i += 3;
             }
-            out.push(u8::from_str_radix(digits, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
         }
     }
     Some(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
@@ -159,13 +179,16 @@ impl Query {
     pub fn parse(raw: Option<&str>) -> Self {
         let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for pair in raw.unwrap_or_default().split('&') {
-            if pair.is_empty() {
+            // As Go's `url.ParseQuery`: a pair holding `;` (no longer a separator) or a
+            // malformed escape is dropped, the rest is read.
+            if pair.is_empty() || pair.contains(';') {
                 continue;
             }
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            map.entry(percent_decode(k))
-                .or_default()
-                .push(percent_decode(v));
+            let (Some(k), Some(v)) = (unescape(k, true), unescape(v, true)) else {
+                continue;
+            };
+            map.entry(k.into_owned()).or_default().push(v.into_owned());
         }
         Query(map)
     }
@@ -208,32 +231,6 @@ impl Query {
 /// and `false` (any case) are false; anything else, the empty value included, is true.
 pub fn go_bool(value: &str) -> bool {
     value != "0" && !value.eq_ignore_ascii_case("false")
-}
-
-/// Decodes `%XX` escapes and `+` in a query component.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -304,7 +301,8 @@ mod tests {
         assert_eq!(q.get("labelSelector"), Some("a=b,c in (x)"));
         assert!(q.flag("watch"));
         assert_eq!(q.int("limit").unwrap(), Some(5));
-        assert_eq!(q.get("bad%"), Some(""));
+        // A malformed escape drops its pair, as `url.ParseQuery` drops it.
+        assert_eq!(q.get("bad%"), None);
         let malformed = Query::parse(Some("limit=x")).int("limit").unwrap_err();
         assert_eq!(
             (malformed.code, malformed.message.as_str()),
@@ -336,6 +334,38 @@ mod tests {
         assert!(q.all("missing").is_empty());
         q.remove("dryRun");
         assert_eq!(q.get("dryRun"), None);
+    }
+
+    /// Queries read as Go's `url.ParseQuery` reads them: `+` is a space, and a pair with a `;`
+    /// or a malformed escape is dropped while the others are kept.
+    #[rstest]
+    #[case::plus_is_space("labelSelector=a+in+(b)", "labelSelector", Some("a in (b)"))]
+    #[case::escaped(
+        "fieldSelector=metadata.name%3Dx",
+        "fieldSelector",
+        Some("metadata.name=x")
+    )]
+    #[case::semicolon_drops_the_pair("limit=1;x=y", "limit", None)]
+    #[case::others_kept("limit=1;x=y&watch=1", "watch", Some("1"))]
+    #[case::malformed_value_drops_the_pair("labelSelector=%zz&limit=2", "labelSelector", None)]
+    #[case::malformed_key_drops_the_pair("a%=1&limit=2", "limit", Some("2"))]
+    #[case::no_value("watch", "watch", Some(""))]
+    fn queries_read_as_go_reads_them(
+        #[case] raw: &str,
+        #[case] key: &str,
+        #[case] value: Option<&str>,
+    ) {
+        assert_eq!(Query::parse(Some(raw)).get(key), value, "{raw}");
+    }
+
+    /// `Impersonate-Extra-` keys: `url.PathUnescape` (a plus stays), raw when malformed.
+    #[rstest]
+    #[case("scopes", "scopes")]
+    #[case("example.com%2fscope", "example.com/scope")]
+    #[case("a+b", "a+b")]
+    #[case("bad%zz", "bad%zz")]
+    fn extra_keys_unescape_as_paths(#[case] raw: &str, #[case] key: &str) {
+        assert_eq!(path_unescape_or_raw(raw), key);
     }
 
     /// Paths decode as Go's `url.ParseRequestURI` decodes `URL.Path`.
