@@ -210,15 +210,7 @@ async fn transformations_are_negotiated_with_their_clause() {
 /// client that accepts only protobuf gets a 406; client-go's `protobuf, */*` gets JSON.
 #[tokio::test]
 async fn custom_resources_are_not_answered_for_protobuf_alone() {
-    let server = FakeApiServer::new();
-    let (status, body) = http_support::json(
-        &server,
-        Method::POST,
-        http_support::CRDS,
-        &http_support::gizmo_crd(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let server = http_support::with_gizmos().await;
     let gizmos = "/apis/ex.com/v1/namespaces/default/gizmos";
     let protobuf = "application/vnd.kubernetes.protobuf";
     let (status, _, _) = send(&server, Method::GET, gizmos, protobuf, None).await;

@@ -94,15 +94,7 @@ async fn every_kind_checks_the_name(#[case] uri: &str, #[case] problem: &str) {
 /// Custom resources are stored by the same registry code.
 #[tokio::test]
 async fn custom_resources_check_the_name() {
-    let server = FakeApiServer::new();
-    let (status, body) = call(
-        &server,
-        Method::POST,
-        http_support::CRDS,
-        &http_support::gizmo_crd(),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let server = http_support::with_gizmos().await;
     let uri = "/apis/ex.com/v1/namespaces/default/gizmos/%25";
     let (status, answer) = call(&server, Method::GET, uri, &Value::Null).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");

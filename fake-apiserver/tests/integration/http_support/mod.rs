@@ -168,6 +168,15 @@ pub fn gizmo_crd() -> Value {
     })
 }
 
+/// A new server serving [`gizmo_crd`]'s custom resources.
+#[allow(dead_code)]
+pub async fn with_gizmos() -> FakeApiServer {
+    let server = FakeApiServer::new();
+    let (status, answer) = json(&server, Method::POST, CRDS, &gizmo_crd()).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    server
+}
+
 /// A fresh server holding `server`'s saved state, the saved object of `resource` (the only one
 /// saved for it) changed by `edit` first: the state's objects are stored as they are, without
 /// the kind's checks, as restoring etcd would.
