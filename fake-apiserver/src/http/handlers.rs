@@ -198,13 +198,20 @@ async fn serve_resource(
     {
         return ApiError::method_not_allowed().into_response();
     }
-    // Every handler but the watch and connect ones negotiates its answer before it acts.
+    // Every handler negotiates its answer before it acts; a watch streams JSON, and the connect
+    // subresources answer what they answer.
     let streams = verb == "watch"
         || rp
             .subresource
             .as_deref()
             .is_some_and(|s| matches!(s, "log" | "exec" | "attach" | "portforward" | "proxy"));
     let output = if streams {
+        // A watch is negotiated before it starts (the connect subresources are not).
+        if verb == "watch" {
+            if let Err(e) = crate::http::negotiation::for_watch(&parts.headers, info.custom) {
+                return e.into_response();
+            }
+        }
         crate::http::negotiation::Output::Json
     } else {
         match crate::http::negotiation::for_resource(&parts.headers, info.custom) {

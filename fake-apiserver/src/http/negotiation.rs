@@ -122,6 +122,21 @@ pub fn for_resource(headers: &HeaderMap, custom: bool) -> Result<Negotiated, Api
     Err(not_acceptable())
 }
 
+/// A watch's negotiation: the resource's ([`for_resource`]), then, as `serveWatchHandler`'s
+/// `NegotiateOutputMediaTypeStream`, a type with a stream serializer (JSON or protobuf; YAML
+/// has none), else `406` naming the stream types.
+pub fn for_watch(headers: &HeaderMap, custom: bool) -> Result<Negotiated, ApiError> {
+    let negotiated = for_resource(headers, custom)?;
+    if negotiated.output == Output::Yaml {
+        return Err(ApiError::new(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+        ));
+    }
+    Ok(negotiated)
+}
+
 /// One clause of `Accept`: its media range (lower case) and parameters, `q` aside.
 struct Clause<'a> {
     range: String,

@@ -231,3 +231,30 @@ async fn custom_resources_are_not_answered_for_protobuf_alone() {
     let (status, _, _) = send(&server, Method::GET, CONFIGMAPS, protobuf, None).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A watch is negotiated before it starts: nothing acceptable is the usual 406, and a type
+/// with no stream serializer (YAML) the stream types' 406.
+#[tokio::test]
+async fn watches_are_negotiated_before_they_start() {
+    let server = FakeApiServer::new();
+    let watch = "/api/v1/namespaces?watch=true&timeoutSeconds=1";
+    for (accept, types) in [
+        (
+            "text/plain",
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+        ),
+        (
+            "application/yaml",
+            "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+        ),
+    ] {
+        let (status, _, body) = send(&server, Method::GET, watch, accept, None).await;
+        assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "{accept}: {body}");
+        let refusal: Value = serde_json::from_str(&body).expect("a Status");
+        assert_eq!(
+            refusal["message"],
+            format!("only the following media types are accepted: {types}"),
+            "{accept}"
+        );
+    }
+}
