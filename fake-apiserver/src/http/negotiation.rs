@@ -52,7 +52,14 @@ pub fn output(headers: &HeaderMap) -> Result<Output, ApiError> {
 /// media type's own option beside `isPrettyPrint`'s query and agent; Go's `Header.Get` reads
 /// the first `Accept` header only).
 pub fn asks_pretty(headers: &HeaderMap) -> bool {
-    let Some(clauses) = ranked_clauses(headers.get(header::ACCEPT).into_iter()) else {
+    let Some(accept) = headers.get(header::ACCEPT) else {
+        return false;
+    };
+    // Every request passes here: most name no `pretty` at all.
+    if !accept.as_bytes().windows(6).any(|w| w == b"pretty") {
+        return false;
+    }
+    let Some(clauses) = ranked_clauses(std::iter::once(accept)) else {
         return false;
     };
     clauses
@@ -106,6 +113,13 @@ const META_GROUP: &str = "meta.k8s.io";
 /// `Header.Get`, only the first `Accept` header is read.
 pub fn for_resource(headers: &HeaderMap, custom: bool) -> Result<Negotiated, ApiError> {
     let first = headers.get(header::ACCEPT);
+    // What kube-rs sends with every patch: decided without parsing.
+    if first.is_some_and(|v| v.as_bytes() == b"application/json") {
+        return Ok(Negotiated {
+            output: Output::Json,
+            transform: None,
+        });
+    }
     let Some(clauses) = ranked_clauses(first.into_iter()) else {
         return Ok(Negotiated {
             output: Output::Json,
