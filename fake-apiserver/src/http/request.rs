@@ -21,9 +21,20 @@ pub fn path_unescape_or_raw(raw: &str) -> String {
     unescape(raw, false).map_or_else(|| raw.to_string(), Cow::into_owned)
 }
 
+/// A query component decoded for display (`+` a space, `%XX` decoded), a malformed escape
+/// left as written: how the harness prints the targets it traces.
+pub fn percent_decode(raw: &str) -> String {
+    unescape_as(raw, true, true).map_or_else(|| raw.to_string(), Cow::into_owned)
+}
+
 /// Go's `url.PathUnescape` (`plus_is_space` false) and `url.QueryUnescape` (true): `%XX`
 /// escapes decoded; `None` when one is not `%` and two hex digits.
 fn unescape(raw: &str, plus_is_space: bool) -> Option<Cow<'_, str>> {
+    unescape_as(raw, plus_is_space, false)
+}
+
+/// [`unescape`], or with `lenient` a malformed escape kept as written instead of refused.
+fn unescape_as(raw: &str, plus_is_space: bool, lenient: bool) -> Option<Cow<'_, str>> {
     let escaped = raw.contains('%') || (plus_is_space && raw.contains('+'));
     if !escaped {
         return Some(Cow::Borrowed(raw));
@@ -34,13 +45,22 @@ fn unescape(raw: &str, plus_is_space: bool) -> Option<Cow<'_, str>> {
     while i < bytes.len() {
         match bytes[i] {
             b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                let digits = std::str::from_utf8(hex).ok()?;
-                if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    return None;
+                let value = bytes
+                    .get(i + 1..i + 3)
+                    .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+                match value {
+                    Some(value) => {
+                        out.push(value);
+                        i += 3;
+                    }
+                    None if lenient => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                    None => return None,
                 }
-                out.push(u8::from_str_radix(digits, 16).ok()?);
-                i += 3;
             }
             b'+' if plus_is_space => {
                 out.push(b' ');
@@ -356,6 +376,15 @@ mod tests {
         #[case] value: Option<&str>,
     ) {
         assert_eq!(Query::parse(Some(raw)).get(key), value, "{raw}");
+    }
+
+    /// Display decoding keeps what it cannot decode.
+    #[rstest]
+    #[case("labelSelector=app%3Deno+x", "labelSelector=app=eno x")]
+    #[case("a=%zz%4", "a=%zz%4")]
+    #[case("plain", "plain")]
+    fn display_decoding_is_lenient(#[case] raw: &str, #[case] shown: &str) {
+        assert_eq!(percent_decode(raw), shown);
     }
 
     /// `Impersonate-Extra-` keys: `url.PathUnescape` (a plus stays), raw when malformed.
