@@ -17,7 +17,7 @@ use axum::response::Response;
 
 use crate::context::FakeApiServer;
 use crate::error::ApiError;
-use crate::http::request::{Query, ResourcePath};
+use crate::http::request::Query;
 
 /// The header carrying a request's audit id, both ways.
 pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
@@ -72,33 +72,22 @@ fn invalid_timeout(request: &Request) -> Option<ApiError> {
     )))
 }
 
-/// The real server's `BasicLongRunningRequestCheck`: the `watch` and `proxy` verbs, the
+/// The real server's `BasicLongRunningRequestCheck` of the request's info (as
+/// [`crate::auth::Attributes::from_request`] resolves it): the `watch` and `proxy` verbs, the
 /// `attach`, `exec`, `log`, `portforward` and `proxy` subresources, and `/debug/pprof/`.
 fn long_running(request: &Request, query: &Query) -> bool {
     let Some(path) = crate::http::request::decode_path(request.uri().path()) else {
         return false;
     };
-    if path.starts_with("/debug/pprof/") {
-        return true;
+    let info =
+        crate::auth::Attributes::from_request(&Default::default(), request.method(), &path, query);
+    if !info.resource_request {
+        return path.starts_with("/debug/pprof/");
     }
-    // The legacy verb prefixes: `/api/v1/watch/...`, `/apis/{group}/{version}/proxy/...`.
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let verb_segment = match segments.first() {
-        Some(&"api") => segments.get(2),
-        Some(&"apis") => segments.get(3),
-        _ => None,
-    };
-    if matches!(verb_segment, Some(&("watch" | "proxy"))) {
-        return true;
-    }
-    let Some(resource) = ResourcePath::parse(&path) else {
-        return false;
-    };
-    let lists = request.method() == axum::http::Method::GET && resource.name.is_none();
-    (lists && query.flag("watch"))
+    matches!(info.verb.as_str(), "watch" | "proxy")
         || matches!(
-            resource.subresource.as_deref(),
-            Some("attach" | "exec" | "log" | "portforward" | "proxy")
+            info.subresource.as_str(),
+            "attach" | "exec" | "log" | "portforward" | "proxy"
         )
 }
 

@@ -205,20 +205,18 @@ async fn serve_resource(
             .subresource
             .as_deref()
             .is_some_and(|s| matches!(s, "log" | "exec" | "attach" | "portforward" | "proxy"));
-    let output = if streams {
-        // A watch is negotiated before it starts (the connect subresources are not).
-        if verb == "watch" {
-            if let Err(e) = crate::http::negotiation::for_watch(&parts.headers, info.custom) {
-                return e.into_response();
-            }
-        }
-        crate::http::negotiation::Output::Json
-    } else {
-        match crate::http::negotiation::for_resource(&parts.headers, info.custom) {
-            Ok(negotiated) => negotiated.output,
-            Err(e) => return e.into_response(),
-        }
+    // Negotiated once; a watch before it starts (the connect subresources are not).
+    let negotiated = match verb {
+        "watch" => crate::http::negotiation::for_watch(&parts.headers, info.custom),
+        _ if streams => Ok(Default::default()),
+        _ => crate::http::negotiation::for_resource(&parts.headers, info.custom),
     };
+    let negotiated = match negotiated {
+        Ok(negotiated) => negotiated,
+        Err(e) => return e.into_response(),
+    };
+    let output = negotiated.output;
+    let table = crate::http::table::wants_table(&negotiated);
     let request_info = RequestInfo {
         method: parts.method.to_string(),
         verb: verb.to_string(),
@@ -241,7 +239,14 @@ async fn serve_resource(
         return crate::http::component_status::not_watchable().into_response();
     }
     if verb == "watch" && !info.review {
-        return watch::serve(&server, info.clone(), &rp, &query, &parts.headers);
+        return watch::serve(
+            &server,
+            info.clone(),
+            &rp,
+            &query,
+            &parts.headers,
+            &negotiated,
+        );
     }
     if let Some(revision) = read_ahead_of_store(&server, info, verb, &rp, &query) {
         // Boxed: few requests wait (see `future_sizes`).
@@ -272,6 +277,7 @@ async fn serve_resource(
             manager: manager.clone(),
             warnings: Default::default(),
             user: user.clone(),
+            table,
         };
         let body = body.clone();
         match verb {
@@ -313,7 +319,7 @@ async fn serve_resource(
                 }
                 None => response,
             };
-            match crate::http::metadata_only::requested(&parts.headers, info.custom) {
+            match crate::http::metadata_only::requested(&negotiated) {
                 Some(requested) => {
                     Box::pin(crate::http::metadata_only::answer(
                         info, &requested, response,
@@ -464,6 +470,8 @@ struct Call<'a> {
     warnings: std::cell::RefCell<Vec<String>>,
     /// Who the request is from.
     user: Arc<crate::auth::UserInfo>,
+    /// The `meta.k8s.io` version of the Table the answer is to be, if it is one.
+    table: Option<&'static str>,
 }
 
 impl Call<'_> {
@@ -481,7 +489,7 @@ impl Call<'_> {
 
     /// The version of the Table the client asked for, if it asked for one.
     fn wants_table(&self) -> Option<&'static str> {
-        crate::http::table::wants_table(self.headers, self.info.custom)
+        self.table
     }
 
     /// The checks the real registry's key functions (`NamespaceKeyFunc`, `NoNamespaceKeyFunc`)
@@ -733,7 +741,7 @@ impl Call<'_> {
             self.info,
             self.path.namespace.as_deref(),
             &request,
-            self.headers,
+            self.table,
         )
     }
 

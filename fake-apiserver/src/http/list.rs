@@ -1,7 +1,7 @@
 //! LIST: selectors, `resourceVersion`/`resourceVersionMatch`, and paging with `limit`/`continue`
 //! over a consistent snapshot.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{json, Value};
@@ -260,7 +260,7 @@ pub fn serve(
     info: &ResourceInfo,
     namespace: Option<&str>,
     request: &ListRequest,
-    headers: &HeaderMap,
+    table: Option<&str>,
 ) -> Result<Response, ApiError> {
     let store = &server.shared.store;
     let key = resource_key(&info.group, &info.plural);
@@ -338,7 +338,7 @@ pub fn serve(
             metadata["remainingItemCount"] = json!(remaining);
         }
     }
-    if let Some(version) = crate::http::table::wants_table(headers, info.custom) {
+    if let Some(version) = table {
         let objects: Vec<Value> = page
             .iter()
             .filter_map(|(_, b)| crate::store::json::from_slice(&typed_bytes(info, b)).ok())

@@ -9,12 +9,12 @@
 //! `remainingItemCount`; asking for the one shape and answering the other is a `406`, as is a
 //! group version other than `meta.k8s.io/v1` and `v1beta1`. Status answers pass unchanged.
 
-use axum::http::{header, HeaderMap};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use crate::error::ApiError;
+use crate::http::negotiation::Negotiated;
 use crate::resource::ResourceInfo;
 
 /// The group of the metadata-only kinds.
@@ -29,14 +29,9 @@ pub(crate) struct Requested {
     version: String,
 }
 
-/// The metadata-only shape the request's `Accept` negotiates to
-/// ([`crate::http::negotiation::for_resource`]), if it asks for one.
-pub(crate) fn requested(headers: &HeaderMap, custom: bool) -> Option<Requested> {
-    if !headers.contains_key(header::ACCEPT) {
-        return None;
-    }
-    let negotiated = crate::http::negotiation::for_resource(headers, custom).ok()?;
-    let transform = negotiated.transform?;
+/// The metadata-only shape a request's negotiated answer is, if it is one.
+pub(crate) fn requested(negotiated: &Negotiated) -> Option<Requested> {
+    let transform = negotiated.transform.as_ref()?;
     let list = match transform.kind.as_str() {
         "PartialObjectMetadata" => false,
         "PartialObjectMetadataList" => true,
@@ -44,7 +39,7 @@ pub(crate) fn requested(headers: &HeaderMap, custom: bool) -> Option<Requested> 
     };
     Some(Requested {
         list,
-        version: transform.version,
+        version: transform.version.clone(),
     })
 }
 
@@ -184,7 +179,7 @@ fn go_type(info: &ResourceInfo, list: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
+    use axum::http::{header, HeaderMap, HeaderValue};
     use rstest::rstest;
 
     fn headers(accept: &str) -> HeaderMap {
@@ -216,7 +211,9 @@ mod tests {
         Some((true, "v1"))
     )]
     fn the_negotiated_clause_decides(#[case] accept: &str, #[case] expected: Option<(bool, &str)>) {
-        let got = requested(&headers(accept), false).map(|r| (r.list, r.version));
+        let negotiated =
+            crate::http::negotiation::for_resource(&headers(accept), false).unwrap_or_default();
+        let got = requested(&negotiated).map(|r| (r.list, r.version));
         assert_eq!(got, expected.map(|(l, v)| (l, v.to_string())));
     }
 

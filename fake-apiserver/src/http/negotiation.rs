@@ -19,9 +19,10 @@ use axum::response::Response;
 use crate::error::ApiError;
 
 /// What the answer is written as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Output {
     /// `application/json` (also for protobuf, see the module documentation).
+    #[default]
     Json,
     /// `application/yaml`.
     Yaml,
@@ -80,8 +81,9 @@ pub struct Transform {
     pub version: String,
 }
 
-/// What a resource's answer is to be written as, and transformed into.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a resource's answer is to be written as, and transformed into (by default: JSON, as
+/// it is).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Negotiated {
     /// The media type.
     pub output: Output,
@@ -115,16 +117,10 @@ pub fn for_resource(headers: &HeaderMap, custom: bool) -> Result<Negotiated, Api
     let first = headers.get(header::ACCEPT);
     // What kube-rs sends with every patch: decided without parsing.
     if first.is_some_and(|v| v.as_bytes() == b"application/json") {
-        return Ok(Negotiated {
-            output: Output::Json,
-            transform: None,
-        });
+        return Ok(Negotiated::default());
     }
     let Some(clauses) = ranked_clauses(first.into_iter()) else {
-        return Ok(Negotiated {
-            output: Output::Json,
-            transform: None,
-        });
+        return Ok(Negotiated::default());
     };
     for clause in &clauses {
         for (offer, output) in clause.offered() {

@@ -10,6 +10,8 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::http::negotiation::Negotiated;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc};
 
@@ -154,8 +156,9 @@ pub fn serve(
     path: &ResourcePath,
     query: &Query,
     headers: &HeaderMap,
+    negotiated: &Negotiated,
 ) -> Response {
-    match start(server, info, path, query, headers) {
+    match start(server, info, path, query, headers, negotiated) {
         Ok(response) => response,
         Err(e) => e.into_response(),
     }
@@ -167,6 +170,7 @@ fn start(
     path: &ResourcePath,
     query: &Query,
     headers: &HeaderMap,
+    negotiated: &Negotiated,
 ) -> Result<Response, ApiError> {
     // `sendInitialEvents` is a `*bool` (absent, or true unless `0`/`false`).
     let send_initial = query
@@ -209,11 +213,11 @@ fn start(
         .filter(|t| *t > 0)
         .map(|t| Duration::from_secs(t as u64))
         .unwrap_or(DEFAULT_TIMEOUT);
-    let metadata_only = crate::http::metadata_only::requested(headers, info.custom);
+    let metadata_only = crate::http::metadata_only::requested(negotiated);
     if let Some(requested) = &metadata_only {
         crate::http::metadata_only::check_watch(&info, requested)?;
     }
-    let table = crate::http::table::wants_table(headers, info.custom);
+    let table = crate::http::table::wants_table(negotiated);
     let include_object = match table {
         Some(_) => crate::http::table::IncludeObject::parse(query.get("includeObject"))?,
         None => Default::default(),

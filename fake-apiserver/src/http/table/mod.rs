@@ -18,22 +18,17 @@ mod pod;
 mod storage;
 mod workloads;
 
-use axum::http::{header, HeaderMap};
 use jiff::Timestamp;
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
+use crate::http::negotiation::Negotiated;
 use crate::resource::ResourceInfo;
 use crate::rules::selectors::{LabelSelector, Operator};
 
-/// The `meta.k8s.io` version (`v1` or `v1beta1`) of the Table the request's `Accept`
-/// negotiates to ([`crate::http::negotiation::for_resource`]: `application/json;as=Table;
-/// g=meta.k8s.io;v=v1`, as `kubectl get` asks), if it asks for one.
-pub fn wants_table(headers: &HeaderMap, custom: bool) -> Option<&'static str> {
-    if !headers.contains_key(header::ACCEPT) {
-        return None;
-    }
-    let negotiated = crate::http::negotiation::for_resource(headers, custom).ok()?;
+/// The `meta.k8s.io` version (`v1` or `v1beta1`) of the Table a request's negotiated answer is
+/// (`application/json;as=Table;g=meta.k8s.io;v=v1`, as `kubectl get` asks), if it is one.
+pub fn wants_table(negotiated: &Negotiated) -> Option<&'static str> {
     match negotiated.transform_to("Table")? {
         "v1beta1" => Some("v1beta1"),
         _ => Some("v1"),
